@@ -1,0 +1,48 @@
+# Builds the instantiation generator with the host compiler and runs it at configure time, so
+# the list of generated sources is known to CMake. Reconfiguration (and so regeneration) runs
+# whenever configs/, the generator, or the set of kernels/versions folders changes.
+
+set(_gen_dir "${CMAKE_BINARY_DIR}/generated")
+set(_gen_exe "${_gen_dir}/flashscope-generate")
+set(_gen_sources
+    "${PROJECT_SOURCE_DIR}/configs/generator/generate_instantiations.cpp"
+    "${PROJECT_SOURCE_DIR}/configs/config_sets.cpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/config.cpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/launch_validation.cpp")
+set(_gen_inputs ${_gen_sources}
+    "${PROJECT_SOURCE_DIR}/configs/config_sets.hpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/config.hpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/launch_validation.hpp"
+    "${PROJECT_SOURCE_DIR}/kernels/versions")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_gen_inputs})
+
+file(MAKE_DIRECTORY "${_gen_dir}")
+execute_process(
+  COMMAND "${CMAKE_CXX_COMPILER}" -std=c++20 -O1 "-I${PROJECT_SOURCE_DIR}"
+          "-I${CUDAToolkit_INCLUDE_DIRS}" ${_gen_sources} -o "${_gen_exe}"
+  RESULT_VARIABLE _gen_build_result
+  ERROR_VARIABLE _gen_build_error)
+if(NOT _gen_build_result EQUAL 0)
+  message(FATAL_ERROR "flashscope: building the instantiation generator failed:\n${_gen_build_error}")
+endif()
+
+execute_process(
+  COMMAND git -C "${PROJECT_SOURCE_DIR}" rev-parse --short=12 HEAD
+  OUTPUT_VARIABLE FLASHSCOPE_GIT_COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+if(NOT FLASHSCOPE_GIT_COMMIT)
+  set(FLASHSCOPE_GIT_COMMIT "unknown")
+endif()
+
+execute_process(
+  COMMAND "${_gen_exe}" --set "${FLASHSCOPE_KERNEL_SET}" --steps "${FLASHSCOPE_STEPS}"
+          --versions-dir "${PROJECT_SOURCE_DIR}/kernels/versions" --out-dir "${_gen_dir}"
+          --architectures "${CMAKE_CUDA_ARCHITECTURES}" --git-commit "${FLASHSCOPE_GIT_COMMIT}"
+  RESULT_VARIABLE _gen_result
+  OUTPUT_VARIABLE _gen_output
+  ERROR_VARIABLE _gen_error)
+if(NOT _gen_result EQUAL 0)
+  message(FATAL_ERROR "flashscope: ${_gen_error}")
+endif()
+message(STATUS "${_gen_output}")
+include("${_gen_dir}/instantiations.cmake")
+set(FLASHSCOPE_REGISTRY_SOURCE "${_gen_dir}/registered_kernels.cpp")

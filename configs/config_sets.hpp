@@ -1,0 +1,99 @@
+// The one source of truth for which kernels exist (spec §4.0, §5): the steps and their source
+// folders, each step's progression config or per-GPU picks, the auto-tune space with its filter
+// rules, the selection keys and the build sets. The build generates the instantiation sources
+// from this file; the explorer answers `--list-set` from it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kernels/common/config.hpp"
+
+namespace flashscope::configs {
+
+constexpr int kFirstStep = 1;
+constexpr int kLastStep = 16;
+
+struct StepInfo {
+  int step;
+  std::string_view title;          // the seed's iteration name (spec §1.5)
+  std::string_view source_folder;  // under kernels/versions/
+  std::string_view cpp_namespace;  // inside flashscope::
+  // Head counts a step with a compile-time GMEM row stride is instantiated for (step 16:
+  // stride = d_head · heads); empty = any head count.
+  std::vector<int> static_head_counts;
+};
+
+const std::vector<StepInfo>& steps();
+const StepInfo& step_info(int step);  // throws std::out_of_range naming the valid range
+
+// The configs a step is measured with in the progression (both dtypes where the seed listed
+// FP16): steps 1–7 their progression entry (§5.1); steps 8–16 the seed's A100 and RTX 3090 picks
+// (§4.0) followed by the Hopper pick measured by flashscope, where one has been recorded.
+struct StepPicks {
+  std::optional<KernelConfig> progression;  // steps 1–7
+  std::optional<KernelConfig> seed_a100;    // steps 8–16
+  std::optional<KernelConfig> seed_rtx3090; // steps 8–16
+  std::optional<KernelConfig> hopper;       // measured on H100/H200, where recorded
+};
+StepPicks step_picks(int step);
+
+// The config a step is shown with when one config stands for the step (FP16 form).
+KernelConfig headline_config(int step);
+
+// ---- Sets of spec §5 (FP16 unless the set itself varies the dtype) ---------------------------
+
+std::vector<KernelConfig> progression();           // 7, in step order
+std::vector<KernelConfig> extended_progression();  // 56, outer loop over the 7 entries
+std::vector<KernelConfig> tune_candidates();       // 256, product order of §5.2
+
+// The first §5.3 rule that rejects `c` ("rule 4: B_r = 64, B_c = 32 and a resident Q ..."), or
+// nullopt when the config is in the auto-tune set.
+std::optional<std::string> tune_rejection(const KernelConfig& c);
+std::vector<KernelConfig> tune_set();  // 80, product order (BF16 block first)
+std::vector<KernelConfig> build_list(); // the seed's shipped list: the tune set, sorted
+
+// Selection keys of §5.4: "prog…" (7), "prog…all…" (56), "all" (80), "tune" (80),
+// "B_r,B_c" (tune configs with that shape). Throws std::invalid_argument otherwise.
+std::vector<KernelConfig> select(std::string_view key);
+std::string selection_keys_help();
+
+// ---- What the build instantiates ---------------------------------------------------------
+
+enum class BuildSet {
+  ci,    // every step once per dtype: its progression config or seed A100 pick
+  prog,  // every step's picks (StepPicks) in FP16 and BF16
+  tune,  // prog plus the 80 tune configs for steps 7–16
+  all,   // tune plus the extended progression (both dtypes) for every step
+};
+std::optional<BuildSet> build_set_from_string(std::string_view name);
+std::string_view build_set_name(BuildSet set);
+
+struct Instantiation {
+  int step;
+  KernelConfig config;
+  constexpr auto operator<=>(const Instantiation&) const = default;
+};
+
+struct SkippedInstantiation {
+  Instantiation instantiation;
+  std::string reason;  // a known-bad combination of spec §7 for that step
+};
+
+struct BuildPlan {
+  std::vector<Instantiation> instantiations;  // sorted by (step, config), no duplicates
+  std::vector<SkippedInstantiation> skipped;
+};
+
+// `step_filter` empty = every step 1–16.
+BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter = {});
+
+KernelConfig with_dtype(KernelConfig c, DType dtype);
+
+// Parses "1-16", "7,16", "1-3,8" into a sorted list of steps; throws std::invalid_argument.
+std::vector<int> parse_step_list(std::string_view text);
+
+}  // namespace flashscope::configs

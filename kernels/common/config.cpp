@@ -1,0 +1,270 @@
+#include "kernels/common/config.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <vector>
+
+namespace flashscope {
+
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  const auto is_space = [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0; };
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> pieces;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = text.find(separator, begin);
+    pieces.push_back(text.substr(begin, end == std::string_view::npos ? end : end - begin));
+    if (end == std::string_view::npos) return pieces;
+    begin = end + 1;
+  }
+}
+
+[[noreturn]] void fail(std::string_view text, const std::string& problem) {
+  throw ConfigParseError("cannot parse config \"" + std::string(text) + "\": " + problem);
+}
+
+int parse_int(std::string_view original, std::string_view field, std::string_view item) {
+  item = trim(item);
+  int value = 0;
+  const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+  if (error != std::errc() || end != item.data() + item.size() || item.empty())
+    fail(original, std::string(field) + " \"" + std::string(item) + "\" is not an integer");
+  return value;
+}
+
+bool parse_bool(std::string_view original, std::string_view field, std::string_view item) {
+  const std::string value = lower(trim(item));
+  if (value == "1" || value == "true") return true;
+  if (value == "0" || value == "false") return false;
+  fail(original, std::string(field) + " \"" + std::string(trim(item)) +
+                     "\" is not a boolean (0, 1, true or false)");
+}
+
+DType parse_dtype(std::string_view original, std::string_view item) {
+  if (const auto dtype = dtype_from_string(trim(item))) return *dtype;
+  fail(original, "dtype \"" + std::string(trim(item)) +
+                     "\" is not FP16, BF16, 5 or 15 (case-insensitive)");
+}
+
+constexpr std::array<std::string_view, 13> kFieldNames = {
+    "dtype",
+    "d_head",
+    "B_r",
+    "B_c",
+    "n_warps",
+    "async_copy",
+    "eager_load_blocks",
+    "swizzled",
+    "Q_mma_load_K_fragments",
+    "K_mma_load_K_fragments",
+    "V_mma_load_K_fragments",
+    "mma_double_buffer_loads",
+    "optimized_softmax"};
+
+// The 13 fields from already-split items; `strip_cast` removes a leading "(type)" per item.
+KernelConfig config_from_items(std::string_view original, std::vector<std::string_view> items,
+                               bool strip_cast) {
+  if (items.size() != kFieldNames.size())
+    fail(original, "expected 13 fields inside the braces, found " + std::to_string(items.size()));
+  for (auto& item : items) {
+    item = trim(item);
+    if (strip_cast) {
+      if (item.empty() || item.front() != '(' || item.find(')') == std::string_view::npos)
+        fail(original, "typed field \"" + std::string(item) + "\" lacks its (type) cast");
+      item = trim(item.substr(item.find(')') + 1));
+    }
+  }
+  KernelConfig c{};
+  c.dtype = parse_dtype(original, items[0]);
+  c.d_head = parse_int(original, kFieldNames[1], items[1]);
+  c.B_r = parse_int(original, kFieldNames[2], items[2]);
+  c.B_c = parse_int(original, kFieldNames[3], items[3]);
+  c.n_warps = parse_int(original, kFieldNames[4], items[4]);
+  c.async_copy = parse_bool(original, kFieldNames[5], items[5]);
+  c.eager_load_blocks = parse_bool(original, kFieldNames[6], items[6]);
+  c.swizzled = parse_bool(original, kFieldNames[7], items[7]);
+  c.Q_mma_load_K_fragments = parse_int(original, kFieldNames[8], items[8]);
+  c.K_mma_load_K_fragments = parse_int(original, kFieldNames[9], items[9]);
+  c.V_mma_load_K_fragments = parse_int(original, kFieldNames[10], items[10]);
+  c.mma_double_buffer_loads = parse_bool(original, kFieldNames[11], items[11]);
+  c.optimized_softmax = parse_bool(original, kFieldNames[12], items[12]);
+  return c;
+}
+
+// The text between `FlashForwardKernelConfig{` (or `KernelConfig{`) and the matching `}`.
+std::string_view braced_fields(std::string_view text) {
+  const std::size_t open = text.find('{');
+  const std::size_t close = text.rfind('}');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    fail(text, "expected FlashForwardKernelConfig{...} with 13 fields");
+  const std::string_view head = trim(text.substr(0, open));
+  if (!head.ends_with("KernelConfig"))
+    fail(text, "expected FlashForwardKernelConfig{...} with 13 fields");
+  return text.substr(open + 1, close - open - 1);
+}
+
+}  // namespace
+
+std::string_view dtype_name(DType dtype) { return dtype == DType::FP16 ? "FP16" : "BF16"; }
+std::string_view dtype_lower_name(DType dtype) { return dtype == DType::FP16 ? "fp16" : "bf16"; }
+
+std::optional<DType> dtype_from_string(std::string_view text) {
+  const std::string value = lower(trim(text));
+  if (value == "fp16" || value == "5") return DType::FP16;
+  if (value == "bf16" || value == "15") return DType::BF16;
+  return std::nullopt;
+}
+
+std::string features_string(const KernelConfig& c) {
+  std::string out;
+  const auto append = [&out](std::string_view token) {
+    if (!out.empty()) out += '+';
+    out += token;
+  };
+  if (c.async_copy) append("async");
+  if (c.eager_load_blocks) append("eager");
+  if (c.swizzled) append("swizzled");
+  append("load_" + std::to_string(c.Q_mma_load_K_fragments) + "_" +
+         std::to_string(c.K_mma_load_K_fragments) + "_" +
+         std::to_string(c.V_mma_load_K_fragments) + "_tiles");
+  if (c.mma_double_buffer_loads) append("buffer");
+  if (c.optimized_softmax) append("opt_softmax");
+  return out;
+}
+
+std::string to_short_form(const KernelConfig& c, ShortFormStyle style) {
+  if (style == ShortFormStyle::features_only) return features_string(c);
+  std::string out = "(";
+  out += dtype_name(c.dtype);
+  if (style == ShortFormStyle::full) out += ", " + std::to_string(c.d_head);
+  out += ", " + std::to_string(c.B_r) + ", " + std::to_string(c.B_c) + ", " +
+         std::to_string(c.n_warps) + "): " + features_string(c);
+  return out;
+}
+
+std::string to_cpp_literal(const KernelConfig& c) {
+  const auto flag = [](bool value) { return value ? "true" : "false"; };
+  std::string out = "flashscope::KernelConfig{flashscope::DType::";
+  out += dtype_name(c.dtype);
+  out += ", " + std::to_string(c.d_head) + ", " + std::to_string(c.B_r) + ", " +
+         std::to_string(c.B_c) + ", " + std::to_string(c.n_warps) + ", " + flag(c.async_copy) +
+         ", " + flag(c.eager_load_blocks) + ", " + flag(c.swizzled) + ", " +
+         std::to_string(c.Q_mma_load_K_fragments) + ", " +
+         std::to_string(c.K_mma_load_K_fragments) + ", " +
+         std::to_string(c.V_mma_load_K_fragments) + ", " + flag(c.mma_double_buffer_loads) +
+         ", " + flag(c.optimized_softmax) + "}";
+  return out;
+}
+
+KernelConfig parse_short_form(std::string_view text) {
+  // Markdown table rows: the first non-empty cell holds the config.
+  std::string_view line = trim(text);
+  for (const std::string_view cell : split(text, '|')) {
+    if (!trim(cell).empty()) {
+      line = trim(cell);
+      break;
+    }
+  }
+  if (line.empty()) fail(text, "the text is empty");
+  if (line.front() != '(')
+    fail(text, "expected \"(DTYPE, d_head, B_r, B_c, n_warps): features\"");
+  const std::size_t close = line.find("):");
+  if (close == std::string_view::npos)
+    fail(text, "missing \"):\" after the (DTYPE, d_head, B_r, B_c, n_warps) tuple");
+  const std::vector<std::string_view> tuple = split(line.substr(1, close - 1), ',');
+  if (tuple.size() != 5)
+    fail(text, "the tuple must hold 5 items (DTYPE, d_head, B_r, B_c, n_warps), found " +
+                   std::to_string(tuple.size()));
+  const std::string_view after = line.substr(close + 2);
+  const std::string_view features = trim(after);
+  if (features.empty()) fail(text, "the feature list is empty (it needs load_Q_K_V_tiles)");
+  if (!std::isspace(static_cast<unsigned char>(after.front())))
+    fail(text, "expected whitespace between \"):\" and the features");
+
+  KernelConfig c{};
+  c.dtype = parse_dtype(text, tuple[0]);
+  c.d_head = parse_int(text, "d_head", tuple[1]);
+  c.B_r = parse_int(text, "B_r", tuple[2]);
+  c.B_c = parse_int(text, "B_c", tuple[3]);
+  c.n_warps = parse_int(text, "n_warps", tuple[4]);
+
+  const std::vector<std::string_view> tokens = split(features, '+');
+  const auto has = [&tokens](std::string_view token) {
+    return std::any_of(tokens.begin(), tokens.end(),
+                       [token](std::string_view t) { return trim(t) == token; });
+  };
+  c.async_copy = has("async");
+  c.eager_load_blocks = has("eager");
+  c.swizzled = has("swizzled");
+  c.mma_double_buffer_loads = has("buffer");
+  c.optimized_softmax = has("opt_softmax");
+
+  const auto load = std::find_if(tokens.begin(), tokens.end(), [](std::string_view t) {
+    return trim(t).starts_with("load_");
+  });
+  if (load == tokens.end()) fail(text, "the features lack the required load_Q_K_V_tiles token");
+  std::string_view load_values = trim(*load);
+  load_values.remove_prefix(5);
+  if (!load_values.ends_with("_tiles"))
+    fail(text, "load token \"" + std::string(trim(*load)) + "\" must end in _tiles");
+  load_values.remove_suffix(6);
+  const std::vector<std::string_view> loads = split(load_values, '_');
+  if (loads.size() != 3)
+    fail(text, "load token \"" + std::string(trim(*load)) + "\" must hold three integers Q_K_V");
+  c.Q_mma_load_K_fragments = parse_int(text, "Q load", loads[0]);
+  c.K_mma_load_K_fragments = parse_int(text, "K load", loads[1]);
+  c.V_mma_load_K_fragments = parse_int(text, "V load", loads[2]);
+  return c;
+}
+
+KernelConfig parse_demangled_plain(std::string_view text) {
+  const std::string_view fields = braced_fields(trim(text));
+  if (fields.find('(') != std::string_view::npos)
+    fail(text, "typed fields found where plain numbers were expected");
+  return config_from_items(text, split(fields, ','), /*strip_cast=*/false);
+}
+
+KernelConfig parse_demangled_typed(std::string_view text) {
+  return config_from_items(text, split(braced_fields(trim(text)), ','), /*strip_cast=*/true);
+}
+
+KernelConfig parse_config(std::string_view text) {
+  const std::string_view trimmed = trim(text);
+  if (trimmed.find('{') != std::string_view::npos) {
+    // Typed fields carry casts such as "(int)128"; plain ones are bare numbers.
+    const bool typed = braced_fields(trimmed).find('(') != std::string_view::npos;
+    return typed ? parse_demangled_typed(trimmed) : parse_demangled_plain(trimmed);
+  }
+  return parse_short_form(text);
+}
+
+double matmul_flops(std::int64_t batch, std::int64_t heads, std::int64_t seq_len,
+                    std::int64_t d_head) {
+  return 4.0 * static_cast<double>(batch) * static_cast<double>(heads) *
+         static_cast<double>(seq_len) * static_cast<double>(seq_len) * static_cast<double>(d_head);
+}
+
+double seed_attention_flops(std::int64_t batch, std::int64_t heads, std::int64_t seq_len,
+                            std::int64_t d_head) {
+  const double n = static_cast<double>(seq_len);
+  return static_cast<double>(batch) * static_cast<double>(heads) *
+         (4.0 * n * n * static_cast<double>(d_head) + 6.0 * n * n);
+}
+
+}  // namespace flashscope

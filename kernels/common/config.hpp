@@ -1,0 +1,130 @@
+// The kernel configuration record (spec §2): one value fully identifies a compiled kernel.
+// It is a structural type, so it is used directly as a non-type template parameter of every
+// kernel step, and its defaulted comparison gives the total order of spec §2.3.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace flashscope {
+
+// Same integers as the framework's scalar-type enum (half = 5, bfloat16 = 15), so demangled
+// kernel names such as `FlashForwardKernelConfig{5, ...}` parse unchanged.
+enum class DType : int { FP16 = 5, BF16 = 15 };
+
+std::string_view dtype_name(DType dtype);               // "FP16" / "BF16"
+std::string_view dtype_lower_name(DType dtype);         // "fp16" / "bf16"
+std::optional<DType> dtype_from_string(std::string_view text);  // case-insensitive name or 5/15
+
+struct KernelConfig {
+  DType dtype;
+  int d_head;
+  int B_r;
+  int B_c;
+  int n_warps;
+  bool async_copy;
+  bool eager_load_blocks;
+  bool swizzled;
+  int Q_mma_load_K_fragments;
+  int K_mma_load_K_fragments;
+  int V_mma_load_K_fragments;
+  bool mma_double_buffer_loads;
+  bool optimized_softmax;
+
+  // Lexicographic over the 13 fields in declaration order; enums by value, false < true.
+  constexpr auto operator<=>(const KernelConfig&) const = default;
+};
+
+// ---- Derived quantities (spec §2.4, §2.5) -------------------------------------------------
+
+constexpr int kElementBytes = 2;  // fp16 and bf16
+
+constexpr int threads_per_block(const KernelConfig& c) { return 32 * c.n_warps; }
+constexpr int query_rows_per_warp(const KernelConfig& c) { return c.B_r / c.n_warps; }
+
+// One buffer each for Q, K and V; O reuses Q's region.
+constexpr int smem_bytes(const KernelConfig& c) {
+  return (c.B_r + 2 * c.B_c) * c.d_head * kElementBytes;
+}
+
+// Resident CTAs per SM as the seed's helper computes it: registers cap residency at two CTAs,
+// eight warps or a shared-memory footprint that does not fit twice leave one.
+constexpr int ctas_per_sm(const KernelConfig& c, int max_smem_per_sm_bytes) {
+  if (c.n_warps == 8 || 2 * smem_bytes(c) > max_smem_per_sm_bytes) return 1;
+  return 2;
+}
+
+// ---- Compile-time validity (spec §2.1) ------------------------------------------------------
+
+// Returns an empty string when the config can be instantiated, else the violated rule.
+// constexpr so kernels can static_assert on it; the string form is for hosts and tests.
+constexpr const char* static_config_violation(const KernelConfig& c) {
+  auto load_value_ok = [](int n) { return n == 0 || (n >= 2 && (n & (n - 1)) == 0); };
+  if (c.dtype != DType::FP16 && c.dtype != DType::BF16) return "dtype must be FP16 or BF16";
+  if (c.d_head <= 0 || c.d_head % 64 != 0) return "d_head must be a positive multiple of 64";
+  if (c.n_warps <= 0) return "n_warps must be positive";
+  if (c.B_r <= 0 || c.B_r % (16 * c.n_warps) != 0)
+    return "B_r must be a multiple of 16 * n_warps (each warp owns whole 16-row m-tiles)";
+  if (c.B_c <= 0 || c.B_c % 16 != 0) return "B_c must be a positive multiple of 16";
+  if (!load_value_ok(c.Q_mma_load_K_fragments) || !load_value_ok(c.K_mma_load_K_fragments) ||
+      !load_value_ok(c.V_mma_load_K_fragments))
+    return "each load_K_fragments value must be 0 or a power of two other than 1";
+  const int divisor = c.mma_double_buffer_loads ? 16 : 8;
+  if (c.Q_mma_load_K_fragments > c.d_head / divisor ||
+      c.K_mma_load_K_fragments > c.d_head / divisor)
+    return "Q/K load_K_fragments exceeds d_head / 8 (d_head / 16 with buffer)";
+  if (c.V_mma_load_K_fragments > c.B_c / divisor)
+    return "V load_K_fragments exceeds B_c / 8 (B_c / 16 with buffer)";
+  if (c.Q_mma_load_K_fragments != 0 && c.Q_mma_load_K_fragments != c.K_mma_load_K_fragments)
+    return "Q load_K_fragments must equal K's unless it is 0";
+  return "";
+}
+
+constexpr bool is_statically_valid(const KernelConfig& c) {
+  return static_config_violation(c)[0] == '\0';
+}
+
+// ---- Short form (spec §2.2) ---------------------------------------------------------------
+
+enum class ShortFormStyle {
+  full,           // "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"
+  without_d_head, // "(FP16, 64, 64, 4): async+load_0_0_0_tiles"
+  features_only,  // "async+load_0_0_0_tiles"
+};
+
+std::string to_short_form(const KernelConfig& c, ShortFormStyle style = ShortFormStyle::full);
+std::string features_string(const KernelConfig& c);
+
+// The C++ literal the instantiation generator writes, e.g.
+// `flashscope::KernelConfig{flashscope::DType::FP16, 128, 64, 64, 4, true, ...}`.
+std::string to_cpp_literal(const KernelConfig& c);
+
+// Thrown for any text that is not a config; the message names the text and the problem.
+class ConfigParseError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Short form with d_head; also accepts markdown table rows (first non-empty `|` cell).
+KernelConfig parse_short_form(std::string_view text);
+// `FlashForwardKernelConfig{5, 128, 64, 64, 4, 1, 1, 1, 0, 2, 0, 1, 1}` (true/false allowed).
+KernelConfig parse_demangled_plain(std::string_view text);
+// `FlashForwardKernelConfig{(c10::ScalarType)5, (int)128, ..., (bool)1}`.
+KernelConfig parse_demangled_typed(std::string_view text);
+// Tries plain demangled, then typed demangled, then the short form.
+KernelConfig parse_config(std::string_view text);
+
+// ---- FLOP accounting (spec §1.3) -----------------------------------------------------------
+
+// The two GEMMs only: 4·b·h·N²·d. flashscope's TFLOP/s column uses this count.
+double matmul_flops(std::int64_t batch, std::int64_t heads, std::int64_t seq_len,
+                    std::int64_t d_head);
+// The seed's "Attn TFLOP/s" count: b·h·(4·N²·d + 6·N²).
+double seed_attention_flops(std::int64_t batch, std::int64_t heads, std::int64_t seq_len,
+                            std::int64_t d_head);
+
+}  // namespace flashscope

@@ -1,0 +1,47 @@
+// Builds a registry entry for one instantiated kernel. Every step's `register_kernel<C>` calls
+// make_kernel_entry with its own __global__ template, so all steps share one launch path.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "config.hpp"
+#include "forward_args.hpp"
+#include "registry.hpp"
+
+namespace flashscope {
+
+using KernelFunction = void (*)(const ForwardArgs);
+
+// Grid x = query blocks, y = heads, z = batch; 1-D blocks of 32·n_warps threads (spec §2.5).
+template <KernelConfig C, KernelFunction Kernel>
+cudaError_t launch_kernel(const ForwardArgs& args, cudaStream_t stream) {
+  constexpr int kSmemBytes = smem_bytes(C);
+  if constexpr (kSmemBytes > 48 * 1024) {
+    // Above 48 KiB a kernel must opt in to dynamic shared memory, once per process.
+    static const cudaError_t opt_in = cudaFuncSetAttribute(
+        Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    if (opt_in != cudaSuccess) return opt_in;
+  }
+  const dim3 grid(static_cast<unsigned>(args.n_Q_blocks), static_cast<unsigned>(args.n_heads),
+                  static_cast<unsigned>(args.batch));
+  Kernel<<<grid, threads_per_block(C), kSmemBytes, stream>>>(args);
+  return cudaGetLastError();
+}
+
+template <KernelConfig C, KernelFunction Kernel>
+KernelEntry make_kernel_entry(int step, std::vector<int> static_head_counts = {}) {
+  KernelEntry entry;
+  entry.step = step;
+  entry.config = C;
+  entry.launch = &launch_kernel<C, Kernel>;
+  entry.kernel_function = reinterpret_cast<const void*>(Kernel);
+  entry.smem_bytes = smem_bytes(C);
+  entry.threads_per_block = threads_per_block(C);
+  entry.static_head_counts = std::move(static_head_counts);
+  entry.display_name = std::to_string(step) + " " + to_short_form(C);
+  return entry;
+}
+
+}  // namespace flashscope

@@ -1,0 +1,95 @@
+// Reference attention implementations and the correctness rule of spec §1.4.
+//  - cpu_attention_fp64: exact enough to check the others, for small shapes.
+//  - gpu_reference_attention: a plainly written kernel with fp32 accumulation, for any shape.
+//    In `low_precision` mode it rounds S, the normalised P and O to the input dtype (the
+//    "low-precision reference" R_lp); otherwise everything stays fp32 until the final cast
+//    (the "fp32-upcast reference" R_32).
+//  - check_against_references: err_kernel = max|O - R_lp|, err_ref = max|R_lp - R_32|,
+//    pass iff err_kernel <= 2 * err_ref (and nothing is NaN).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+
+namespace flashscope {
+
+struct AttentionShape {
+  int batch = 1;
+  int seq_len = 0;
+  int heads = 1;
+  int d_head = 128;
+
+  std::int64_t elements() const {
+    return static_cast<std::int64_t>(batch) * seq_len * heads * d_head;
+  }
+};
+
+// Inputs and output are contiguous [batch, seq_len, heads, d_head], softmax scale 1/sqrt(d).
+std::vector<double> cpu_attention_fp64(const AttentionShape& shape, const std::vector<double>& q,
+                                       const std::vector<double>& k,
+                                       const std::vector<double>& v);
+
+enum class ReferencePrecision { low_precision, fp32 };
+
+// q, k, v, o are device pointers of `dtype` elements. Asynchronous on `stream`.
+void gpu_reference_attention(const AttentionShape& shape, DType dtype, ReferencePrecision precision,
+                             const void* q, const void* k, const void* v, void* o,
+                             cudaStream_t stream = nullptr);
+
+// Fills `count` elements of `dtype` at `data` with standard-normal values times `scale`,
+// a pure function of (seed, index).
+void fill_random_normal(void* data, DType dtype, std::int64_t count, std::uint64_t seed,
+                        float scale, cudaStream_t stream = nullptr);
+
+// Writes NaN into every element, so an element a kernel never wrote fails the check.
+void poison_output(void* data, DType dtype, std::int64_t count, cudaStream_t stream = nullptr);
+
+struct ErrorStats {
+  double max_abs = 0;
+  double mean_abs = 0;
+  std::int64_t nan_count = 0;
+};
+
+// Element-wise |a - b| statistics over `count` elements (device pointers). Synchronous.
+ErrorStats compare_outputs(const void* a, const void* b, DType dtype, std::int64_t count,
+                           cudaStream_t stream = nullptr);
+
+struct CorrectnessVerdict {
+  bool passed = false;
+  double err_kernel = 0;   // max |O - R_lp|
+  double err_ref = 0;      // max |R_lp - R_32|
+  ErrorStats vs_fp32;      // the kernel against R_32: max and mean error reported to users
+  std::int64_t nan_count = 0;
+  std::string summary() const;
+};
+
+// The pair of references for one input set; compute once, check many kernels against them.
+class ReferenceOutputs {
+ public:
+  ReferenceOutputs(const AttentionShape& shape, DType dtype, const void* q, const void* k,
+                   const void* v, cudaStream_t stream = nullptr);
+  ~ReferenceOutputs();
+  ReferenceOutputs(const ReferenceOutputs&) = delete;
+  ReferenceOutputs& operator=(const ReferenceOutputs&) = delete;
+
+  const void* low_precision() const { return low_precision_; }
+  const void* fp32() const { return fp32_; }
+  double reference_gap() const { return reference_gap_; }  // err_ref
+
+  // The §1.4 verdict for a kernel's output `o` of the same shape and dtype.
+  CorrectnessVerdict check(const void* o, cudaStream_t stream = nullptr) const;
+
+ private:
+  AttentionShape shape_;
+  DType dtype_;
+  void* low_precision_ = nullptr;
+  void* fp32_ = nullptr;
+  double reference_gap_ = 0;
+};
+
+}  // namespace flashscope

@@ -1,0 +1,359 @@
+// The GPU references, random inputs, poisoning and error statistics. Plain CUDA-core code on
+// purpose: it must be obviously right, not fast.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/common/reference.hpp"
+
+namespace flashscope {
+
+namespace {
+
+template <DType kDType>
+struct Element;
+template <>
+struct Element<DType::FP16> {
+  using type = __half;
+  static __device__ float to_float(type x) { return __half2float(x); }
+  static __device__ type from_float(float x) { return __float2half_rn(x); }
+};
+template <>
+struct Element<DType::BF16> {
+  using type = __nv_bfloat16;
+  static __device__ float to_float(type x) { return __bfloat162float(x); }
+  static __device__ type from_float(float x) { return __float2bfloat16_rn(x); }
+};
+
+template <DType kDType>
+__device__ float round_to(float x) {
+  return Element<kDType>::to_float(Element<kDType>::from_float(x));
+}
+
+constexpr int kRowsPerBlock = 16;  // query rows sharing each K/V tile
+constexpr int kKeysPerTile = 32;
+constexpr int kThreads = 128;
+constexpr int kMaxColumnsPerThread = 2;  // d_head <= 256
+
+// One CTA owns kRowsPerBlock query rows of one (sample, head). Pass 1 finds each row's max and
+// sum of exponentials; pass 2 forms the normalised P and accumulates P·V. In low-precision
+// mode S, P and O are rounded to the input dtype as a framework's fp16/bf16 attention would.
+template <DType kDType, bool kLowPrecision>
+__global__ void reference_attention_kernel(AttentionShape shape,
+                                           const typename Element<kDType>::type* q,
+                                           const typename Element<kDType>::type* k,
+                                           const typename Element<kDType>::type* v,
+                                           typename Element<kDType>::type* o) {
+  using E = Element<kDType>;
+  extern __shared__ float shared[];
+  const int d = shape.d_head;
+  const int pitch = d + 1;  // odd pitch: threads reading different key rows hit different banks
+  float* q_tile = shared;                               // [kRowsPerBlock][d]
+  float* kv_tile = q_tile + kRowsPerBlock * d;          // [kKeysPerTile][pitch]
+  float* scores = kv_tile + kKeysPerTile * pitch;       // [kRowsPerBlock][kKeysPerTile]
+  float* row_max = scores + kRowsPerBlock * kKeysPerTile;  // [kRowsPerBlock]
+  float* row_sum = row_max + kRowsPerBlock;                // [kRowsPerBlock]
+
+  const int head = blockIdx.y;
+  const int sample = blockIdx.z;
+  const int first_row = blockIdx.x * kRowsPerBlock;
+  const long long seq_stride = static_cast<long long>(shape.heads) * d;
+  const long long base = static_cast<long long>(sample) * shape.seq_len * seq_stride +
+                         static_cast<long long>(head) * d;
+  const float scale = rsqrtf(static_cast<float>(d));
+  const int rows = min(kRowsPerBlock, shape.seq_len - first_row);
+
+  for (int i = threadIdx.x; i < kRowsPerBlock * d; i += blockDim.x) {
+    const int r = i / d;
+    q_tile[i] = r < rows ? E::to_float(q[base + (first_row + r) * seq_stride + i % d]) : 0.f;
+  }
+  if (threadIdx.x < kRowsPerBlock) {
+    row_max[threadIdx.x] = -INFINITY;
+    row_sum[threadIdx.x] = 0.f;
+  }
+
+  const auto load_tile = [&](const typename E::type* source, int first_key, int keys) {
+    for (int i = threadIdx.x; i < kKeysPerTile * d; i += blockDim.x) {
+      const int j = i / d;
+      kv_tile[j * pitch + i % d] =
+          j < keys ? E::to_float(source[base + (first_key + j) * seq_stride + i % d]) : 0.f;
+    }
+  };
+  const auto compute_scores = [&](int keys) {
+    for (int i = threadIdx.x; i < kRowsPerBlock * kKeysPerTile; i += blockDim.x) {
+      const int r = i / kKeysPerTile;
+      const int j = i % kKeysPerTile;
+      float dot = 0.f;
+      for (int c = 0; c < d; ++c) dot += q_tile[r * d + c] * kv_tile[j * pitch + c];
+      const float s = dot * scale;
+      scores[i] = j < keys ? (kLowPrecision ? round_to<kDType>(s) : s) : -INFINITY;
+    }
+  };
+
+  // Pass 1: row statistics.
+  for (int first_key = 0; first_key < shape.seq_len; first_key += kKeysPerTile) {
+    const int keys = min(kKeysPerTile, shape.seq_len - first_key);
+    __syncthreads();
+    load_tile(k, first_key, keys);
+    __syncthreads();
+    compute_scores(keys);
+    __syncthreads();
+    if (threadIdx.x < kRowsPerBlock) {
+      const int r = threadIdx.x;
+      float m = row_max[r];
+      for (int j = 0; j < keys; ++j) m = fmaxf(m, scores[r * kKeysPerTile + j]);
+      float l = row_sum[r] * expf(row_max[r] - m);
+      for (int j = 0; j < keys; ++j) l += expf(scores[r * kKeysPerTile + j] - m);
+      row_max[r] = m;
+      row_sum[r] = l;
+    }
+  }
+
+  // Pass 2: normalised probabilities times V.
+  float accumulator[kMaxColumnsPerThread][kRowsPerBlock] = {};
+  for (int first_key = 0; first_key < shape.seq_len; first_key += kKeysPerTile) {
+    const int keys = min(kKeysPerTile, shape.seq_len - first_key);
+    __syncthreads();
+    load_tile(k, first_key, keys);
+    __syncthreads();
+    compute_scores(keys);
+    __syncthreads();
+    for (int i = threadIdx.x; i < kRowsPerBlock * kKeysPerTile; i += blockDim.x) {
+      const int r = i / kKeysPerTile;
+      const float p = expf(scores[i] - row_max[r]) / row_sum[r];
+      scores[i] = kLowPrecision ? round_to<kDType>(p) : p;
+    }
+    __syncthreads();
+    load_tile(v, first_key, keys);
+    __syncthreads();
+    for (int slot = 0; slot < kMaxColumnsPerThread; ++slot) {
+      const int c = threadIdx.x + slot * blockDim.x;
+      if (c >= d) break;
+      for (int j = 0; j < keys; ++j) {
+        const float value = kv_tile[j * pitch + c];
+#pragma unroll
+        for (int r = 0; r < kRowsPerBlock; ++r)
+          accumulator[slot][r] += scores[r * kKeysPerTile + j] * value;
+      }
+    }
+  }
+  for (int slot = 0; slot < kMaxColumnsPerThread; ++slot) {
+    const int c = threadIdx.x + slot * blockDim.x;
+    if (c >= d) break;
+    for (int r = 0; r < rows; ++r)
+      o[base + (first_row + r) * seq_stride + c] = E::from_float(accumulator[slot][r]);
+  }
+}
+
+__device__ std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Box–Muller on two hashed uniforms: a pure function of (seed, index), any grid shape.
+template <DType kDType>
+__global__ void random_normal_kernel(typename Element<kDType>::type* data, std::int64_t count,
+                                     std::uint64_t seed, float scale) {
+  const std::uint64_t mixed_seed = splitmix64(seed);
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       i < count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::uint64_t bits = splitmix64(mixed_seed ^ static_cast<std::uint64_t>(i));
+    const float u1 = (static_cast<float>(bits >> 40) + 1.f) * (1.f / 16777217.f);  // (0, 1]
+    const float u2 = static_cast<float>((bits >> 16) & 0xFFFFFF) * (1.f / 16777216.f);
+    const float normal = sqrtf(-2.f * logf(u1)) * cospif(2.f * u2);
+    data[i] = Element<kDType>::from_float(normal * scale);
+  }
+}
+
+__global__ void poison_kernel(std::uint16_t* data, std::int64_t count) {
+  // 0x7FFF is a quiet NaN in both fp16 and bf16.
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       i < count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    data[i] = 0x7FFF;
+}
+
+struct DeviceErrorStats {
+  unsigned int max_abs_bits;  // non-negative floats order like their bit patterns
+  double sum_abs;
+  unsigned long long nan_count;
+};
+
+template <DType kDType>
+__global__ void compare_kernel(const typename Element<kDType>::type* a,
+                               const typename Element<kDType>::type* b, std::int64_t count,
+                               DeviceErrorStats* stats) {
+  float local_max = 0.f;
+  double local_sum = 0.0;
+  unsigned long long local_nan = 0;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       i < count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const float x = Element<kDType>::to_float(a[i]);
+    const float y = Element<kDType>::to_float(b[i]);
+    if (isnan(x) || isnan(y)) {
+      ++local_nan;
+      continue;
+    }
+    const float diff = fabsf(x - y);
+    local_max = fmaxf(local_max, diff);
+    local_sum += diff;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    local_max = fmaxf(local_max, __shfl_xor_sync(0xffffffffu, local_max, offset));
+    local_sum += __shfl_xor_sync(0xffffffffu, local_sum, offset);
+    local_nan += __shfl_xor_sync(0xffffffffu, local_nan, offset);
+  }
+  if (threadIdx.x % 32 == 0) {
+    atomicMax(&stats->max_abs_bits, __float_as_uint(local_max));
+    atomicAdd(&stats->sum_abs, local_sum);
+    atomicAdd(&stats->nan_count, local_nan);
+  }
+}
+
+unsigned int grid_for(std::int64_t count) {
+  const std::int64_t blocks = (count + 255) / 256;
+  return static_cast<unsigned int>(blocks < 4096 ? (blocks > 0 ? blocks : 1) : 4096);
+}
+
+template <DType kDType, bool kLowPrecision>
+void launch_reference(const AttentionShape& shape, const void* q, const void* k, const void* v,
+                      void* o, cudaStream_t stream) {
+  using T = typename Element<kDType>::type;
+  const int d = shape.d_head;
+  const std::size_t smem = sizeof(float) * (kRowsPerBlock * d + kKeysPerTile * (d + 1) +
+                                            kRowsPerBlock * kKeysPerTile + 2 * kRowsPerBlock);
+  auto* kernel = &reference_attention_kernel<kDType, kLowPrecision>;
+  if (smem > 48 * 1024)
+    FS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(smem)));
+  const dim3 grid((shape.seq_len + kRowsPerBlock - 1) / kRowsPerBlock, shape.heads, shape.batch);
+  kernel<<<grid, kThreads, smem, stream>>>(shape, static_cast<const T*>(q),
+                                           static_cast<const T*>(k), static_cast<const T*>(v),
+                                           static_cast<T*>(o));
+  FS_CUDA_CHECK(cudaGetLastError());
+}
+
+void check_shape(const AttentionShape& shape) {
+  if (shape.batch <= 0 || shape.seq_len <= 0 || shape.heads <= 0 || shape.d_head <= 0)
+    throw std::invalid_argument("reference attention needs a positive shape");
+  if (shape.d_head > kThreads * kMaxColumnsPerThread)
+    throw std::invalid_argument("reference attention supports d_head <= " +
+                                std::to_string(kThreads * kMaxColumnsPerThread) + ", got " +
+                                std::to_string(shape.d_head));
+}
+
+std::size_t element_bytes(std::int64_t count) {
+  return static_cast<std::size_t>(count) * kElementBytes;
+}
+
+}  // namespace
+
+void gpu_reference_attention(const AttentionShape& shape, DType dtype, ReferencePrecision precision,
+                             const void* q, const void* k, const void* v, void* o,
+                             cudaStream_t stream) {
+  check_shape(shape);
+  const bool low = precision == ReferencePrecision::low_precision;
+  if (dtype == DType::FP16) {
+    low ? launch_reference<DType::FP16, true>(shape, q, k, v, o, stream)
+        : launch_reference<DType::FP16, false>(shape, q, k, v, o, stream);
+  } else {
+    low ? launch_reference<DType::BF16, true>(shape, q, k, v, o, stream)
+        : launch_reference<DType::BF16, false>(shape, q, k, v, o, stream);
+  }
+}
+
+void fill_random_normal(void* data, DType dtype, std::int64_t count, std::uint64_t seed,
+                        float scale, cudaStream_t stream) {
+  if (dtype == DType::FP16)
+    random_normal_kernel<DType::FP16><<<grid_for(count), 256, 0, stream>>>(
+        static_cast<__half*>(data), count, seed, scale);
+  else
+    random_normal_kernel<DType::BF16><<<grid_for(count), 256, 0, stream>>>(
+        static_cast<__nv_bfloat16*>(data), count, seed, scale);
+  FS_CUDA_CHECK(cudaGetLastError());
+}
+
+void poison_output(void* data, DType, std::int64_t count, cudaStream_t stream) {
+  poison_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<std::uint16_t*>(data), count);
+  FS_CUDA_CHECK(cudaGetLastError());
+}
+
+ErrorStats compare_outputs(const void* a, const void* b, DType dtype, std::int64_t count,
+                           cudaStream_t stream) {
+  DeviceErrorStats* device_stats = nullptr;
+  FS_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&device_stats), sizeof(DeviceErrorStats),
+                                stream));
+  FS_CUDA_CHECK(cudaMemsetAsync(device_stats, 0, sizeof(DeviceErrorStats), stream));
+  if (dtype == DType::FP16)
+    compare_kernel<DType::FP16><<<grid_for(count), 256, 0, stream>>>(
+        static_cast<const __half*>(a), static_cast<const __half*>(b), count, device_stats);
+  else
+    compare_kernel<DType::BF16><<<grid_for(count), 256, 0, stream>>>(
+        static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b), count,
+        device_stats);
+  FS_CUDA_CHECK(cudaGetLastError());
+  DeviceErrorStats host_stats{};
+  FS_CUDA_CHECK(cudaMemcpyAsync(&host_stats, device_stats, sizeof host_stats,
+                                cudaMemcpyDeviceToHost, stream));
+  FS_CUDA_CHECK(cudaFreeAsync(device_stats, stream));
+  FS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  ErrorStats stats;
+  float max_abs = 0.f;
+  std::memcpy(&max_abs, &host_stats.max_abs_bits, sizeof max_abs);
+  stats.max_abs = max_abs;
+  stats.nan_count = static_cast<std::int64_t>(host_stats.nan_count);
+  const std::int64_t finite = count - stats.nan_count;
+  stats.mean_abs = finite > 0 ? host_stats.sum_abs / static_cast<double>(finite) : 0.0;
+  return stats;
+}
+
+std::string CorrectnessVerdict::summary() const {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "%s: max|O-R_lp| = %.3g %s 2 x max|R_lp-R_32| = %.3g; vs fp32: max %.3g, mean "
+                "%.3g; NaN %lld",
+                passed ? "pass" : "FAIL", err_kernel, err_kernel <= 2 * err_ref ? "<=" : ">",
+                2 * err_ref, vs_fp32.max_abs, vs_fp32.mean_abs,
+                static_cast<long long>(nan_count));
+  return text;
+}
+
+ReferenceOutputs::ReferenceOutputs(const AttentionShape& shape, DType dtype, const void* q,
+                                   const void* k, const void* v, cudaStream_t stream)
+    : shape_(shape), dtype_(dtype) {
+  const std::size_t bytes = element_bytes(shape.elements());
+  FS_CUDA_CHECK(cudaMalloc(&low_precision_, bytes));
+  const cudaError_t second = cudaMalloc(&fp32_, bytes);
+  if (second != cudaSuccess) {
+    cudaFree(low_precision_);
+    throw_cuda_error(second, "cudaMalloc(&fp32_, bytes)", __FILE__, __LINE__);
+  }
+  gpu_reference_attention(shape, dtype, ReferencePrecision::low_precision, q, k, v,
+                          low_precision_, stream);
+  gpu_reference_attention(shape, dtype, ReferencePrecision::fp32, q, k, v, fp32_, stream);
+  reference_gap_ = compare_outputs(low_precision_, fp32_, dtype, shape.elements(), stream).max_abs;
+}
+
+ReferenceOutputs::~ReferenceOutputs() {
+  cudaFree(low_precision_);
+  cudaFree(fp32_);
+}
+
+CorrectnessVerdict ReferenceOutputs::check(const void* o, cudaStream_t stream) const {
+  CorrectnessVerdict verdict;
+  const ErrorStats vs_low = compare_outputs(o, low_precision_, dtype_, shape_.elements(), stream);
+  verdict.vs_fp32 = compare_outputs(o, fp32_, dtype_, shape_.elements(), stream);
+  verdict.err_kernel = vs_low.max_abs;
+  verdict.err_ref = reference_gap_;
+  verdict.nan_count = vs_low.nan_count;
+  verdict.passed = vs_low.nan_count == 0 && verdict.err_kernel <= 2 * verdict.err_ref;
+  return verdict;
+}
+
+}  // namespace flashscope

@@ -1,0 +1,70 @@
+// The dispatch interface: one registry from (step, config) to a launcher and the kernel's
+// attributes. Entries are added by generated code that explicitly calls one registration
+// function per instantiation (no static initialisers a static-library link could drop).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config.hpp"
+#include "forward_args.hpp"
+
+namespace flashscope {
+
+// Launches the kernel with the geometry of spec §2.5 on `stream`; returns the launch status.
+using KernelLauncher = cudaError_t (*)(const ForwardArgs& args, cudaStream_t stream);
+
+struct KernelEntry {
+  int step = 0;
+  KernelConfig config{};
+  KernelLauncher launch = nullptr;
+  const void* kernel_function = nullptr;  // the __global__ function, for cudaFuncGetAttributes
+  int smem_bytes = 0;                     // dynamic shared memory per CTA
+  int threads_per_block = 0;
+  // Head counts the kernel is compiled for; empty = any (step 16's static GMEM stride).
+  std::vector<int> static_head_counts;
+  std::string display_name;               // "<step> <short form>"
+};
+
+struct KernelKey {
+  int step;
+  KernelConfig config;
+  constexpr auto operator<=>(const KernelKey&) const = default;
+};
+
+class KernelLookupError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+class KernelRegistry {
+ public:
+  // Throws std::logic_error on a duplicate (step, config): generation must not emit one twice.
+  void add(KernelEntry entry);
+
+  // Throws KernelLookupError naming the closest built configs of that step.
+  const KernelEntry& find(int step, const KernelConfig& config) const;
+  const KernelEntry* try_find(int step, const KernelConfig& config) const;
+
+  // Entries in (step, config) order.
+  std::vector<const KernelEntry*> entries() const;
+  std::vector<const KernelEntry*> entries_of_step(int step) const;
+  std::vector<int> steps() const;
+  std::size_t size() const { return entries_.size(); }
+
+  // Up to `count` built configs of `step`, nearest first by the number of differing fields.
+  std::vector<KernelConfig> closest_configs(int step, const KernelConfig& config,
+                                            std::size_t count = 3) const;
+
+ private:
+  std::map<KernelKey, KernelEntry> entries_;
+};
+
+// The registry of every kernel this build instantiated (generated from configs/).
+const KernelRegistry& built_kernels();
+
+}  // namespace flashscope

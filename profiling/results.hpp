@@ -1,0 +1,74 @@
+// The results model: one row per measured (step, config, dtype, seq_len) or reference. The
+// headless sweep (`explorer --csv`) writes it and the GUI reads it; docs/csv-schema.md
+// documents every column.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace flashscope {
+
+struct ResultRow {
+  std::string step;    // "1".."16", or a reference: "fa2", "cudnn"
+  std::string config;  // short form with d_head; empty for references
+  std::string dtype;   // "fp16" / "bf16"
+  int d_head = 128;
+  int batch = 0;
+  int heads = 0;
+  int seq_len = 0;
+  int runs = 0;
+  double median_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+  double tflops = 0;             // 4·B·H·N²·d / median
+  double seed_attn_tflops = 0;   // B·H·(4·N²·d + 6·N²) / median (the seed's column)
+  std::optional<double> pct_fa2;    // FA2 median / this median · 100, same dtype and shape
+  std::optional<double> pct_cudnn;  // likewise for cuDNN
+  std::optional<int> registers;     // per thread, from cudaFuncGetAttributes
+  std::optional<int> smem_bytes;    // dynamic + static shared memory per CTA
+  std::optional<int> local_bytes;   // local memory (spills) per thread
+  std::optional<double> cycles;     // sm__cycles_elapsed.max
+  std::optional<double> l2_hit_pct; // lts__t_sector_hit_rate.pct
+  std::string verdict;              // "pass", "fail" or "unchecked"
+  std::optional<double> max_error;  // max |O - R_32|
+  std::string status = "ok";        // "ok", or "fault: <reason>" / "skipped: <reason>"
+  std::string device;               // e.g. "NVIDIA H100 80GB HBM3"
+  int sm_clock_mhz = 0;             // SM clock seen during the measurement
+  std::string cache_mode;           // "warm" or "cold"
+  std::string git_commit;
+  std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
+
+  std::optional<int> step_number() const;  // nullopt for references
+  bool is_reference() const { return !step_number().has_value(); }
+};
+
+// A file or line that is not a results CSV; the message names the file, line and problem.
+class ResultsFormatError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Column names in output order (extra metrics follow as "metric:<name>").
+const std::vector<std::string>& result_columns();
+
+// Writes a header then rows; `extra_metric_names` fixes the extra columns' order.
+class ResultsCsvWriter {
+ public:
+  ResultsCsvWriter(std::ostream& out, std::vector<std::string> extra_metric_names = {});
+  void write(const ResultRow& row);  // flushes, so a crash loses no finished row
+
+ private:
+  std::ostream& out_;
+  std::vector<std::string> extra_metric_names_;
+};
+
+// Reads a CSV written by ResultsCsvWriter. `source_name` is used in error messages.
+std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name);
+std::vector<ResultRow> read_results_file(const std::string& path);
+
+}  // namespace flashscope

@@ -1,0 +1,119 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "kernels/common/launch_validation.hpp"
+
+using namespace flashscope;
+
+namespace {
+
+// Fake device addresses: validation inspects descriptors only, it never dereferences them.
+char q_storage, k_storage, v_storage, o_storage;
+
+const KernelConfig kConfig{DType::FP16, 128, 64, 64, 4, true, true, true, 0, 2, 2, false, true};
+
+KernelEntry entry_for(int step, const KernelConfig& config = kConfig) {
+  KernelEntry entry;
+  entry.step = step;
+  entry.config = config;
+  return entry;
+}
+
+TensorView tensor(const void* data, std::array<std::int64_t, 4> shape, DType dtype = DType::FP16) {
+  return TensorView{data, dtype, MemoryLocation::device, shape, contiguous_strides(shape)};
+}
+
+AttentionTensors tensors(std::array<std::int64_t, 4> shape = {2, 1024, 16, 128}) {
+  return {tensor(&q_storage, shape), tensor(&k_storage, shape), tensor(&v_storage, shape),
+          tensor(&o_storage, shape)};
+}
+
+std::string message(const KernelEntry& entry, const AttentionTensors& t, int cc = 90) {
+  try {
+    validate_launch(entry, t, cc);
+  } catch (const LaunchValidationError& error) {
+    return error.what();
+  }
+  return "valid";
+}
+
+}  // namespace
+
+TEST_CASE("a valid launch passes and yields the spec's argument record") {
+  const AttentionTensors t = tensors();
+  CHECK(message(entry_for(7), t) == "valid");
+  const ForwardArgs args = make_forward_args(entry_for(7), t);
+  CHECK(args.seq_len == 1024);
+  CHECK(args.n_heads == 16);
+  CHECK(args.batch == 2);
+  CHECK(args.batch_stride == 1024 * 16 * 128);
+  CHECK(args.seq_stride == 16 * 128);
+  CHECK(args.head_stride == 128);
+  CHECK(args.n_Q_blocks == 16);
+  CHECK(args.n_KV_blocks == 16);
+}
+
+TEST_CASE("every validation rule has a message naming the value and the rule") {
+  const KernelEntry entry = entry_for(7);
+  AttentionTensors t = tensors();
+  t.k.data = nullptr;
+  CHECK(message(entry, t) == "K is a null pointer");
+  t = tensors();
+  t.v.location = MemoryLocation::host;
+  CHECK(message(entry, t) == "V must be a CUDA (device) tensor");
+  t = tensors();
+  t.q.strides = {1024 * 16 * 128, 128, 1024 * 128, 1};  // [b, h, N, d] memory
+  CHECK(message(entry, t).starts_with("Q must be contiguous [batch, seq_len, heads, d_head]"));
+  CHECK(message(entry, tensors(), 75) ==
+        "flashscope kernels need SM 8.0 or newer (cp.async, mma.sync m16n8k16); this device is "
+        "SM 7.5");
+  t = tensors();
+  t.q.dtype = t.k.dtype = t.v.dtype = static_cast<DType>(6);
+  CHECK(message(entry, t) == "only fp16 and bf16 inputs are supported; Q has dtype 6");
+  t = tensors();
+  t.v.dtype = DType::BF16;
+  CHECK(message(entry, t) == "V has dtype bf16 but Q has fp16; Q, K and V must share one dtype");
+  t = tensors();
+  t.q.dtype = t.k.dtype = t.v.dtype = t.o.dtype = DType::BF16;
+  CHECK(message(entry, t) == "kernel config dtype fp16 does not match the input dtype bf16");
+  t = tensors();
+  t.k = tensor(&k_storage, {2, 512, 16, 128});
+  CHECK(message(entry, t) == "K has shape [2, 512, 16, 128] but Q has [2, 1024, 16, 128]; they must be equal");
+  CHECK(message(entry, tensors({2, 1024, 16, 64})) == "d_head 64 does not match the kernel's d_head = 128");
+  CHECK(message(entry, tensors({2, 1000, 16, 128})) == "seq_len 1000 is not a multiple of B_r = 64");
+  KernelConfig wide = kConfig;
+  wide.B_r = 32;
+  wide.n_warps = 2;
+  CHECK(message(entry_for(7, wide), tensors({2, 1056, 16, 128})) ==
+        "seq_len 1056 is not a multiple of B_c = 64");
+  CHECK(message(entry, tensors({0, 1024, 16, 128})) == "Q has an empty dimension: shape [0, 1024, 16, 128]");
+  t = tensors();
+  t.o.dtype = DType::BF16;
+  CHECK(message(entry, t) == "O has dtype bf16 but the inputs have fp16");
+  t = tensors();
+  t.o = tensor(&o_storage, {2, 1024, 8, 128});
+  CHECK(message(entry, t) == "O has shape [2, 1024, 8, 128] but Q has [2, 1024, 16, 128]; they must be equal");
+  t = tensors();
+  t.o.location = MemoryLocation::host;
+  CHECK(message(entry, t) == "O must be a CUDA (device) tensor");
+}
+
+TEST_CASE("known-bad combinations of spec §7 are rejected, not run") {
+  KernelConfig eight_warps = kConfig;
+  eight_warps.B_r = 128;
+  eight_warps.B_c = 32;
+  eight_warps.n_warps = 8;
+  eight_warps.Q_mma_load_K_fragments = 2;
+  CHECK(message(entry_for(3, eight_warps), tensors()).find("need B_c / 8 >= n_warps; B_c = 32 with 8 warps") !=
+        std::string::npos);
+  CHECK(unsupported_combination(3, eight_warps).has_value());
+  CHECK_FALSE(unsupported_combination(8, eight_warps).has_value());  // CTA-cooperative copies
+
+  KernelEntry step16 = entry_for(16);
+  step16.static_head_counts = {16};
+  CHECK(message(step16, tensors({1, 1024, 16, 128})) == "valid");
+  CHECK(message(step16, tensors({1, 1024, 3, 128})).starts_with(
+      "step 16 is compiled for a static GMEM row stride of d_head x heads with heads in {16}; "
+      "heads = 3"));
+}

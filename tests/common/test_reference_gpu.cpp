@@ -1,0 +1,93 @@
+// GPU references against the fp64 CPU reference on fresh random inputs, and the §1.4 rule.
+#include <doctest/doctest.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <vector>
+
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/common/reference.hpp"
+#include "tests/support/device_tensors.hpp"
+
+using namespace flashscope;
+using namespace flashscope::testing;
+
+TEST_CASE("GPU references agree with the fp64 CPU reference") {
+  const std::uint64_t seed = fresh_seed();
+  for (const DType dtype : {DType::FP16, DType::BF16}) {
+    for (const AttentionShape shape : {AttentionShape{1, 64, 1, 128}, AttentionShape{2, 96, 3, 128},
+                                       AttentionShape{1, 200, 2, 64}}) {
+      CAPTURE(dtype_lower_name(dtype));
+      CAPTURE(shape.seq_len);
+      MESSAGE("seed " << seed);
+      const AttentionInputs inputs(shape, dtype, seed, 1.0f);
+      const std::vector<double> expected =
+          cpu_attention_fp64(shape, inputs.q_host(), inputs.k_host(), inputs.v_host());
+      DeviceBuffer out(shape.elements(), dtype);
+      for (const ReferencePrecision precision :
+           {ReferencePrecision::fp32, ReferencePrecision::low_precision}) {
+        gpu_reference_attention(shape, dtype, precision, inputs.q(), inputs.k(), inputs.v(),
+                                out.data());
+        FS_CUDA_CHECK(cudaDeviceSynchronize());
+        const std::vector<double> got = out.to_host();
+        double max_error = 0;
+        for (std::size_t i = 0; i < got.size(); ++i)
+          max_error = std::max(max_error, std::abs(got[i] - expected[i]));
+        // fp32 math then one rounding: within the dtype's half-ulp near |o| < 4 plus fp32 noise;
+        // the low-precision path rounds S and P too.
+        const double ulp = dtype == DType::FP16 ? 0x1p-10 : 0x1p-7;
+        const double bound = precision == ReferencePrecision::fp32 ? 2 * ulp : 8 * ulp;
+        CAPTURE(static_cast<int>(precision));
+        CHECK(max_error <= bound);
+        CHECK(max_error > 0);  // fp16/bf16 outputs cannot equal fp64 exactly on random data
+      }
+    }
+  }
+}
+
+TEST_CASE("the §1.4 check passes the fp32 reference and fails corrupted outputs") {
+  const std::uint64_t seed = fresh_seed();
+  MESSAGE("seed " << seed);
+  const AttentionShape shape{2, 256, 4, 128};
+  for (const DType dtype : {DType::FP16, DType::BF16}) {
+    const AttentionInputs inputs(shape, dtype, seed, 1.0f);
+    const ReferenceOutputs references(shape, dtype, inputs.q(), inputs.k(), inputs.v());
+    CHECK(references.reference_gap() > 0);
+    // R_32 itself is within err_ref of R_lp.
+    CHECK(references.check(references.fp32()).passed);
+    // A poisoned (never written) output fails with NaNs counted.
+    DeviceBuffer out(shape.elements(), dtype);
+    poison_output(out.data(), dtype, shape.elements());
+    const CorrectnessVerdict poisoned = references.check(out.data());
+    CHECK_FALSE(poisoned.passed);
+    CHECK(poisoned.nan_count == shape.elements());
+    // One element off by 1.0 fails; the summary says so.
+    FS_CUDA_CHECK(cudaMemcpy(out.data(), references.fp32(), shape.elements() * 2,
+                             cudaMemcpyDeviceToDevice));
+    out.add_to_element(12345, 1.0);
+    const CorrectnessVerdict corrupted = references.check(out.data());
+    CHECK_FALSE(corrupted.passed);
+    CHECK(corrupted.err_kernel >= 0.9);
+    CHECK(corrupted.summary().starts_with("FAIL"));
+  }
+}
+
+TEST_CASE("random inputs are a pure function of the seed and standard normal") {
+  const std::int64_t count = 1 << 20;
+  DeviceBuffer a(count, DType::BF16), b(count, DType::BF16);
+  fill_random_normal(a.data(), DType::BF16, count, 42, 1.0f);
+  fill_random_normal(b.data(), DType::BF16, count, 42, 1.0f);
+  const ErrorStats same = compare_outputs(a.data(), b.data(), DType::BF16, count);
+  CHECK(same.max_abs == 0);
+  fill_random_normal(b.data(), DType::BF16, count, 43, 1.0f);
+  CHECK(compare_outputs(a.data(), b.data(), DType::BF16, count).max_abs > 1);
+  const std::vector<double> values = a.to_host();
+  double mean = 0, square = 0;
+  for (const double x : values) mean += x / count, square += x * x / count;
+  CHECK(std::abs(mean) < 0.01);
+  CHECK(std::abs(square - 1.0) < 0.02);
+}

@@ -1,0 +1,85 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "configs/config_sets.hpp"
+#include "kernels/common/build_info.hpp"
+#include "kernels/common/registry.hpp"
+
+using namespace flashscope;
+
+namespace {
+
+std::set<configs::Instantiation> expected_instantiations() {
+  const BuildInfo& info = build_info();
+  const auto set = configs::build_set_from_string(info.kernel_set);
+  REQUIRE(set.has_value());
+  const std::vector<int> filter =
+      info.step_filter.empty() ? std::vector<int>{} : configs::parse_step_list(info.step_filter);
+  std::set<configs::Instantiation> expected;
+  for (const auto& item : configs::build_plan(*set, filter).instantiations)
+    if (std::find(info.written_steps.begin(), info.written_steps.end(), item.step) !=
+        info.written_steps.end())
+      expected.insert(item);
+  return expected;
+}
+
+}  // namespace
+
+TEST_CASE("the registry holds exactly the build plan of the configured set") {
+  std::set<configs::Instantiation> registered;
+  for (const KernelEntry* entry : built_kernels().entries())
+    registered.insert({entry->step, entry->config});
+  const auto expected = expected_instantiations();
+  CHECK(registered.size() == built_kernels().size());
+  CHECK(registered == expected);
+  MESSAGE("kernel set " << build_info().kernel_set << ": " << registered.size()
+                        << " kernels over steps with source folders");
+}
+
+TEST_CASE("entries carry a launcher, the kernel function and the spec's attributes") {
+  for (const KernelEntry* entry : built_kernels().entries()) {
+    CAPTURE(entry->display_name);
+    CHECK(entry->launch != nullptr);
+    CHECK(entry->kernel_function != nullptr);
+    CHECK(entry->smem_bytes == smem_bytes(entry->config));
+    CHECK(entry->threads_per_block == 32 * entry->config.n_warps);
+    CHECK(entry->display_name == std::to_string(entry->step) + " " + to_short_form(entry->config));
+    CHECK(entry->static_head_counts == configs::step_info(entry->step).static_head_counts);
+    CHECK(&built_kernels().find(entry->step, entry->config) == entry);
+  }
+}
+
+TEST_CASE("a lookup of an unbuilt config names the closest built configs of that step") {
+  KernelRegistry registry;
+  const KernelConfig base = configs::progression()[0];
+  for (int i = 0; i < 3; ++i) {
+    KernelEntry entry;
+    entry.step = 1;
+    entry.config = base;
+    entry.config.B_c = 32 << i;
+    entry.display_name = "1 " + to_short_form(entry.config);
+    registry.add(entry);
+  }
+  KernelConfig wanted = base;
+  wanted.swizzled = true;
+  try {
+    registry.find(1, wanted);
+    FAIL("lookup of an unbuilt config must throw");
+  } catch (const KernelLookupError& error) {
+    const std::string message = error.what();
+    CHECK(message.find("step 1 has no kernel built for (FP16, 128, 64, 64, 4): "
+                       "async+swizzled+load_0_0_0_tiles") != std::string::npos);
+    CHECK(message.find("closest built configs of step 1:\n  (FP16, 128, 64, 64, 4): "
+                       "async+load_0_0_0_tiles") != std::string::npos);
+  }
+  CHECK_THROWS_WITH_AS(registry.find(9, base), doctest::Contains("this build has no kernel for step 9"),
+                       KernelLookupError);
+  KernelEntry duplicate;
+  duplicate.step = 1;
+  duplicate.config = base;
+  duplicate.config.B_c = 32;
+  CHECK_THROWS_AS(registry.add(duplicate), std::logic_error);
+  CHECK(registry.steps() == std::vector<int>{1});
+}

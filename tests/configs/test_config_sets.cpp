@@ -1,0 +1,159 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "configs/config_sets.hpp"
+
+using namespace flashscope;
+using namespace flashscope::configs;
+
+namespace {
+
+std::string select_error(std::string_view key) {
+  try {
+    select(key);
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("progression sets") {
+  const auto base = progression();
+  REQUIRE(base.size() == 7);
+  CHECK(to_short_form(base[6]) ==
+        "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_2_2_tiles+opt_softmax");
+  const auto extended = extended_progression();
+  CHECK(extended.size() == 56);
+  CHECK(std::set<KernelConfig>(extended.begin(), extended.end()).size() == 56);
+  std::set<std::tuple<int, int, int>> shapes;
+  for (const auto& c : extended) shapes.insert({c.B_r, c.B_c, c.n_warps});
+  CHECK(shapes == std::set<std::tuple<int, int, int>>{{128, 128, 4}, {128, 128, 8}, {128, 64, 4},
+                                                       {128, 64, 8}, {128, 32, 4}, {128, 32, 8},
+                                                       {64, 64, 4}, {64, 32, 4}});
+}
+
+TEST_CASE("auto-tune space: 256 candidates, 80 survive, 40 per dtype, per-shape counts") {
+  CHECK(tune_candidates().size() == 256);
+  const auto tune = tune_set();
+  CHECK(tune.size() == 80);
+  CHECK(tune.front().dtype == DType::BF16);  // product order: BF16 block first
+  std::map<DType, int> per_dtype;
+  std::map<std::pair<int, int>, int> per_shape;
+  for (const auto& c : tune) {
+    ++per_dtype[c.dtype];
+    if (c.dtype == DType::FP16) ++per_shape[{c.B_r, c.B_c}];
+  }
+  CHECK(per_dtype[DType::FP16] == 40);
+  CHECK(per_dtype[DType::BF16] == 40);
+  CHECK(per_shape[{64, 32}] == 8);
+  CHECK(per_shape[{64, 64}] == 16);
+  CHECK(per_shape[{128, 32}] == 8);
+  CHECK(per_shape[{128, 64}] == 8);
+  // Kernel 3's and kernel 7's progression configs are members (spec §5.3).
+  const std::set<KernelConfig> members(tune.begin(), tune.end());
+  const auto base = progression();
+  CHECK(members.contains(base[2]));
+  CHECK(members.contains(base[6]));
+  int progression_members = 0;
+  for (const auto& c : base) progression_members += members.contains(c);
+  CHECK(progression_members == 2);
+  // 7 ∪ 80 = 85 (spec §5.5).
+  std::set<KernelConfig> with_progression = members;
+  with_progression.insert(base.begin(), base.end());
+  CHECK(with_progression.size() == 85);
+}
+
+TEST_CASE("each filter rule rejects what it names") {
+  KernelConfig c{DType::FP16, 128, 64, 32, 4, false, true, true, 2, 2, 0, false, false};
+  CHECK(tune_rejection(c)->starts_with("rule 1"));
+  c = {DType::FP16, 128, 128, 64, 4, true, true, true, 2, 0, 0, false, false};
+  CHECK(tune_rejection(c)->starts_with("rule 2"));
+  c = {DType::FP16, 128, 64, 64, 8, true, true, true, 0, 0, 0, false, false};
+  CHECK(tune_rejection(c)->starts_with("rule 3"));
+  c = {DType::FP16, 128, 64, 32, 4, true, true, true, 0, 2, 2, false, false};
+  CHECK(tune_rejection(c)->starts_with("rule 4"));
+  c = {DType::FP16, 128, 64, 64, 4, true, true, true, 2, 2, 2, false, false};
+  CHECK(tune_rejection(c)->starts_with("rule 5"));
+  c = {DType::FP16, 128, 128, 64, 4, true, true, true, 0, 2, 2, false, false};
+  CHECK(tune_rejection(c)->starts_with("rule 6"));
+  c = {DType::FP16, 128, 128, 64, 4, true, true, true, 2, 2, 0, false, false};
+  CHECK_FALSE(tune_rejection(c).has_value());
+  // Rejection counts over the 128 FP16 candidates (first matching rule): Q = 2 with K = 0
+  // (rule 2) is 2 of the 8 load triples; of the 6 left, 4 have a resident Q.
+  std::map<std::string, int> by_rule;
+  for (const auto& candidate : tune_candidates())
+    if (candidate.dtype == DType::FP16)
+      if (auto rule = tune_rejection(candidate)) ++by_rule[rule->substr(0, 6)];
+  CHECK(by_rule["rule 1"] == 0);
+  CHECK(by_rule["rule 2"] == 32);
+  CHECK(by_rule["rule 3"] == 0);
+  CHECK(by_rule["rule 4"] == 16);
+  CHECK(by_rule["rule 5"] == 8);
+  CHECK(by_rule["rule 6"] == 32);
+}
+
+TEST_CASE("selection keys of spec §5.4") {
+  CHECK(select("prog").size() == 7);
+  CHECK(select("progression").size() == 7);
+  CHECK(select("prog_all").size() == 56);
+  CHECK(select("all").size() == 80);
+  CHECK(select("tune").size() == 80);
+  CHECK(select("64,32").size() == 16);
+  CHECK(select("64,64").size() == 32);
+  CHECK(select("128,32").size() == 16);
+  CHECK(select("128,64").size() == 16);
+  CHECK(select("128,128").empty());
+  CHECK(select_error("").find("invalid kernels key") != std::string::npos);
+  CHECK(select_error("fast").find("invalid kernels key \"fast\"") != std::string::npos);
+  CHECK(select_error("128,x").find("two integers") != std::string::npos);
+}
+
+TEST_CASE("steps and picks") {
+  CHECK(steps().size() == 16);
+  for (int step = kFirstStep; step <= kLastStep; ++step) {
+    CHECK(step_info(step).step == step);
+    const StepPicks picks = step_picks(step);
+    if (step <= 7) {
+      CHECK(picks.progression.has_value());
+      CHECK_FALSE(picks.seed_a100.has_value());
+    } else {
+      REQUIRE(picks.seed_a100.has_value());
+      CHECK(picks.seed_a100->B_r == 128);
+      CHECK(picks.seed_a100->B_c == 64);
+      CHECK(picks.seed_rtx3090->B_c == 32);
+    }
+  }
+  CHECK(step_info(16).static_head_counts == std::vector<int>{16});
+  CHECK_THROWS_WITH_AS(step_info(17), doctest::Contains("step 17 does not exist"), std::out_of_range);
+}
+
+TEST_CASE("build plans") {
+  const BuildPlan ci = build_plan(BuildSet::ci);
+  CHECK(ci.instantiations.size() == 32);  // every step once per dtype
+  std::set<int> ci_steps;
+  for (const auto& item : ci.instantiations) ci_steps.insert(item.step);
+  CHECK(ci_steps.size() == 16);
+  const BuildPlan prog = build_plan(BuildSet::prog);
+  CHECK(prog.instantiations.size() >= 7 * 2 + 9 * 4);
+  CHECK(std::is_sorted(prog.instantiations.begin(), prog.instantiations.end()));
+  const BuildPlan tune = build_plan(BuildSet::tune, {7});
+  CHECK(tune.instantiations.size() == 80);  // both dtypes of step 7's progression config are tune members
+  const BuildPlan all = build_plan(BuildSet::all, {1});
+  for (const auto& skipped : all.skipped) CHECK(skipped.reason.find("B_c / 8 >= n_warps") != std::string::npos);
+  CHECK(all.skipped.size() == 14);  // each entry's 128x32x8 shape, fp16 and bf16
+}
+
+TEST_CASE("step lists") {
+  CHECK(parse_step_list("1-16").size() == 16);
+  CHECK(parse_step_list("7,16") == std::vector<int>{7, 16});
+  CHECK(parse_step_list("3,1-2,3") == std::vector<int>{1, 2, 3});
+  CHECK_THROWS_WITH_AS(parse_step_list("0-3"), doctest::Contains("outside 1–16"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_step_list("5-2"), doctest::Contains("runs backwards"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_step_list("x"), doctest::Contains("not a step number"), std::invalid_argument);
+}

@@ -1,0 +1,116 @@
+// Test helpers: owning device buffers of fp16/bf16 and seeded random attention inputs.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kernels/common/config.hpp"
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/common/launch_validation.hpp"
+#include "kernels/common/reference.hpp"
+
+namespace flashscope::testing {
+
+// A fresh seed per run, printed by the tests; FLASHSCOPE_SEED=<n> reproduces a run.
+inline std::uint64_t fresh_seed() {
+  if (const char* fixed = std::getenv("FLASHSCOPE_SEED")) return std::strtoull(fixed, nullptr, 10);
+  return static_cast<std::uint64_t>(
+      std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer(std::int64_t count, DType dtype) : count_(count), dtype_(dtype) {
+    FS_CUDA_CHECK(cudaMalloc(&data_, static_cast<std::size_t>(count) * kElementBytes));
+  }
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return data_; }
+  std::int64_t count() const { return count_; }
+
+  std::vector<double> to_host() const {
+    std::vector<std::uint16_t> bits(static_cast<std::size_t>(count_));
+    FS_CUDA_CHECK(cudaMemcpy(bits.data(), data_, bits.size() * 2, cudaMemcpyDeviceToHost));
+    std::vector<double> out(bits.size());
+    for (std::size_t i = 0; i < bits.size(); ++i) out[i] = to_double(bits[i]);
+    return out;
+  }
+
+  void add_to_element(std::int64_t index, double delta) {
+    std::uint16_t bits = 0;
+    FS_CUDA_CHECK(cudaMemcpy(&bits, static_cast<std::uint16_t*>(data_) + index, 2,
+                             cudaMemcpyDeviceToHost));
+    bits = from_double(to_double(bits) + delta);
+    FS_CUDA_CHECK(cudaMemcpy(static_cast<std::uint16_t*>(data_) + index, &bits, 2,
+                             cudaMemcpyHostToDevice));
+  }
+
+ private:
+  double to_double(std::uint16_t bits) const {
+    if (dtype_ == DType::FP16) {
+      __half_raw raw;
+      raw.x = bits;
+      return static_cast<double>(__half2float(__half(raw)));
+    }
+    __nv_bfloat16_raw raw;
+    raw.x = bits;
+    return static_cast<double>(__bfloat162float(__nv_bfloat16(raw)));
+  }
+  std::uint16_t from_double(double value) const {
+    if (dtype_ == DType::FP16) return __half_raw(__float2half_rn(static_cast<float>(value))).x;
+    return __nv_bfloat16_raw(__float2bfloat16_rn(static_cast<float>(value))).x;
+  }
+
+  void* data_ = nullptr;
+  std::int64_t count_;
+  DType dtype_;
+};
+
+// Q, K, V drawn from N(0, scale²) with seeds derived from `seed`, and an O buffer.
+class AttentionInputs {
+ public:
+  AttentionInputs(const AttentionShape& shape, DType dtype, std::uint64_t seed, float scale)
+      : shape_(shape),
+        dtype_(dtype),
+        q_(shape.elements(), dtype),
+        k_(shape.elements(), dtype),
+        v_(shape.elements(), dtype),
+        o_(shape.elements(), dtype) {
+    fill_random_normal(q_.data(), dtype, shape.elements(), seed * 3 + 0, scale);
+    fill_random_normal(k_.data(), dtype, shape.elements(), seed * 3 + 1, scale);
+    fill_random_normal(v_.data(), dtype, shape.elements(), seed * 3 + 2, scale);
+  }
+
+  const void* q() const { return q_.data(); }
+  const void* k() const { return k_.data(); }
+  const void* v() const { return v_.data(); }
+  void* o() const { return o_.data(); }
+  std::vector<double> q_host() const { return q_.to_host(); }
+  std::vector<double> k_host() const { return k_.to_host(); }
+  std::vector<double> v_host() const { return v_.to_host(); }
+
+  AttentionTensors tensors() const {
+    const std::array<std::int64_t, 4> shape{shape_.batch, shape_.seq_len, shape_.heads,
+                                            shape_.d_head};
+    const auto view = [&](const void* data) {
+      return TensorView{data, dtype_, MemoryLocation::device, shape, contiguous_strides(shape)};
+    };
+    return {view(q()), view(k()), view(v()), view(o())};
+  }
+
+ private:
+  AttentionShape shape_;
+  DType dtype_;
+  DeviceBuffer q_, k_, v_, o_;
+};
+
+}  // namespace flashscope::testing
