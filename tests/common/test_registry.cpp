@@ -41,7 +41,7 @@ TEST_CASE("the registry holds exactly the build plan of the configured set") {
 TEST_CASE("entries carry a launcher, the kernel function and the spec's attributes") {
   for (const KernelEntry* entry : built_kernels().entries()) {
     CAPTURE(entry->display_name);
-    CHECK(entry->launch != nullptr);
+    CHECK(static_cast<bool>(entry->launch));
     CHECK(entry->kernel_function != nullptr);
     CHECK(entry->smem_bytes == smem_bytes(entry->config));
     CHECK(entry->threads_per_block == 32 * entry->config.n_warps);

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds the `ci` kernel set (every step once per dtype) and runs
+# every test. GPU tests run where a GPU is present and are reported as skipped elsewhere.
+#   scripts/test.sh [BUILD_DIR]          (default build-ci)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-"$ROOT/build-ci"}
+"$ROOT/scripts/install_deps.sh"
+export PATH="$PATH:/usr/local/cuda/bin"
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHSCOPE_KERNEL_SET=ci \
+  ${FLASHSCOPE_CUDA_ARCHITECTURES:+-DCMAKE_CUDA_ARCHITECTURES=$FLASHSCOPE_CUDA_ARCHITECTURES}
+cmake --build "$BUILD" -j "$(nproc)"
+# The GUI screenshot tests need a display: give them a virtual one when none is set.
+if [[ -z ${DISPLAY:-} ]] && command -v xvfb-run > /dev/null; then
+  exec xvfb-run -a -s "-screen 0 1600x1000x24" ctest --test-dir "$BUILD" --output-on-failure
+fi
+exec ctest --test-dir "$BUILD" --output-on-failure
