@@ -17,9 +17,12 @@ set(_gen_inputs ${_gen_sources}
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_gen_inputs})
 
 file(MAKE_DIRECTORY "${_gen_dir}")
+set(_gen_includes "-I${PROJECT_SOURCE_DIR}")
+foreach(_dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
+  list(APPEND _gen_includes "-I${_dir}")
+endforeach()
 execute_process(
-  COMMAND "${CMAKE_CXX_COMPILER}" -std=c++20 -O1 "-I${PROJECT_SOURCE_DIR}"
-          "-I${CUDAToolkit_INCLUDE_DIRS}" ${_gen_sources} -o "${_gen_exe}"
+  COMMAND "${CMAKE_CXX_COMPILER}" -std=c++20 -O1 ${_gen_includes} ${_gen_sources} -o "${_gen_exe}"
   RESULT_VARIABLE _gen_build_result
   ERROR_VARIABLE _gen_build_error)
 if(NOT _gen_build_result EQUAL 0)

@@ -3,8 +3,9 @@
 # included), then the stages asked for, writing every log under LOG_DIR.
 #
 #   scripts/gpu_host.sh LOG_DIR [--stages build,test,sweep,sanitize,sass] [--set prog]
-#                               [--steps 1-16] [--arch native] [--sweep-args "..."]
+#                               [--steps 1-16] [--arch native] [--sweep-args "..."] [--no-torch]
 #
+# --no-torch skips the FA2 reference (libtorch makes configure and build slower).
 # Stages: build (always), test (ctest: host + GPU tests), sweep (explorer --csv over the built
 # kernels), sanitize (compute-sanitizer memcheck + racecheck on each built kernel at a small
 # shape), sass (per-kernel SASS instruction counts from cuobjdump). Header-only dependencies a
@@ -21,6 +22,7 @@ KERNEL_SET="prog"
 STEPS=""
 ARCH="native"
 SWEEP_ARGS=""
+WITH_TORCH=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --stages) STAGES="$2"; shift 2 ;;
@@ -28,6 +30,7 @@ while [[ $# -gt 0 ]]; do
     --steps) STEPS="$2"; shift 2 ;;
     --arch) ARCH="$2"; shift 2 ;;
     --sweep-args) SWEEP_ARGS="$2"; shift 2 ;;
+    --no-torch) WITH_TORCH=0; shift ;;
     -h|--help) usage ;;
     *) echo "gpu_host.sh: unknown option $1" >&2; usage ;;
   esac
@@ -44,7 +47,7 @@ log "host: $(hostname), $JOBS cores; $(nvidia-smi --query-gpu=name,driver_versio
 CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
             -DFLASHSCOPE_KERNEL_SET="$KERNEL_SET" -DFLASHSCOPE_STEPS="$STEPS"
             -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DFLASHSCOPE_PTXAS_VERBOSE=ON)
-if TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
+if [[ $WITH_TORCH == 1 ]] && TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
   CMAKE_ARGS+=(-DCMAKE_PREFIX_PATH="$TORCH_PREFIX")
 fi
 
