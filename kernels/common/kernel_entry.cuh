@@ -14,6 +14,15 @@ namespace flashscope {
 
 using KernelFunction = void (*)(const ForwardArgs);
 
+// Kernels are templated on a type carrying the config rather than on the config itself:
+// nvcc 13.0's host stub for a __global__ template cannot spell a class-type template argument
+// whose type is declared in a namespace (the generated stub names the mangled type and fails
+// to compile). Profilers show `flash_forward_kernel<StaticConfig<KernelConfig{...}>>`.
+template <KernelConfig C>
+struct StaticConfig {
+  static constexpr KernelConfig value = C;
+};
+
 // Grid x = query blocks, y = heads, z = batch; 1-D blocks of 32·n_warps threads (spec §2.5).
 template <KernelConfig C, KernelFunction Kernel>
 cudaError_t launch_kernel(const ForwardArgs& args, cudaStream_t stream) {
