@@ -141,7 +141,8 @@ KernelConfig headline_config(int step) {
 
 std::vector<KernelConfig> progression() {
   std::vector<KernelConfig> out;
-  for (const std::string_view text : kProgression) out.push_back(parse_short_form(text));
+  for (const std::string_view text : kProgression)
+    out.push_back(parse_short_form(text));
   return out;
 }
 
@@ -176,8 +177,8 @@ std::vector<KernelConfig> tune_candidates() {
                 for (const int v : kTuneLoads)
                   for (const bool buffer : kFlags)
                     for (const bool opt_softmax : kFlags)
-                      out.push_back(KernelConfig{dtype, d_head, B_r, B_c, n_warps, true, true,
-                                                 true, q, k, v, buffer, opt_softmax});
+                      out.push_back(KernelConfig{dtype, d_head, B_r, B_c, n_warps, true, true, true,
+                                                 q, k, v, buffer, opt_softmax});
   return out;
 }
 
@@ -231,8 +232,8 @@ std::vector<KernelConfig> select(std::string_view key) {
       if (c.B_r == B_r && c.B_c == B_c) out.push_back(c);
     return out;
   }
-  throw std::invalid_argument("invalid kernels key \"" + std::string(key) + "\": " +
-                              selection_keys_help());
+  throw std::invalid_argument("invalid kernels key \"" + std::string(key) +
+                              "\": " + selection_keys_help());
 }
 
 std::string selection_keys_help() {
@@ -251,10 +252,14 @@ std::optional<BuildSet> build_set_from_string(std::string_view name) {
 
 std::string_view build_set_name(BuildSet set) {
   switch (set) {
-    case BuildSet::ci: return "ci";
-    case BuildSet::prog: return "prog";
-    case BuildSet::tune: return "tune";
-    case BuildSet::all: return "all";
+    case BuildSet::ci:
+      return "ci";
+    case BuildSet::prog:
+      return "prog";
+    case BuildSet::tune:
+      return "tune";
+    case BuildSet::all:
+      return "all";
   }
   return "?";
 }
@@ -273,9 +278,11 @@ BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter) {
     for (const auto& pick : {picks.progression, picks.seed_a100, picks.seed_rtx3090, picks.hopper})
       if (pick) append_both_dtypes(wanted, step, *pick);
     if ((set == BuildSet::tune || set == BuildSet::all) && step >= 7)
-      for (const KernelConfig& c : tune_set()) wanted.push_back({step, c});
+      for (const KernelConfig& c : tune_set())
+        wanted.push_back({step, c});
     if (set == BuildSet::all)
-      for (const KernelConfig& c : extended_progression()) append_both_dtypes(wanted, step, c);
+      for (const KernelConfig& c : extended_progression())
+        append_both_dtypes(wanted, step, c);
   }
 
   BuildPlan plan;
@@ -318,7 +325,8 @@ std::vector<int> parse_step_list(std::string_view text) {
       const int first = parse(item.substr(0, dash));
       const int last = parse(item.substr(dash + 1));
       if (first > last) fail("range " + std::string(item) + " runs backwards");
-      for (int step = first; step <= last; ++step) out.insert(step);
+      for (int step = first; step <= last; ++step)
+        out.insert(step);
     } else {
       out.insert(parse(item));
     }

@@ -34,10 +34,10 @@ const StepInfo& step_info(int step);  // throws std::out_of_range naming the val
 // FP16): steps 1–7 their progression entry (§5.1); steps 8–16 the seed's A100 and RTX 3090 picks
 // (§4.0) followed by the Hopper pick measured by flashscope, where one has been recorded.
 struct StepPicks {
-  std::optional<KernelConfig> progression;  // steps 1–7
-  std::optional<KernelConfig> seed_a100;    // steps 8–16
-  std::optional<KernelConfig> seed_rtx3090; // steps 8–16
-  std::optional<KernelConfig> hopper;       // measured on H100/H200, where recorded
+  std::optional<KernelConfig> progression;   // steps 1–7
+  std::optional<KernelConfig> seed_a100;     // steps 8–16
+  std::optional<KernelConfig> seed_rtx3090;  // steps 8–16
+  std::optional<KernelConfig> hopper;        // measured on H100/H200, where recorded
 };
 StepPicks step_picks(int step);
 
@@ -53,8 +53,8 @@ std::vector<KernelConfig> tune_candidates();       // 256, product order of §5.
 // The first §5.3 rule that rejects `c` ("rule 4: B_r = 64, B_c = 32 and a resident Q ..."), or
 // nullopt when the config is in the auto-tune set.
 std::optional<std::string> tune_rejection(const KernelConfig& c);
-std::vector<KernelConfig> tune_set();  // 80, product order (BF16 block first)
-std::vector<KernelConfig> build_list(); // the seed's shipped list: the tune set, sorted
+std::vector<KernelConfig> tune_set();    // 80, product order (BF16 block first)
+std::vector<KernelConfig> build_list();  // the seed's shipped list: the tune set, sorted
 
 // Selection keys of §5.4: "prog…" (7), "prog…all…" (56), "all" (80), "tune" (80),
 // "B_r,B_c" (tune configs with that shape). Throws std::invalid_argument otherwise.

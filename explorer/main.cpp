@@ -6,6 +6,8 @@
 #include <string>
 
 #include "configs/config_sets.hpp"
+#include "explorer/check_mode.hpp"
+#include "explorer/sweep_mode.hpp"
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/registry.hpp"
 
@@ -20,7 +22,8 @@ int list_built_kernels() {
 }
 
 int list_selection(const std::string& key) {
-  for (const KernelConfig& c : configs::select(key)) std::cout << to_short_form(c) << "\n";
+  for (const KernelConfig& c : configs::select(key))
+    std::cout << to_short_form(c) << "\n";
   return 0;
 }
 
@@ -42,12 +45,18 @@ int main(int argc, char** argv) {
                  "Print the configs a selection key yields, built or not: " +
                      configs::selection_keys_help())
       ->excludes("--list");
+  cli::SweepCli sweep;
+  cli::add_sweep_options(app, sweep);
+  cli::CheckCli check;
+  CLI::App* check_command = cli::add_check_command(app, check);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
   }
+  if (sweep.csv) return cli::run_sweep_mode(sweep);
+  if (check_command->parsed()) return cli::run_check_mode(check);
 
   try {
     if (list) return list_built_kernels();

@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace flashscope {
@@ -25,22 +27,24 @@ struct ResultRow {
   double median_ms = 0;
   double min_ms = 0;
   double max_ms = 0;
-  double tflops = 0;             // 4·B·H·N²·d / median
-  double seed_attn_tflops = 0;   // B·H·(4·N²·d + 6·N²) / median (the seed's column)
-  std::optional<double> pct_fa2;    // FA2 median / this median · 100, same dtype and shape
-  std::optional<double> pct_cudnn;  // likewise for cuDNN
-  std::optional<int> registers;     // per thread, from cudaFuncGetAttributes
-  std::optional<int> smem_bytes;    // dynamic + static shared memory per CTA
-  std::optional<int> local_bytes;   // local memory (spills) per thread
-  std::optional<double> cycles;     // sm__cycles_elapsed.max
-  std::optional<double> l2_hit_pct; // lts__t_sector_hit_rate.pct
-  std::string verdict;              // "pass", "fail" or "unchecked"
-  std::optional<double> max_error;  // max |O - R_32|
-  std::string status = "ok";        // "ok", or "fault: <reason>" / "skipped: <reason>"
-  std::string device;               // e.g. "NVIDIA H100 80GB HBM3"
-  int sm_clock_mhz = 0;             // SM clock seen during the measurement
-  std::string cache_mode;           // "warm" or "cold"
+  double tflops = 0;                 // 4·B·H·N²·d / median
+  double seed_attn_tflops = 0;       // B·H·(4·N²·d + 6·N²) / median (the seed's column)
+  std::optional<double> pct_fa2;     // FA2 median / this median · 100, same dtype and shape
+  std::optional<double> pct_cudnn;   // likewise for cuDNN
+  std::optional<int> registers;      // per thread, from cudaFuncGetAttributes
+  std::optional<int> smem_bytes;     // dynamic + static shared memory per CTA
+  std::optional<int> local_bytes;    // local memory (spills) per thread
+  std::optional<double> cycles;      // sm__cycles_elapsed.max
+  std::optional<double> l2_hit_pct;  // lts__t_sector_hit_rate.pct
+  std::optional<double> cupti_duration_ms;  // gpu__time_duration.sum of the profiled launch
+  std::string verdict;                      // "pass", "fail" or "unchecked"
+  std::optional<double> max_error;          // max |O - R_32|
+  std::string status = "ok";                // "ok", or "fault: <reason>" / "skipped: <reason>"
+  std::string device;                       // e.g. "NVIDIA H100 80GB HBM3"
+  int sm_clock_mhz = 0;                     // SM clock seen during the measurement
+  std::string cache_mode;                   // "warm" or "cold"
   std::string git_commit;
+  std::uint64_t input_seed = 0;  // Q/K/V seed (explorer check --seed reproduces the inputs)
   std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
 
   std::optional<int> step_number() const;  // nullopt for references
@@ -65,6 +69,26 @@ class ResultsCsvWriter {
  private:
   std::ostream& out_;
   std::vector<std::string> extra_metric_names_;
+};
+
+// Incremental reader for rows that arrive in pieces (a sweep worker's pipe): feed() any chunk of
+// text and get back the rows it completed. The first record must be the header.
+class ResultsCsvParser {
+ public:
+  explicit ResultsCsvParser(std::string source_name);
+  ~ResultsCsvParser();
+  ResultsCsvParser(ResultsCsvParser&&) noexcept;
+  ResultsCsvParser& operator=(ResultsCsvParser&&) noexcept;
+
+  std::vector<ResultRow> feed(std::string_view text);  // throws ResultsFormatError
+  // The end of the text: returns a last record that had no line end; throws if the text ended
+  // inside a quoted field or before the header.
+  std::vector<ResultRow> finish();
+  const std::vector<std::string>& extra_metric_names() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 // Reads a CSV written by ResultsCsvWriter. `source_name` is used in error messages.

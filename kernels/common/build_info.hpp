@@ -11,7 +11,7 @@ struct BuildInfo {
   std::string_view step_filter;    // FLASHSCOPE_STEPS ("" = every step)
   std::vector<int> written_steps;  // steps whose kernels/versions folder exists
   std::string_view cuda_architectures;
-  std::string_view git_commit;     // at configure time
+  std::string_view git_commit;  // at configure time
 };
 
 const BuildInfo& build_info();

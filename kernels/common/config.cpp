@@ -19,8 +19,10 @@ std::string lower(std::string_view text) {
 
 std::string_view trim(std::string_view text) {
   const auto is_space = [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0; };
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  while (!text.empty() && is_space(text.front()))
+    text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back()))
+    text.remove_suffix(1);
   return text;
 }
 
@@ -58,24 +60,23 @@ bool parse_bool(std::string_view original, std::string_view field, std::string_v
 
 DType parse_dtype(std::string_view original, std::string_view item) {
   if (const auto dtype = dtype_from_string(trim(item))) return *dtype;
-  fail(original, "dtype \"" + std::string(trim(item)) +
-                     "\" is not FP16, BF16, 5 or 15 (case-insensitive)");
+  fail(original,
+       "dtype \"" + std::string(trim(item)) + "\" is not FP16, BF16, 5 or 15 (case-insensitive)");
 }
 
-constexpr std::array<std::string_view, 13> kFieldNames = {
-    "dtype",
-    "d_head",
-    "B_r",
-    "B_c",
-    "n_warps",
-    "async_copy",
-    "eager_load_blocks",
-    "swizzled",
-    "Q_mma_load_K_fragments",
-    "K_mma_load_K_fragments",
-    "V_mma_load_K_fragments",
-    "mma_double_buffer_loads",
-    "optimized_softmax"};
+constexpr std::array<std::string_view, 13> kFieldNames = {"dtype",
+                                                          "d_head",
+                                                          "B_r",
+                                                          "B_c",
+                                                          "n_warps",
+                                                          "async_copy",
+                                                          "eager_load_blocks",
+                                                          "swizzled",
+                                                          "Q_mma_load_K_fragments",
+                                                          "K_mma_load_K_fragments",
+                                                          "V_mma_load_K_fragments",
+                                                          "mma_double_buffer_loads",
+                                                          "optimized_softmax"};
 
 // The 13 fields from already-split items; `strip_cast` removes a leading "(type)" per item.
 KernelConfig config_from_items(std::string_view original, std::vector<std::string_view> items,
@@ -121,8 +122,12 @@ std::string_view braced_fields(std::string_view text) {
 
 }  // namespace
 
-std::string_view dtype_name(DType dtype) { return dtype == DType::FP16 ? "FP16" : "BF16"; }
-std::string_view dtype_lower_name(DType dtype) { return dtype == DType::FP16 ? "fp16" : "bf16"; }
+std::string_view dtype_name(DType dtype) {
+  return dtype == DType::FP16 ? "FP16" : "BF16";
+}
+std::string_view dtype_lower_name(DType dtype) {
+  return dtype == DType::FP16 ? "fp16" : "bf16";
+}
 
 std::optional<DType> dtype_from_string(std::string_view text) {
   const std::string value = lower(trim(text));
@@ -141,8 +146,8 @@ std::string features_string(const KernelConfig& c) {
   if (c.eager_load_blocks) append("eager");
   if (c.swizzled) append("swizzled");
   append("load_" + std::to_string(c.Q_mma_load_K_fragments) + "_" +
-         std::to_string(c.K_mma_load_K_fragments) + "_" +
-         std::to_string(c.V_mma_load_K_fragments) + "_tiles");
+         std::to_string(c.K_mma_load_K_fragments) + "_" + std::to_string(c.V_mma_load_K_fragments) +
+         "_tiles");
   if (c.mma_double_buffer_loads) append("buffer");
   if (c.optimized_softmax) append("opt_softmax");
   return out;
@@ -167,8 +172,8 @@ std::string to_cpp_literal(const KernelConfig& c) {
          ", " + flag(c.eager_load_blocks) + ", " + flag(c.swizzled) + ", " +
          std::to_string(c.Q_mma_load_K_fragments) + ", " +
          std::to_string(c.K_mma_load_K_fragments) + ", " +
-         std::to_string(c.V_mma_load_K_fragments) + ", " + flag(c.mma_double_buffer_loads) +
-         ", " + flag(c.optimized_softmax) + "}";
+         std::to_string(c.V_mma_load_K_fragments) + ", " + flag(c.mma_double_buffer_loads) + ", " +
+         flag(c.optimized_softmax) + "}";
   return out;
 }
 
@@ -182,8 +187,7 @@ KernelConfig parse_short_form(std::string_view text) {
     }
   }
   if (line.empty()) fail(text, "the text is empty");
-  if (line.front() != '(')
-    fail(text, "expected \"(DTYPE, d_head, B_r, B_c, n_warps): features\"");
+  if (line.front() != '(') fail(text, "expected \"(DTYPE, d_head, B_r, B_c, n_warps): features\"");
   const std::size_t close = line.find("):");
   if (close == std::string_view::npos)
     fail(text, "missing \"):\" after the (DTYPE, d_head, B_r, B_c, n_warps) tuple");
@@ -215,9 +219,8 @@ KernelConfig parse_short_form(std::string_view text) {
   c.mma_double_buffer_loads = has("buffer");
   c.optimized_softmax = has("opt_softmax");
 
-  const auto load = std::find_if(tokens.begin(), tokens.end(), [](std::string_view t) {
-    return trim(t).starts_with("load_");
-  });
+  const auto load = std::find_if(tokens.begin(), tokens.end(),
+                                 [](std::string_view t) { return trim(t).starts_with("load_"); });
   if (load == tokens.end()) fail(text, "the features lack the required load_Q_K_V_tiles token");
   std::string_view load_values = trim(*load);
   load_values.remove_prefix(5);

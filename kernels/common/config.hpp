@@ -16,8 +16,8 @@ namespace flashscope {
 // kernel names such as `FlashForwardKernelConfig{5, ...}` parse unchanged.
 enum class DType : int { FP16 = 5, BF16 = 15 };
 
-std::string_view dtype_name(DType dtype);               // "FP16" / "BF16"
-std::string_view dtype_lower_name(DType dtype);         // "fp16" / "bf16"
+std::string_view dtype_name(DType dtype);                       // "FP16" / "BF16"
+std::string_view dtype_lower_name(DType dtype);                 // "fp16" / "bf16"
 std::optional<DType> dtype_from_string(std::string_view text);  // case-insensitive name or 5/15
 
 struct KernelConfig {
@@ -43,8 +43,12 @@ struct KernelConfig {
 
 constexpr int kElementBytes = 2;  // fp16 and bf16
 
-constexpr int threads_per_block(const KernelConfig& c) { return 32 * c.n_warps; }
-constexpr int query_rows_per_warp(const KernelConfig& c) { return c.B_r / c.n_warps; }
+constexpr int threads_per_block(const KernelConfig& c) {
+  return 32 * c.n_warps;
+}
+constexpr int query_rows_per_warp(const KernelConfig& c) {
+  return c.B_r / c.n_warps;
+}
 
 // One buffer each for Q, K and V; O reuses Q's region.
 constexpr int smem_bytes(const KernelConfig& c) {
@@ -91,9 +95,9 @@ constexpr bool is_statically_valid(const KernelConfig& c) {
 // ---- Short form (spec §2.2) ---------------------------------------------------------------
 
 enum class ShortFormStyle {
-  full,           // "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"
-  without_d_head, // "(FP16, 64, 64, 4): async+load_0_0_0_tiles"
-  features_only,  // "async+load_0_0_0_tiles"
+  full,            // "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"
+  without_d_head,  // "(FP16, 64, 64, 4): async+load_0_0_0_tiles"
+  features_only,   // "async+load_0_0_0_tiles"
 };
 
 std::string to_short_form(const KernelConfig& c, ShortFormStyle style = ShortFormStyle::full);

@@ -29,8 +29,8 @@ cudaError_t launch_kernel(const ForwardArgs& args, cudaStream_t stream) {
   constexpr int kSmemBytes = smem_bytes(C);
   if constexpr (kSmemBytes > 48 * 1024) {
     // Above 48 KiB a kernel must opt in to dynamic shared memory, once per process.
-    static const cudaError_t opt_in = cudaFuncSetAttribute(
-        Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    static const cudaError_t opt_in =
+        cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
     if (opt_in != cudaSuccess) return opt_in;
   }
   const dim3 grid(static_cast<unsigned>(args.n_Q_blocks), static_cast<unsigned>(args.n_heads),

@@ -8,7 +8,9 @@ namespace {
 
 constexpr const char* kTensorNames[] = {"Q", "K", "V", "O"};
 
-[[noreturn]] void reject(const std::string& message) { throw LaunchValidationError(message); }
+[[noreturn]] void reject(const std::string& message) {
+  throw LaunchValidationError(message);
+}
 
 std::string shape_string(const std::array<std::int64_t, 4>& shape) {
   return "[" + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " +
@@ -51,12 +53,14 @@ void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
                      int compute_capability) {
   const KernelConfig& c = entry.config;
   const TensorView* inputs[] = {&tensors.q, &tensors.k, &tensors.v};
-  for (int i = 0; i < 3; ++i) check_placement(*inputs[i], kTensorNames[i]);
+  for (int i = 0; i < 3; ++i)
+    check_placement(*inputs[i], kTensorNames[i]);
 
   if (compute_capability < 80)
-    reject("flashscope kernels need SM 8.0 or newer (cp.async, mma.sync m16n8k16); this "
-           "device is SM " + std::to_string(compute_capability / 10) + "." +
-           std::to_string(compute_capability % 10));
+    reject(
+        "flashscope kernels need SM 8.0 or newer (cp.async, mma.sync m16n8k16); this "
+        "device is SM " +
+        std::to_string(compute_capability / 10) + "." + std::to_string(compute_capability % 10));
   const DType dtype = tensors.q.dtype;
   if (dtype != DType::FP16 && dtype != DType::BF16)
     reject("only fp16 and bf16 inputs are supported; Q has dtype " +
@@ -78,29 +82,30 @@ void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
   for (int axis = 0; axis < 4; ++axis)
     if (shape[axis] <= 0) reject("Q has an empty dimension: shape " + shape_string(shape));
   if (shape[3] != c.d_head)
-    reject("d_head " + std::to_string(shape[3]) + " does not match the kernel's d_head = " +
-           std::to_string(c.d_head));
+    reject("d_head " + std::to_string(shape[3]) +
+           " does not match the kernel's d_head = " + std::to_string(c.d_head));
   const std::int64_t seq_len = shape[1];
   if (seq_len % c.B_r != 0)
-    reject("seq_len " + std::to_string(seq_len) + " is not a multiple of B_r = " +
-           std::to_string(c.B_r));
+    reject("seq_len " + std::to_string(seq_len) +
+           " is not a multiple of B_r = " + std::to_string(c.B_r));
   if (seq_len % c.B_c != 0)
-    reject("seq_len " + std::to_string(seq_len) + " is not a multiple of B_c = " +
-           std::to_string(c.B_c));
+    reject("seq_len " + std::to_string(seq_len) +
+           " is not a multiple of B_c = " + std::to_string(c.B_c));
 
   check_placement(tensors.o, "O");
   if (tensors.o.dtype != dtype)
     reject("O has dtype " + std::string(dtype_lower_name(tensors.o.dtype)) +
            " but the inputs have " + std::string(dtype_lower_name(dtype)));
   if (tensors.o.shape != shape)
-    reject("O has shape " + shape_string(tensors.o.shape) + " but Q has " +
-           shape_string(shape) + "; they must be equal");
+    reject("O has shape " + shape_string(tensors.o.shape) + " but Q has " + shape_string(shape) +
+           "; they must be equal");
 
   if (auto reason = unsupported_combination(entry.step, c)) reject(*reason);
   const auto& heads = entry.static_head_counts;
   if (!heads.empty() && std::find(heads.begin(), heads.end(), shape[2]) == heads.end()) {
     std::string list;
-    for (const int h : heads) list += (list.empty() ? "" : ", ") + std::to_string(h);
+    for (const int h : heads)
+      list += (list.empty() ? "" : ", ") + std::to_string(h);
     reject("step " + std::to_string(entry.step) + " is compiled for a static GMEM row stride of " +
            "d_head x heads with heads in {" + list + "}; heads = " + std::to_string(shape[2]) +
            " would read the wrong rows (add it to configs/ to instantiate it)");

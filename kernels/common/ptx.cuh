@@ -20,12 +20,14 @@ __device__ __forceinline__ std::uint32_t smem_address(const void* pointer) {
 
 // 16-byte copy that bypasses L1 (.cg) with a 128-byte L2 prefetch hint.
 __device__ __forceinline__ void cp_async_16(void* smem_destination, const void* gmem_source) {
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(
-                   smem_address(smem_destination)),
-               "l"(gmem_source));
+  asm volatile(
+      "cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(smem_address(smem_destination)),
+      "l"(gmem_source));
 }
 
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
 
 // Waits until at most `kPending` committed groups are still in flight.
 template <int kPending>

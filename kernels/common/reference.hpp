@@ -31,8 +31,7 @@ struct AttentionShape {
 
 // Inputs and output are contiguous [batch, seq_len, heads, d_head], softmax scale 1/sqrt(d).
 std::vector<double> cpu_attention_fp64(const AttentionShape& shape, const std::vector<double>& q,
-                                       const std::vector<double>& k,
-                                       const std::vector<double>& v);
+                                       const std::vector<double>& k, const std::vector<double>& v);
 
 enum class ReferencePrecision { low_precision, fp32 };
 
@@ -61,9 +60,9 @@ ErrorStats compare_outputs(const void* a, const void* b, DType dtype, std::int64
 
 struct CorrectnessVerdict {
   bool passed = false;
-  double err_kernel = 0;   // max |O - R_lp|
-  double err_ref = 0;      // max |R_lp - R_32|
-  ErrorStats vs_fp32;      // the kernel against R_32: max and mean error reported to users
+  double err_kernel = 0;  // max |O - R_lp|
+  double err_ref = 0;     // max |R_lp - R_32|
+  ErrorStats vs_fp32;     // the kernel against R_32: max and mean error reported to users
   std::int64_t nan_count = 0;
   std::string summary() const;
 };

@@ -7,12 +7,13 @@
 namespace flashscope {
 
 std::vector<double> cpu_attention_fp64(const AttentionShape& shape, const std::vector<double>& q,
-                                       const std::vector<double>& k,
-                                       const std::vector<double>& v) {
+                                       const std::vector<double>& k, const std::vector<double>& v) {
   const auto count = static_cast<std::size_t>(shape.elements());
   if (q.size() != count || k.size() != count || v.size() != count)
-    throw std::invalid_argument("cpu_attention_fp64: q, k and v must each hold batch x seq_len x "
-                                "heads x d_head = " + std::to_string(count) + " elements");
+    throw std::invalid_argument(
+        "cpu_attention_fp64: q, k and v must each hold batch x seq_len x "
+        "heads x d_head = " +
+        std::to_string(count) + " elements");
   const int n = shape.seq_len;
   const int d = shape.d_head;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
@@ -29,17 +30,20 @@ std::vector<double> cpu_attention_fp64(const AttentionShape& shape, const std::v
         for (int j = 0; j < n; ++j) {
           const double* k_row = &k[at(b, j, h)];
           double dot = 0;
-          for (int c = 0; c < d; ++c) dot += q_row[c] * k_row[c];
+          for (int c = 0; c < d; ++c)
+            dot += q_row[c] * k_row[c];
           scores[j] = dot * scale;
           row_max = std::max(row_max, scores[j]);
         }
         double row_sum = 0;
-        for (int j = 0; j < n; ++j) row_sum += scores[j] = std::exp(scores[j] - row_max);
+        for (int j = 0; j < n; ++j)
+          row_sum += scores[j] = std::exp(scores[j] - row_max);
         double* o_row = &o[at(b, i, h)];
         for (int j = 0; j < n; ++j) {
           const double* v_row = &v[at(b, j, h)];
           const double p = scores[j] / row_sum;
-          for (int c = 0; c < d; ++c) o_row[c] += p * v_row[c];
+          for (int c = 0; c < d; ++c)
+            o_row[c] += p * v_row[c];
         }
       }
     }

@@ -53,9 +53,9 @@ __global__ void reference_attention_kernel(AttentionShape shape,
   extern __shared__ float shared[];
   const int d = shape.d_head;
   const int pitch = d + 1;  // odd pitch: threads reading different key rows hit different banks
-  float* q_tile = shared;                               // [kRowsPerBlock][d]
-  float* kv_tile = q_tile + kRowsPerBlock * d;          // [kKeysPerTile][pitch]
-  float* scores = kv_tile + kKeysPerTile * pitch;       // [kRowsPerBlock][kKeysPerTile]
+  float* q_tile = shared;   // [kRowsPerBlock][d]
+  float* kv_tile = q_tile + kRowsPerBlock * d;             // [kKeysPerTile][pitch]
+  float* scores = kv_tile + kKeysPerTile * pitch;          // [kRowsPerBlock][kKeysPerTile]
   float* row_max = scores + kRowsPerBlock * kKeysPerTile;  // [kRowsPerBlock]
   float* row_sum = row_max + kRowsPerBlock;                // [kRowsPerBlock]
 
@@ -89,7 +89,8 @@ __global__ void reference_attention_kernel(AttentionShape shape,
       const int r = i / kKeysPerTile;
       const int j = i % kKeysPerTile;
       float dot = 0.f;
-      for (int c = 0; c < d; ++c) dot += q_tile[r * d + c] * kv_tile[j * pitch + c];
+      for (int c = 0; c < d; ++c)
+        dot += q_tile[r * d + c] * kv_tile[j * pitch + c];
       const float s = dot * scale;
       scores[i] = j < keys ? (kLowPrecision ? round_to<kDType>(s) : s) : -INFINITY;
     }
@@ -106,9 +107,11 @@ __global__ void reference_attention_kernel(AttentionShape shape,
     if (threadIdx.x < kRowsPerBlock) {
       const int r = threadIdx.x;
       float m = row_max[r];
-      for (int j = 0; j < keys; ++j) m = fmaxf(m, scores[r * kKeysPerTile + j]);
+      for (int j = 0; j < keys; ++j)
+        m = fmaxf(m, scores[r * kKeysPerTile + j]);
       float l = row_sum[r] * expf(row_max[r] - m);
-      for (int j = 0; j < keys; ++j) l += expf(scores[r * kKeysPerTile + j] - m);
+      for (int j = 0; j < keys; ++j)
+        l += expf(scores[r * kKeysPerTile + j] - m);
       row_max[r] = m;
       row_sum[r] = l;
     }
@@ -162,8 +165,8 @@ template <DType kDType>
 __global__ void random_normal_kernel(typename Element<kDType>::type* data, std::int64_t count,
                                      std::uint64_t seed, float scale) {
   const std::uint64_t mixed_seed = splitmix64(seed);
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-       i < count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::uint64_t bits = splitmix64(mixed_seed ^ static_cast<std::uint64_t>(i));
     const float u1 = (static_cast<float>(bits >> 40) + 1.f) * (1.f / 16777217.f);  // (0, 1]
     const float u2 = static_cast<float>((bits >> 16) & 0xFFFFFF) * (1.f / 16777216.f);
@@ -174,8 +177,8 @@ __global__ void random_normal_kernel(typename Element<kDType>::type* data, std::
 
 __global__ void poison_kernel(std::uint16_t* data, std::int64_t count) {
   // 0x7FFF is a quiet NaN in both fp16 and bf16.
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-       i < count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
     data[i] = 0x7FFF;
 }
 
@@ -192,8 +195,8 @@ __global__ void compare_kernel(const typename Element<kDType>::type* a,
   float local_max = 0.f;
   double local_sum = 0.0;
   unsigned long long local_nan = 0;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-       i < count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const float x = Element<kDType>::to_float(a[i]);
     const float y = Element<kDType>::to_float(b[i]);
     if (isnan(x) || isnan(y)) {
@@ -271,8 +274,8 @@ void gpu_reference_attention(const AttentionShape& shape, DType dtype, Reference
 void fill_random_normal(void* data, DType dtype, std::int64_t count, std::uint64_t seed,
                         float scale, cudaStream_t stream) {
   if (dtype == DType::FP16)
-    random_normal_kernel<DType::FP16><<<grid_for(count), 256, 0, stream>>>(
-        static_cast<__half*>(data), count, seed, scale);
+    random_normal_kernel<DType::FP16>
+        <<<grid_for(count), 256, 0, stream>>>(static_cast<__half*>(data), count, seed, scale);
   else
     random_normal_kernel<DType::BF16><<<grid_for(count), 256, 0, stream>>>(
         static_cast<__nv_bfloat16*>(data), count, seed, scale);
@@ -287,8 +290,8 @@ void poison_output(void* data, DType, std::int64_t count, cudaStream_t stream) {
 ErrorStats compare_outputs(const void* a, const void* b, DType dtype, std::int64_t count,
                            cudaStream_t stream) {
   DeviceErrorStats* device_stats = nullptr;
-  FS_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&device_stats), sizeof(DeviceErrorStats),
-                                stream));
+  FS_CUDA_CHECK(
+      cudaMallocAsync(reinterpret_cast<void**>(&device_stats), sizeof(DeviceErrorStats), stream));
   FS_CUDA_CHECK(cudaMemsetAsync(device_stats, 0, sizeof(DeviceErrorStats), stream));
   if (dtype == DType::FP16)
     compare_kernel<DType::FP16><<<grid_for(count), 256, 0, stream>>>(
@@ -319,8 +322,7 @@ std::string CorrectnessVerdict::summary() const {
                 "%s: max|O-R_lp| = %.3g %s 2 x max|R_lp-R_32| = %.3g; vs fp32: max %.3g, mean "
                 "%.3g; NaN %lld",
                 passed ? "pass" : "FAIL", err_kernel, err_kernel <= 2 * err_ref ? "<=" : ">",
-                2 * err_ref, vs_fp32.max_abs, vs_fp32.mean_abs,
-                static_cast<long long>(nan_count));
+                2 * err_ref, vs_fp32.max_abs, vs_fp32.mean_abs, static_cast<long long>(nan_count));
   return text;
 }
 
@@ -334,8 +336,8 @@ ReferenceOutputs::ReferenceOutputs(const AttentionShape& shape, DType dtype, con
     cudaFree(low_precision_);
     throw_cuda_error(second, "cudaMalloc(&fp32_, bytes)", __FILE__, __LINE__);
   }
-  gpu_reference_attention(shape, dtype, ReferencePrecision::low_precision, q, k, v,
-                          low_precision_, stream);
+  gpu_reference_attention(shape, dtype, ReferencePrecision::low_precision, q, k, v, low_precision_,
+                          stream);
   gpu_reference_attention(shape, dtype, ReferencePrecision::fp32, q, k, v, fp32_, stream);
   reference_gap_ = compare_outputs(low_precision_, fp32_, dtype, shape.elements(), stream).max_abs;
 }

@@ -42,7 +42,8 @@ const KernelEntry& KernelRegistry::find(int step, const KernelConfig& config) co
                " (see FLASHSCOPE_KERNEL_SET / FLASHSCOPE_STEPS)";
   } else {
     message += "; closest built configs of step " + std::to_string(step) + ":";
-    for (const KernelConfig& c : closest) message += "\n  " + to_short_form(c);
+    for (const KernelConfig& c : closest)
+      message += "\n  " + to_short_form(c);
   }
   throw KernelLookupError(message);
 }
@@ -50,7 +51,8 @@ const KernelEntry& KernelRegistry::find(int step, const KernelConfig& config) co
 std::vector<const KernelEntry*> KernelRegistry::entries() const {
   std::vector<const KernelEntry*> out;
   out.reserve(entries_.size());
-  for (const auto& [key, entry] : entries_) out.push_back(&entry);
+  for (const auto& [key, entry] : entries_)
+    out.push_back(&entry);
   return out;
 }
 
@@ -76,7 +78,8 @@ std::vector<KernelConfig> KernelRegistry::closest_configs(int step, const Kernel
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<KernelConfig> out;
-  for (std::size_t i = 0; i < ranked.size() && i < count; ++i) out.push_back(ranked[i].second);
+  for (std::size_t i = 0; i < ranked.size() && i < count; ++i)
+    out.push_back(ranked[i].second);
   return out;
 }
 

@@ -27,7 +27,7 @@ struct KernelEntry {
   int threads_per_block = 0;
   // Head counts the kernel is compiled for; empty = any (step 16's static GMEM stride).
   std::vector<int> static_head_counts;
-  std::string display_name;               // "<step> <short form>"
+  std::string display_name;  // "<step> <short form>"
 };
 
 struct KernelKey {

@@ -22,7 +22,8 @@ std::vector<KernelConfig> every_config_of_every_set() {
       if (pick) all.push_back(*pick);
   }
   std::vector<KernelConfig> with_bf16 = all;
-  for (const KernelConfig& c : all) with_bf16.push_back(configs::with_dtype(c, DType::BF16));
+  for (const KernelConfig& c : all)
+    with_bf16.push_back(configs::with_dtype(c, DType::BF16));
   return with_bf16;
 }
 
@@ -42,9 +43,11 @@ const KernelConfig kStep7{DType::FP16, 128, 64, 64, 4, true, true, true, 0, 2, 2
 TEST_CASE("short form writer matches the spec's examples") {
   CHECK(to_short_form(configs::progression()[0]) ==
         "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles");
-  CHECK(to_short_form(kStep7) == "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_2_2_tiles+opt_softmax");
+  CHECK(to_short_form(kStep7) ==
+        "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_2_2_tiles+opt_softmax");
   const KernelConfig bf16{DType::BF16, 128, 128, 32, 4, true, true, true, 2, 2, 0, true, false};
-  CHECK(to_short_form(bf16) == "(BF16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer");
+  CHECK(to_short_form(bf16) ==
+        "(BF16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer");
   CHECK(to_short_form(bf16, ShortFormStyle::without_d_head) ==
         "(BF16, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer");
   CHECK(to_short_form(bf16, ShortFormStyle::features_only) ==
@@ -64,31 +67,39 @@ TEST_CASE("short form round trip for every config of every set, both dtypes") {
 }
 
 TEST_CASE("demangled spellings parse to the same config") {
-  CHECK(parse_demangled_plain("FlashForwardKernelConfig{5, 128, 64, 64, 4, 1, 1, 1, 0, 2, 2, 0, 1}") == kStep7);
-  CHECK(parse_config("FlashForwardKernelConfig{5, 128, 64, 64, 4, true, true, true, 0, 2, 2, false, true}") == kStep7);
-  CHECK(parse_config("FlashForwardKernelConfig{(c10::ScalarType)5, (int)128, (int)64, (int)64, "
-                     "(int)4, (bool)1, (bool)1, (bool)1, (int)0, (int)2, (int)2, (bool)0, (bool)1}") ==
+  CHECK(parse_demangled_plain(
+            "FlashForwardKernelConfig{5, 128, 64, 64, 4, 1, 1, 1, 0, 2, 2, 0, 1}") == kStep7);
+  CHECK(
+      parse_config(
+          "FlashForwardKernelConfig{5, 128, 64, 64, 4, true, true, true, 0, 2, 2, false, true}") ==
+      kStep7);
+  CHECK(parse_config(
+            "FlashForwardKernelConfig{(c10::ScalarType)5, (int)128, (int)64, (int)64, "
+            "(int)4, (bool)1, (bool)1, (bool)1, (int)0, (int)2, (int)2, (bool)0, (bool)1}") ==
         kStep7);
-  CHECK(parse_config("FlashForwardKernelConfig{15, 128, 64, 64, 4, 1, 1, 1, 0, 2, 2, 0, 1}").dtype ==
-        DType::BF16);
+  CHECK(
+      parse_config("FlashForwardKernelConfig{15, 128, 64, 64, 4, 1, 1, 1, 0, 2, 2, 0, 1}").dtype ==
+      DType::BF16);
 }
 
 TEST_CASE("dtype accepted case-insensitively as a name or enum integer") {
   for (const char* spelling : {"fp16", "FP16", "Fp16", "5"})
-    CHECK(parse_short_form(std::string("(") + spelling + ", 128, 64, 64, 4): async+load_0_0_0_tiles")
-              .dtype == DType::FP16);
+    CHECK(
+        parse_short_form(std::string("(") + spelling + ", 128, 64, 64, 4): async+load_0_0_0_tiles")
+            .dtype == DType::FP16);
   for (const char* spelling : {"bf16", "BF16", "15"})
-    CHECK(parse_short_form(std::string("(") + spelling + ", 128, 64, 64, 4): async+load_0_0_0_tiles")
-              .dtype == DType::BF16);
+    CHECK(
+        parse_short_form(std::string("(") + spelling + ", 128, 64, 64, 4): async+load_0_0_0_tiles")
+            .dtype == DType::BF16);
 }
 
 TEST_CASE("feature order is not checked") {
-  CHECK(parse_short_form("(FP16, 128, 64, 64, 4): opt_softmax+load_0_2_2_tiles+swizzled+eager+async") ==
-        kStep7);
+  CHECK(parse_short_form(
+            "(FP16, 128, 64, 64, 4): opt_softmax+load_0_2_2_tiles+swizzled+eager+async") == kStep7);
 }
 
 TEST_CASE("every parse error names the text and the problem") {
-  CHECK(parse_error("") .find("the text is empty") != std::string::npos);
+  CHECK(parse_error("").find("the text is empty") != std::string::npos);
   CHECK(parse_error("FP16, 128, 64, 64, 4: async").find("expected \"(DTYPE") != std::string::npos);
   CHECK(parse_error("(FP16, 128, 64, 64, 4) async+load_0_0_0_tiles").find("missing \"):\"") !=
         std::string::npos);
@@ -96,8 +107,8 @@ TEST_CASE("every parse error names the text and the problem") {
         std::string::npos);
   CHECK(parse_error("(FP32, 128, 64, 64, 4): async+load_0_0_0_tiles").find("dtype \"FP32\"") !=
         std::string::npos);
-  CHECK(parse_error("(FP16, 128, x, 64, 4): async+load_0_0_0_tiles").find("B_r \"x\" is not an integer") !=
-        std::string::npos);
+  CHECK(parse_error("(FP16, 128, x, 64, 4): async+load_0_0_0_tiles")
+            .find("B_r \"x\" is not an integer") != std::string::npos);
   CHECK(parse_error("(FP16, 128, 64, 64, 4):async+load_0_0_0_tiles").find("expected whitespace") !=
         std::string::npos);
   CHECK(parse_error("(FP16, 128, 64, 64, 4): ").find("feature list is empty") != std::string::npos);
@@ -155,8 +166,8 @@ TEST_CASE("shared memory and CTAs per SM follow spec §2.4") {
   CHECK(smem_of(128, 128) == 96 * 1024);
   KernelConfig c = kStep7;
   c.B_r = 128;
-  CHECK(ctas_per_sm(c, 227 * 1024) == 2);   // Hopper: two 64 KiB CTAs fit
-  CHECK(ctas_per_sm(c, 100 * 1024) == 1);   // RTX 3090: 2 x 64 KiB does not
+  CHECK(ctas_per_sm(c, 227 * 1024) == 2);  // Hopper: two 64 KiB CTAs fit
+  CHECK(ctas_per_sm(c, 100 * 1024) == 1);  // RTX 3090: 2 x 64 KiB does not
   c.n_warps = 8;
   CHECK(ctas_per_sm(c, 227 * 1024) == 1);
   CHECK(threads_per_block(c) == 256);
@@ -167,7 +178,8 @@ TEST_CASE("static validity rules of spec §2.1") {
   CHECK(is_statically_valid(kStep7));
   KernelConfig c = kStep7;
   c.K_mma_load_K_fragments = 1;
-  CHECK(std::string(static_config_violation(c)).find("power of two other than 1") != std::string::npos);
+  CHECK(std::string(static_config_violation(c)).find("power of two other than 1") !=
+        std::string::npos);
   c = kStep7;
   c.Q_mma_load_K_fragments = 2;
   c.K_mma_load_K_fragments = 4;
@@ -176,13 +188,16 @@ TEST_CASE("static validity rules of spec §2.1") {
   c.V_mma_load_K_fragments = 8;  // B_c / 8 = 8 allowed without buffer
   CHECK(is_statically_valid(c));
   c.mma_double_buffer_loads = true;  // halved: B_c / 16 = 4
-  CHECK(std::string(static_config_violation(c)).find("V load_K_fragments exceeds") != std::string::npos);
+  CHECK(std::string(static_config_violation(c)).find("V load_K_fragments exceeds") !=
+        std::string::npos);
   c = kStep7;
   c.K_mma_load_K_fragments = 32;
-  CHECK(std::string(static_config_violation(c)).find("Q/K load_K_fragments exceeds") != std::string::npos);
+  CHECK(std::string(static_config_violation(c)).find("Q/K load_K_fragments exceeds") !=
+        std::string::npos);
   c = kStep7;
   c.n_warps = 8;  // 64 rows / 8 warps = 8 rows: not a whole m-tile
-  CHECK(std::string(static_config_violation(c)).find("multiple of 16 * n_warps") != std::string::npos);
+  CHECK(std::string(static_config_violation(c)).find("multiple of 16 * n_warps") !=
+        std::string::npos);
 }
 
 TEST_CASE("FLOP counts") {

@@ -79,21 +79,26 @@ TEST_CASE("every validation rule has a message naming the value and the rule") {
   CHECK(message(entry, t) == "kernel config dtype fp16 does not match the input dtype bf16");
   t = tensors();
   t.k = tensor(&k_storage, {2, 512, 16, 128});
-  CHECK(message(entry, t) == "K has shape [2, 512, 16, 128] but Q has [2, 1024, 16, 128]; they must be equal");
-  CHECK(message(entry, tensors({2, 1024, 16, 64})) == "d_head 64 does not match the kernel's d_head = 128");
-  CHECK(message(entry, tensors({2, 1000, 16, 128})) == "seq_len 1000 is not a multiple of B_r = 64");
+  CHECK(message(entry, t) ==
+        "K has shape [2, 512, 16, 128] but Q has [2, 1024, 16, 128]; they must be equal");
+  CHECK(message(entry, tensors({2, 1024, 16, 64})) ==
+        "d_head 64 does not match the kernel's d_head = 128");
+  CHECK(message(entry, tensors({2, 1000, 16, 128})) ==
+        "seq_len 1000 is not a multiple of B_r = 64");
   KernelConfig wide = kConfig;
   wide.B_r = 32;
   wide.n_warps = 2;
   CHECK(message(entry_for(7, wide), tensors({2, 1056, 16, 128})) ==
         "seq_len 1056 is not a multiple of B_c = 64");
-  CHECK(message(entry, tensors({0, 1024, 16, 128})) == "Q has an empty dimension: shape [0, 1024, 16, 128]");
+  CHECK(message(entry, tensors({0, 1024, 16, 128})) ==
+        "Q has an empty dimension: shape [0, 1024, 16, 128]");
   t = tensors();
   t.o.dtype = DType::BF16;
   CHECK(message(entry, t) == "O has dtype bf16 but the inputs have fp16");
   t = tensors();
   t.o = tensor(&o_storage, {2, 1024, 8, 128});
-  CHECK(message(entry, t) == "O has shape [2, 1024, 8, 128] but Q has [2, 1024, 16, 128]; they must be equal");
+  CHECK(message(entry, t) ==
+        "O has shape [2, 1024, 8, 128] but Q has [2, 1024, 16, 128]; they must be equal");
   t = tensors();
   t.o.location = MemoryLocation::host;
   CHECK(message(entry, t) == "O must be a CUDA (device) tensor");
@@ -105,15 +110,16 @@ TEST_CASE("known-bad combinations of spec §7 are rejected, not run") {
   eight_warps.B_c = 32;
   eight_warps.n_warps = 8;
   eight_warps.Q_mma_load_K_fragments = 2;
-  CHECK(message(entry_for(3, eight_warps), tensors()).find("need B_c / 8 >= n_warps; B_c = 32 with 8 warps") !=
-        std::string::npos);
+  CHECK(message(entry_for(3, eight_warps), tensors())
+            .find("need B_c / 8 >= n_warps; B_c = 32 with 8 warps") != std::string::npos);
   CHECK(unsupported_combination(3, eight_warps).has_value());
   CHECK_FALSE(unsupported_combination(8, eight_warps).has_value());  // CTA-cooperative copies
 
   KernelEntry step16 = entry_for(16);
   step16.static_head_counts = {16};
   CHECK(message(step16, tensors({1, 1024, 16, 128})) == "valid");
-  CHECK(message(step16, tensors({1, 1024, 3, 128})).starts_with(
-      "step 16 is compiled for a static GMEM row stride of d_head x heads with heads in {16}; "
-      "heads = 3"));
+  CHECK(message(step16, tensors({1, 1024, 3, 128}))
+            .starts_with("step 16 is compiled for a static GMEM row stride of d_head x heads with "
+                         "heads in {16}; "
+                         "heads = 3"));
 }

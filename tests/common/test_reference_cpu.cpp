@@ -26,15 +26,18 @@ TEST_CASE("fp64 CPU attention keeps heads and samples apart") {
   // Two heads with identical q/k but different v: each head's output must come from its own v.
   const AttentionShape shape{2, 3, 2, 2};
   std::vector<double> q(shape.elements(), 0.0), k(shape.elements(), 0.0), v(shape.elements());
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<double>(i);
   const std::vector<double> o = cpu_attention_fp64(shape, q, k, v);
   // All-zero scores: every output row is the mean of its (sample, head) V rows.
   for (int b = 0; b < 2; ++b)
     for (int h = 0; h < 2; ++h)
       for (int c = 0; c < 2; ++c) {
         double mean = 0;
-        for (int s = 0; s < 3; ++s) mean += v[((b * 3 + s) * 2 + h) * 2 + c] / 3.0;
-        for (int s = 0; s < 3; ++s) CHECK(o[((b * 3 + s) * 2 + h) * 2 + c] == doctest::Approx(mean));
+        for (int s = 0; s < 3; ++s)
+          mean += v[((b * 3 + s) * 2 + h) * 2 + c] / 3.0;
+        for (int s = 0; s < 3; ++s)
+          CHECK(o[((b * 3 + s) * 2 + h) * 2 + c] == doctest::Approx(mean));
       }
 }
 

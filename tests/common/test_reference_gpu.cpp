@@ -66,8 +66,8 @@ TEST_CASE("the §1.4 check passes the fp32 reference and fails corrupted outputs
     CHECK_FALSE(poisoned.passed);
     CHECK(poisoned.nan_count == shape.elements());
     // One element off by 1.0 fails; the summary says so.
-    FS_CUDA_CHECK(cudaMemcpy(out.data(), references.fp32(), shape.elements() * 2,
-                             cudaMemcpyDeviceToDevice));
+    FS_CUDA_CHECK(
+        cudaMemcpy(out.data(), references.fp32(), shape.elements() * 2, cudaMemcpyDeviceToDevice));
     out.add_to_element(12345, 1.0);
     const CorrectnessVerdict corrupted = references.check(out.data());
     CHECK_FALSE(corrupted.passed);
@@ -87,7 +87,8 @@ TEST_CASE("random inputs are a pure function of the seed and standard normal") {
   CHECK(compare_outputs(a.data(), b.data(), DType::BF16, count).max_abs > 1);
   const std::vector<double> values = a.to_host();
   double mean = 0, square = 0;
-  for (const double x : values) mean += x / count, square += x * x / count;
+  for (const double x : values)
+    mean += x / count, square += x * x / count;
   CHECK(std::abs(mean) < 0.01);
   CHECK(std::abs(square - 1.0) < 0.02);
 }

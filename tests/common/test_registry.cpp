@@ -74,8 +74,8 @@ TEST_CASE("a lookup of an unbuilt config names the closest built configs of that
     CHECK(message.find("closest built configs of step 1:\n  (FP16, 128, 64, 64, 4): "
                        "async+load_0_0_0_tiles") != std::string::npos);
   }
-  CHECK_THROWS_WITH_AS(registry.find(9, base), doctest::Contains("this build has no kernel for step 9"),
-                       KernelLookupError);
+  CHECK_THROWS_WITH_AS(registry.find(9, base),
+                       doctest::Contains("this build has no kernel for step 9"), KernelLookupError);
   KernelEntry duplicate;
   duplicate.step = 1;
   duplicate.config = base;

@@ -32,10 +32,16 @@ TEST_CASE("progression sets") {
   CHECK(extended.size() == 56);
   CHECK(std::set<KernelConfig>(extended.begin(), extended.end()).size() == 56);
   std::set<std::tuple<int, int, int>> shapes;
-  for (const auto& c : extended) shapes.insert({c.B_r, c.B_c, c.n_warps});
-  CHECK(shapes == std::set<std::tuple<int, int, int>>{{128, 128, 4}, {128, 128, 8}, {128, 64, 4},
-                                                       {128, 64, 8}, {128, 32, 4}, {128, 32, 8},
-                                                       {64, 64, 4}, {64, 32, 4}});
+  for (const auto& c : extended)
+    shapes.insert({c.B_r, c.B_c, c.n_warps});
+  CHECK(shapes == std::set<std::tuple<int, int, int>>{{128, 128, 4},
+                                                      {128, 128, 8},
+                                                      {128, 64, 4},
+                                                      {128, 64, 8},
+                                                      {128, 32, 4},
+                                                      {128, 32, 8},
+                                                      {64, 64, 4},
+                                                      {64, 32, 4}});
 }
 
 TEST_CASE("auto-tune space: 256 candidates, 80 survive, 40 per dtype, per-shape counts") {
@@ -61,7 +67,8 @@ TEST_CASE("auto-tune space: 256 candidates, 80 survive, 40 per dtype, per-shape 
   CHECK(members.contains(base[2]));
   CHECK(members.contains(base[6]));
   int progression_members = 0;
-  for (const auto& c : base) progression_members += members.contains(c);
+  for (const auto& c : base)
+    progression_members += members.contains(c);
   CHECK(progression_members == 2);
   // 7 ∪ 80 = 85 (spec §5.5).
   std::set<KernelConfig> with_progression = members;
@@ -130,22 +137,26 @@ TEST_CASE("steps and picks") {
     }
   }
   CHECK(step_info(16).static_head_counts == std::vector<int>{16});
-  CHECK_THROWS_WITH_AS(step_info(17), doctest::Contains("step 17 does not exist"), std::out_of_range);
+  CHECK_THROWS_WITH_AS(step_info(17), doctest::Contains("step 17 does not exist"),
+                       std::out_of_range);
 }
 
 TEST_CASE("build plans") {
   const BuildPlan ci = build_plan(BuildSet::ci);
   CHECK(ci.instantiations.size() == 32);  // every step once per dtype
   std::set<int> ci_steps;
-  for (const auto& item : ci.instantiations) ci_steps.insert(item.step);
+  for (const auto& item : ci.instantiations)
+    ci_steps.insert(item.step);
   CHECK(ci_steps.size() == 16);
   const BuildPlan prog = build_plan(BuildSet::prog);
   CHECK(prog.instantiations.size() >= 7 * 2 + 9 * 4);
   CHECK(std::is_sorted(prog.instantiations.begin(), prog.instantiations.end()));
   const BuildPlan tune = build_plan(BuildSet::tune, {7});
-  CHECK(tune.instantiations.size() == 80);  // both dtypes of step 7's progression config are tune members
+  CHECK(tune.instantiations.size() ==
+        80);  // both dtypes of step 7's progression config are tune members
   const BuildPlan all = build_plan(BuildSet::all, {1});
-  for (const auto& skipped : all.skipped) CHECK(skipped.reason.find("B_c / 8 >= n_warps") != std::string::npos);
+  for (const auto& skipped : all.skipped)
+    CHECK(skipped.reason.find("B_c / 8 >= n_warps") != std::string::npos);
   CHECK(all.skipped.size() == 14);  // each entry's 128x32x8 shape, fp16 and bf16
 }
 
@@ -153,7 +164,10 @@ TEST_CASE("step lists") {
   CHECK(parse_step_list("1-16").size() == 16);
   CHECK(parse_step_list("7,16") == std::vector<int>{7, 16});
   CHECK(parse_step_list("3,1-2,3") == std::vector<int>{1, 2, 3});
-  CHECK_THROWS_WITH_AS(parse_step_list("0-3"), doctest::Contains("outside 1–16"), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(parse_step_list("5-2"), doctest::Contains("runs backwards"), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(parse_step_list("x"), doctest::Contains("not a step number"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_step_list("0-3"), doctest::Contains("outside 1–16"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_step_list("5-2"), doctest::Contains("runs backwards"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_step_list("x"), doctest::Contains("not a step number"),
+                       std::invalid_argument);
 }

@@ -49,10 +49,8 @@ int compute_capability() {
 
 TEST_CASE("every built kernel passes the §1.4 rule on the shape matrix") {
   const std::vector<ShapeCase> cases = {
-      {"seed test shape", {16, 2048, 16, 128}, 1.0f},
-      {"single KV block", {1, 0, 3, 128}, 1.0f},
-      {"odd head count", {2, 512, 3, 128}, 1.0f},
-      {"long sequence", {1, 16384, 2, 128}, 1.0f},
+      {"seed test shape", {16, 2048, 16, 128}, 1.0f}, {"single KV block", {1, 0, 3, 128}, 1.0f},
+      {"odd head count", {2, 512, 3, 128}, 1.0f},     {"long sequence", {1, 16384, 2, 128}, 1.0f},
       {"inputs x4", {4, 1024, 8, 128}, 4.0f},
   };
   const std::uint64_t seed = fresh_seed();

@@ -21,8 +21,7 @@ namespace flashscope::testing {
 // A fresh seed per run, printed by the tests; FLASHSCOPE_SEED=<n> reproduces a run.
 inline std::uint64_t fresh_seed() {
   if (const char* fixed = std::getenv("FLASHSCOPE_SEED")) return std::strtoull(fixed, nullptr, 10);
-  return static_cast<std::uint64_t>(
-      std::chrono::steady_clock::now().time_since_epoch().count());
+  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 }
 
 class DeviceBuffer {
@@ -41,17 +40,18 @@ class DeviceBuffer {
     std::vector<std::uint16_t> bits(static_cast<std::size_t>(count_));
     FS_CUDA_CHECK(cudaMemcpy(bits.data(), data_, bits.size() * 2, cudaMemcpyDeviceToHost));
     std::vector<double> out(bits.size());
-    for (std::size_t i = 0; i < bits.size(); ++i) out[i] = to_double(bits[i]);
+    for (std::size_t i = 0; i < bits.size(); ++i)
+      out[i] = to_double(bits[i]);
     return out;
   }
 
   void add_to_element(std::int64_t index, double delta) {
     std::uint16_t bits = 0;
-    FS_CUDA_CHECK(cudaMemcpy(&bits, static_cast<std::uint16_t*>(data_) + index, 2,
-                             cudaMemcpyDeviceToHost));
+    FS_CUDA_CHECK(
+        cudaMemcpy(&bits, static_cast<std::uint16_t*>(data_) + index, 2, cudaMemcpyDeviceToHost));
     bits = from_double(to_double(bits) + delta);
-    FS_CUDA_CHECK(cudaMemcpy(static_cast<std::uint16_t*>(data_) + index, &bits, 2,
-                             cudaMemcpyHostToDevice));
+    FS_CUDA_CHECK(
+        cudaMemcpy(static_cast<std::uint16_t*>(data_) + index, &bits, 2, cudaMemcpyHostToDevice));
   }
 
  private:

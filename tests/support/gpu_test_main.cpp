@@ -11,9 +11,9 @@ int main(int argc, char** argv) {
   const cudaError_t status = cudaGetDeviceCount(&device_count);
   if (status != cudaSuccess || device_count == 0) {
     std::cout << "SKIPPED: no CUDA device ("
-              << (status != cudaSuccess ? std::string("cudaGetDeviceCount: ") +
-                                              cudaGetErrorString(status)
-                                        : std::string("cudaGetDeviceCount found 0 devices"))
+              << (status != cudaSuccess
+                      ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(status)
+                      : std::string("cudaGetDeviceCount found 0 devices"))
               << ")\n";
     return 0;
   }
