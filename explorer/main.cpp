@@ -1,5 +1,6 @@
-// flashscope's one executable: lists kernels and config sets, and (added by later modes) runs
-// headless sweeps, checks one kernel, or opens the desktop explorer.
+// flashscope's one executable: lists kernels and config sets, runs headless sweeps (--csv),
+// checks one kernel (check), regenerates the measured docs (report), or opens the desktop
+// explorer (no mode).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -7,9 +8,15 @@
 
 #include "configs/config_sets.hpp"
 #include "explorer/check_mode.hpp"
+#include "explorer/report/report_mode.hpp"
 #include "explorer/sweep_mode.hpp"
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/registry.hpp"
+
+#ifdef FLASHSCOPE_WITH_GUI
+#include "explorer/gui/gui_app.hpp"
+#include "explorer/gui/profiling_sweep_runner.hpp"
+#endif
 
 namespace {
 
@@ -49,6 +56,11 @@ int main(int argc, char** argv) {
   cli::add_sweep_options(app, sweep);
   cli::CheckCli check;
   CLI::App* check_command = cli::add_check_command(app, check);
+  const explorer::ReportCommand report = explorer::add_report_command(app);
+#ifdef FLASHSCOPE_WITH_GUI
+  explorer::GuiOptions gui;
+  explorer::add_gui_options(app, gui);
+#endif
 
   try {
     app.parse(argc, argv);
@@ -57,6 +69,7 @@ int main(int argc, char** argv) {
   }
   if (sweep.csv) return cli::run_sweep_mode(sweep);
   if (check_command->parsed()) return cli::run_check_mode(check);
+  if (report.command->parsed()) return report.run();
 
   try {
     if (list) return list_built_kernels();
@@ -65,6 +78,13 @@ int main(int argc, char** argv) {
     std::cerr << "explorer: " << error.what() << "\n";
     return 1;
   }
-  std::cout << app.help();
+#ifdef FLASHSCOPE_WITH_GUI
+  gui.sweep_runner = explorer::make_profiling_sweep_runner(0, gui.sweep_unavailable_reason);
+  return explorer::run_gui(gui);
+#else
+  std::cout << app.help()
+            << "\nThis build has no desktop explorer (ImGui, GLFW or OpenGL were not found at "
+               "configure time).\n";
   return 0;
+#endif
 }

@@ -1,0 +1,116 @@
+#include "explorer/check_mode.hpp"
+
+#include <iomanip>
+#include <iostream>
+#include <random>
+
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/common/launch_validation.hpp"
+#include "profiling/device.hpp"
+
+namespace flashscope::cli {
+
+CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
+  CLI::App* check = app.add_subcommand(
+      "check",
+      "Run one kernel on one shape with fresh N(0, scale²) inputs and report the §1.4 verdict "
+      "(err_kernel = max|O - R_lp| <= 2 * max|R_lp - R_32|) and the max/mean error against the "
+      "fp32 reference. Exit code 0 pass, 1 fail, 2 invalid request, 3 no GPU or CUDA error.");
+  check->add_option("--step", cli.step, "Kernel step, 1-16")->required();
+  check->add_option("--config", cli.config,
+                    "Config short form, e.g. \"(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles\" "
+                    "(default: the step's built config for --dtype)");
+  check->add_option("--dtype", cli.dtype, "fp16 or bf16 (default: the config's, else fp16)");
+  check->add_option("--batch", cli.batch, "Batch size")->capture_default_str();
+  check->add_option("--seq-len", cli.seq_len, "Sequence length N")->capture_default_str();
+  check->add_option("--heads", cli.heads, "Heads")->capture_default_str();
+  check->add_option("--d-head", cli.d_head, "Head dimension (kernels are built for 128)")
+      ->capture_default_str();
+  check->add_option("--seed", cli.seed,
+                    "Input seed (default: fresh, printed); a sweep row's input_seed reproduces "
+                    "that row's inputs at its shape");
+  check->add_option("--input-scale", cli.input_scale, "Inputs are N(0, scale²)")
+      ->capture_default_str();
+  check->add_option("--dump", cli.dump_dir,
+                    "Write q, k, v, o and both references as .npy into this folder (fp16 as "
+                    "'<f2'; bf16, which numpy lacks, widened exactly to float32 '<f4')");
+  check->add_option("--device", cli.device, "CUDA device index")->capture_default_str();
+  return check;
+}
+
+CheckRequest check_request_from_cli(const CheckCli& cli) {
+  CheckRequest request;
+  request.step = cli.step;
+  if (!cli.config.empty()) {
+    try {
+      request.config = parse_config(cli.config);
+    } catch (const ConfigParseError& error) {
+      throw std::invalid_argument(std::string("--config: ") + error.what());
+    }
+  }
+  if (!cli.dtype.empty()) {
+    request.dtype = dtype_from_string(cli.dtype);
+    if (!request.dtype)
+      throw std::invalid_argument("--dtype: '" + cli.dtype + "' is not fp16 or bf16");
+  }
+  request.shape = AttentionShape{cli.batch, cli.seq_len, cli.heads, cli.d_head};
+  if (cli.seed) {
+    request.seed = *cli.seed;
+  } else {
+    std::random_device entropy;
+    request.seed =
+        ((static_cast<std::uint64_t>(entropy()) << 32) | entropy()) % 1'000'000'000'000ull;
+  }
+  if (!(cli.input_scale > 0)) throw std::invalid_argument("--input-scale must be positive");
+  request.input_scale = cli.input_scale;
+  request.dump_dir = cli.dump_dir;
+  request.device = cli.device;
+  return request;
+}
+
+int run_check_mode(const CheckCli& cli) {
+  CheckReport report;
+  try {
+    report = run_check(check_request_from_cli(cli));
+  } catch (const NoCudaDevice& error) {
+    std::cerr << "explorer check: " << error.what() << "\n";
+    return 3;
+  } catch (const CudaError& error) {
+    std::cerr << "explorer check: " << error.what() << "\n";
+    return 3;
+  } catch (const std::invalid_argument& error) {  // includes lookup and validation errors
+    std::cerr << "explorer check: " << error.what() << "\n";
+    return 2;
+  } catch (const std::out_of_range& error) {
+    std::cerr << "explorer check: --step: " << error.what() << "\n";
+    return 2;
+  } catch (const std::exception& error) {
+    std::cerr << "explorer check: " << error.what() << "\n";
+    return 3;
+  }
+  const AttentionShape& s = report.shape;
+  const CorrectnessVerdict& verdict = report.verdict;
+  std::cout << "step " << report.kernel->step << " " << to_short_form(report.kernel->config)
+            << "\n  shape B=" << s.batch << " N=" << s.seq_len << " H=" << s.heads
+            << " d=" << s.d_head << " " << dtype_lower_name(report.dtype) << ", inputs N(0, "
+            << cli.input_scale << "²), seed " << report.seed
+            << "\n  §1.4: " << (verdict.passed ? "PASS" : "FAIL") << "  " << verdict.summary()
+            << "\n"
+            << std::setprecision(4)
+            << "  vs fp32 reference: max |O - R_32| = " << verdict.vs_fp32.max_abs
+            << ", mean = " << verdict.vs_fp32.mean_abs
+            << (verdict.nan_count ? ", NaN elements: " + std::to_string(verdict.nan_count) : "")
+            << "\n";
+  if (!report.dumped_files.empty()) {
+    std::cout << "  wrote";
+    for (const std::string& path : report.dumped_files)
+      std::cout << " " << path;
+    std::cout << "\n";
+    if (report.dtype == DType::BF16)
+      std::cout << "  (bf16 tensors are stored as float32 '<f4': numpy has no bf16; the "
+                   "widening is exact)\n";
+  }
+  return verdict.passed ? 0 : 1;
+}
+
+}  // namespace flashscope::cli

@@ -1,0 +1,39 @@
+// `explorer check`: run one kernel on given shapes against the §1.4 rule. Command-line layer only;
+// profiling/check.hpp does the work.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "profiling/check.hpp"
+
+namespace flashscope::cli {
+
+struct CheckCli {
+  int step = 0;
+  std::string config;  // short form; empty: the step's built config for --dtype
+  std::string dtype;   // empty: the config's, else fp16
+  int batch = 16;
+  int seq_len = 2048;
+  int heads = 16;
+  int d_head = 128;
+  std::optional<std::uint64_t> seed;
+  float input_scale = 1.0f;
+  std::string dump_dir;
+  int device = 0;
+};
+
+// Adds the `check` subcommand; returns it so main can ask whether it was given.
+CLI::App* add_check_command(CLI::App& app, CheckCli& cli);
+
+// Throws std::invalid_argument naming the option at fault. A missing seed becomes a fresh one.
+CheckRequest check_request_from_cli(const CheckCli& cli);
+
+// Exit code: 0 pass, 1 the kernel fails §1.4, 2 invalid request (unknown or unbuilt config,
+// invalid shape), 3 no GPU or a CUDA error.
+int run_check_mode(const CheckCli& cli);
+
+}  // namespace flashscope::cli

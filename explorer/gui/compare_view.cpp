@@ -1,0 +1,221 @@
+#include <imgui.h>
+#include <imgui_stdlib.h>  // after imgui.h, which it needs
+
+#include <string>
+#include <vector>
+
+#include "explorer/gui/views.hpp"
+#include "explorer/plot/plot.hpp"
+
+namespace flashscope::explorer::gui {
+
+namespace {
+
+constexpr CompareColumn kColumns[] = {
+    CompareColumn::step,     CompareColumn::config,   CompareColumn::dtype, CompareColumn::seq_len,
+    CompareColumn::a_tflops, CompareColumn::b_tflops, CompareColumn::ratio};
+
+const char* column_header(CompareColumn column) {
+  switch (column) {
+    case CompareColumn::step:
+      return "step";
+    case CompareColumn::config:
+      return "config";
+    case CompareColumn::dtype:
+      return "dtype";
+    case CompareColumn::seq_len:
+      return "N";
+    case CompareColumn::a_tflops:
+      return "A TFLOP/s";
+    case CompareColumn::b_tflops:
+      return "B TFLOP/s";
+    case CompareColumn::ratio:
+      return "B / A";
+  }
+  return "?";
+}
+
+std::string file_caption(const ResultFile& file) {
+  return file.label + "  (" + std::to_string(file.rows.size()) + " rows)";
+}
+
+bool file_combo(const char* label, std::size_t& index, const std::vector<ResultFile>& files) {
+  bool changed = false;
+  if (ImGui::BeginCombo(label, file_caption(files[index]).c_str())) {
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      ImGui::PushID(static_cast<int>(i));
+      if (ImGui::Selectable(file_caption(files[i]).c_str(), i == index) && i != index) {
+        index = i;
+        changed = true;
+      }
+      ImGui::PopID();
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+std::string devices_of(const ResultFile& file) {
+  std::set<std::string> devices;
+  for (const ResultRow& row : file.rows)
+    devices.insert(row.device + ", " + row.cache_mode);
+  std::string text;
+  for (const std::string& device : devices)
+    text += (text.empty() ? "" : "; ") + device;
+  return text;
+}
+
+ImVec4 ratio_colour(double ratio) {
+  if (ratio > 1.005) return kBetterColour;
+  if (ratio < 0.995) return kWorseColour;
+  return kMutedColour;
+}
+
+}  // namespace
+
+void CompareView::draw(ExplorerState& state) {
+  const std::vector<ResultFile>& files = state.files();
+  if (files.size() < 2) {
+    empty_view_message(
+        "Compare needs two result files. Start the explorer with --results A.csv B.csv, or "
+        "load another CSV with the box on the left.");
+    return;
+  }
+  file_a_ = std::min(file_a_, files.size() - 1);
+  file_b_ = std::min(file_b_, files.size() - 1);
+
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.42f);
+  file_combo("A##compare_a", file_a_, files);
+  ImGui::SameLine();
+  if (ImGui::Button("swap")) std::swap(file_a_, file_b_);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 30);
+  file_combo("B##compare_b", file_b_, files);
+  const bool inputs_changed =
+      generation_ != state.generation() || built_a_ != file_a_ || built_b_ != file_b_;
+  if (inputs_changed) {
+    comparison_ = compare_results(all_rows(files[file_a_]), all_rows(files[file_b_]));
+    devices_a_ = devices_of(files[file_a_]);
+    devices_b_ = devices_of(files[file_b_]);
+  }
+  ImGui::TextColored(kMutedColour, "A: %s", devices_a_.c_str());
+  ImGui::TextColored(kMutedColour, "B: %s", devices_b_.c_str());
+  if (inputs_changed || built_filter_ != filter_text_ || built_sort_ != sort_keys_) {
+    const RowTextFilter filter(filter_text_);
+    table_rows_.clear();
+    for (const ComparedRow& row : comparison_.rows)
+      if ((row.a && filter.matches(*row.a)) || (row.b && filter.matches(*row.b)))
+        table_rows_.push_back(row);
+    sort_compared_rows(table_rows_, sort_keys_);
+    built_filter_ = filter_text_;
+    built_sort_ = sort_keys_;
+  }
+  generation_ = state.generation();
+  built_a_ = file_a_;
+  built_b_ = file_b_;
+
+  ImGui::Text("%d paired, %d only in A, %d only in B.", comparison_.paired, comparison_.only_a,
+              comparison_.only_b);
+  if (comparison_.geometric_mean_ratio) {
+    ImGui::SameLine();
+    ImGui::TextColored(ratio_colour(*comparison_.geometric_mean_ratio),
+                       "B / A TFLOP/s, geometric mean over paired rows: %.3f",
+                       *comparison_.geometric_mean_ratio);
+  }
+
+  // Per-step geometric mean ratio: where B gains or loses.
+  if (!comparison_.per_step.empty()) {
+    plot::Axis x_axis;
+    x_axis.title = "step (references after 16)";
+    x_axis.zoomable = false;
+    std::vector<double> ratios{1.0};
+    std::vector<double> positions;
+    for (const StepRatio& step : comparison_.per_step) {
+      const int order = step_order(step.step);
+      const double position = order < 1000 ? order : 17 + (order - 1000);
+      positions.push_back(position);
+      ratios.push_back(step.geometric_mean);
+      x_axis.categories.push_back({position, order < 1000 ? step.step : step_label(step.step)});
+    }
+    x_axis.fit = {std::min(0.4, positions.front() - 0.6), positions.back() + 0.6};
+    plot::Axis y_axis;
+    y_axis.title = "B / A (geometric mean per step)";
+    y_axis.fit = plot::fit_range(ratios, plot::AxisScale::linear, 0.15, false);
+    y_axis.zoomable = false;
+    plot::Plot chart("##compare_steps", ImVec2(0, 190), x_axis, y_axis);
+    for (std::size_t i = 0; i < comparison_.per_step.size(); ++i) {
+      const double ratio = comparison_.per_step[i].geometric_mean;
+      const ImU32 colour = ImGui::ColorConvertFloat4ToU32(ratio_colour(ratio));
+      // Bars grow from parity, so gains point up and losses down.
+      chart.bar(positions[i], 0.6, ratio, colour, static_cast<int>(i), 1.0);
+    }
+    chart.horizontal_line(1.0, IM_COL32(200, 200, 200, 200), "parity");
+    const plot::Interaction interaction = chart.finish();
+    if (interaction.hovered) {
+      const StepRatio& step = comparison_.per_step[static_cast<std::size_t>(*interaction.hovered)];
+      ImGui::SetTooltip("%s: B / A = %.3f over %d paired rows", step_label(step.step).c_str(),
+                        step.geometric_mean, step.pairs);
+    }
+  }
+
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  ImGui::InputTextWithHint(
+      "##compare_filter", "filter: words all match, -word excludes, step=7, n=4096", &filter_text_);
+  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_SortMulti |
+                                ImGuiTableFlags_SortTristate | ImGuiTableFlags_BordersInnerH |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
+  constexpr int kColumnCount = static_cast<int>(std::size(kColumns));
+  if (ImGui::BeginTable("##compare_table", kColumnCount, flags)) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (int c = 0; c < kColumnCount; ++c) {
+      ImGuiTableColumnFlags column_flags = 0;
+      if (kColumns[c] == CompareColumn::config) column_flags |= ImGuiTableColumnFlags_WidthStretch;
+      ImGui::TableSetupColumn(column_header(kColumns[c]), column_flags, 0.0f,
+                              static_cast<ImGuiID>(c));
+    }
+    ImGui::TableHeadersRow();
+    if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsDirty) {
+      sort_keys_.clear();
+      for (int i = 0; i < specs->SpecsCount; ++i)
+        sort_keys_.push_back({kColumns[specs->Specs[i].ColumnUserID],
+                              specs->Specs[i].SortDirection == ImGuiSortDirection_Descending});
+      specs->SpecsDirty = false;
+    }
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(table_rows_.size()));
+    while (clipper.Step()) {
+      for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+        const ComparedRow& row = table_rows_[static_cast<std::size_t>(i)];
+        const ResultRow& either = row.a ? *row.a : *row.b;
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(step_label(either.step).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(either.config.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(either.dtype.c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", either.seq_len);
+        for (const ResultRow* side : {row.a, row.b}) {
+          ImGui::TableNextColumn();
+          if (side == nullptr)
+            ImGui::TextColored(kMutedColour, "not measured");
+          else if (!is_usable(*side))
+            ImGui::TextColored(kWorseColour, "%s",
+                               side->status != "ok" ? side->status.c_str() : "failed check");
+          else
+            ImGui::Text("%.1f", side->tflops);
+        }
+        ImGui::TableNextColumn();
+        if (row.ratio)
+          ImGui::TextColored(ratio_colour(*row.ratio), "%.3f", *row.ratio);
+        else
+          ImGui::TextColored(kMutedColour, "-");
+      }
+    }
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace flashscope::explorer::gui

@@ -1,0 +1,176 @@
+#include <algorithm>
+#include <string>
+
+#include "explorer/gui/views.hpp"
+#include "explorer/model/step_pages.hpp"
+#include "explorer/model/steps.hpp"
+
+namespace flashscope::explorer::gui {
+
+namespace {
+
+// Whether a rise in the field is an improvement (true), a regression (false) or neither.
+std::optional<bool> higher_is_better(Field field) {
+  switch (field) {
+    case Field::tflops:
+    case Field::pct_fa2:
+    case Field::pct_cudnn:
+      return true;
+    case Field::median_ms:
+    case Field::cycles:
+    case Field::local_bytes:
+      return false;
+    default:
+      return std::nullopt;  // registers, shared memory, L2 hit: context decides
+  }
+}
+
+int decimals_of(Field field) {
+  switch (field) {
+    case Field::median_ms:
+      return 3;
+    case Field::tflops:
+    case Field::pct_fa2:
+    case Field::pct_cudnn:
+    case Field::l2_hit_pct:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+void feature_list(const char* caption, const std::vector<std::string>& features, ImVec4 colour) {
+  if (features.empty()) return;
+  std::string text;
+  for (const std::string& feature : features)
+    text += (text.empty() ? "" : ", ") + feature;
+  ImGui::TextColored(colour, "%s %s", caption, text.c_str());
+}
+
+}  // namespace
+
+void DetailView::draw(ExplorerState& state) {
+  int& step = state.selection.detail_step;
+  step = std::clamp(step, 1, kStepCount);
+  if (ImGui::ArrowButton("##previous_step", ImGuiDir_Left) && step > 1) --step;
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(420);
+  const std::string preview = "step " + std::to_string(step) + ": " + std::string(step_title(step));
+  if (ImGui::BeginCombo("##detail_step", preview.c_str())) {
+    for (int candidate = 1; candidate <= kStepCount; ++candidate) {
+      const std::string label =
+          "step " + std::to_string(candidate) + ": " + std::string(step_title(candidate));
+      if (ImGui::Selectable(label.c_str(), candidate == step)) step = candidate;
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  if (ImGui::ArrowButton("##next_step", ImGuiDir_Right) && step < kStepCount) ++step;
+  ImGui::SameLine();
+  ImGui::TextUnformatted("   ");
+  ImGui::SameLine();
+  selection_controls(state);
+
+  const Progression& progression = cache_.get(state);
+  draw_changes(state, progression, step);
+
+  const StepPage* page = embedded_step_page(step);
+  if (page != nullptr && ImGui::BeginTabBar("##detail_tabs")) {
+    const std::string doc_tab = "Documentation (" + std::string(page->doc_path) + ")";
+    if (ImGui::BeginTabItem(doc_tab.c_str())) {
+      ImGui::BeginChild("##doc", ImVec2(0, 0), true);
+      if (page->doc_markdown.empty())
+        ImGui::TextColored(kMutedColour, "%.*s did not exist when this explorer was built.",
+                           static_cast<int>(page->doc_path.size()), page->doc_path.data());
+      else
+        markdown_text(page->doc_markdown);
+      ImGui::EndChild();
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Source diff vs previous step")) {
+      ImGui::TextColored(kMutedColour, "%.*s", static_cast<int>(page->diff_summary.size()),
+                         page->diff_summary.data());
+      if (!page->source_diff.empty()) diff_text_.draw(page->source_diff, "##diff");
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+}
+
+void DetailView::draw_changes(ExplorerState& state, const Progression& progression, int step) {
+  const RowSet& set = state.rows();
+  const StepChange change =
+      change_from_previous_step(progression, step, set, state.selection.reference);
+  if (change.current == nullptr) {
+    ImGui::TextColored(kWarningColour,
+                       "Step %d has no usable rows for %s at this N: nothing to compare.", step,
+                       state.selection.dtype.c_str());
+    ImGui::Separator();
+    return;
+  }
+  const std::string previous_name =
+      change.previous ? step_label(change.previous->step) : std::string("(none)");
+  ImGui::TextColored(kHeadingColour, "What step %d changed against %s", step,
+                     previous_name.c_str());
+  if (change.previous) {
+    const ConfigChange config =
+        describe_config_change(change.previous->config, change.current->config);
+    if (config.identical()) {
+      ImGui::TextColored(kMutedColour, "same kernel configuration: %s",
+                         change.current->config.c_str());
+    } else {
+      ImGui::TextColored(kMutedColour, "config %s -> %s", change.previous->config.c_str(),
+                         change.current->config.c_str());
+      if (!config.current_shape.empty())
+        ImGui::TextColored(kWarningColour, "shape %s -> %s", config.previous_shape.c_str(),
+                           config.current_shape.c_str());
+      feature_list("adds", config.added_features, kBetterColour);
+      feature_list("drops", config.removed_features, kWorseColour);
+    }
+  } else {
+    ImGui::TextColored(kMutedColour, "config %s", change.current->config.c_str());
+  }
+
+  const bool harmonic_mean = !state.selection.seq_len.has_value();
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable("##step_changes", 5, flags)) {
+    ImGui::TableSetupColumn(harmonic_mean ? "metric (mean over N)" : "metric");
+    ImGui::TableSetupColumn(previous_name.c_str());
+    ImGui::TableSetupColumn(step_label(change.current->step).c_str());
+    ImGui::TableSetupColumn("change");
+    ImGui::TableSetupColumn("relative");
+    ImGui::TableHeadersRow();
+    for (const MetricChange& metric : change.changes) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(std::string(field_label(metric.field)).c_str());
+      const int decimals = decimals_of(metric.field);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_number(metric.previous, decimals).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_number(metric.current, decimals).c_str());
+      const auto relative = metric.relative_change();
+      ImVec4 colour = kMutedColour;
+      if (const auto better = higher_is_better(metric.field); better && relative && *relative != 0)
+        colour = (*relative > 0) == *better ? kBetterColour : kWorseColour;
+      ImGui::TableNextColumn();
+      if (metric.previous && metric.current) {
+        const std::string delta = format_number(*metric.current - *metric.previous, decimals);
+        ImGui::TextColored(colour, "%s%s", *metric.current >= *metric.previous ? "+" : "",
+                           delta.c_str());
+      } else {
+        ImGui::TextColored(kMutedColour, "-");
+      }
+      ImGui::TableNextColumn();
+      if (relative)
+        ImGui::TextColored(colour, "%+.1f%%", *relative * 100.0);
+      else
+        ImGui::TextColored(kMutedColour, "-");
+    }
+    ImGui::EndTable();
+  }
+  ImGui::Separator();
+}
+
+}  // namespace flashscope::explorer::gui

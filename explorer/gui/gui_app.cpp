@@ -1,0 +1,382 @@
+#include "explorer/gui/gui_app.hpp"
+
+#include <CLI/CLI.hpp>
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui_stdlib.h>  // after imgui.h, which it needs
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <numeric>
+
+#include "explorer/gui/explorer_state.hpp"
+#include "explorer/gui/screenshot.hpp"
+#include "explorer/gui/views.hpp"
+#include "explorer/gui/widgets.hpp"
+
+#ifndef FLASHSCOPE_DEFAULT_RESULTS_DIR
+#error "FLASHSCOPE_DEFAULT_RESULTS_DIR must be defined by the build (<source dir>/results)"
+#endif
+
+namespace flashscope::explorer {
+
+void add_gui_options(CLI::App& app, GuiOptions& options) {
+  const auto in_group = [](CLI::Option* option) { return option->group("Desktop explorer"); };
+  in_group(app.add_option("--results", options.result_files,
+                          "Result CSVs written by `explorer --csv` to open (default: every *.csv "
+                          "under --results-dir)"));
+  in_group(app.add_option("--results-dir", options.results_directory,
+                          "Folder scanned for *.csv when no --results are given")
+               ->default_str(shipped_results_directory()));
+  std::vector<std::string> view_names;
+  for (ViewId view : kViews)
+    view_names.emplace_back(view_name(view));
+  in_group(app.add_option("--view", options.view, "View shown first")
+               ->check(CLI::IsMember(view_names))
+               ->capture_default_str());
+  in_group(app.add_option("--detail-step", options.detail_step,
+                          "Step the detail view shows first (default: the second with data)")
+               ->check(CLI::Range(1, 16)));
+  in_group(app.add_option("--screenshot", options.screenshot_path,
+                          "Render --frames frames, save the window as this PNG and exit"));
+  in_group(app.add_option("--frames", options.frames, "Frames rendered before the screenshot")
+               ->check(CLI::Range(1, 1000))
+               ->capture_default_str());
+  in_group(app.add_option("--bench-frames", options.bench_frames,
+                          "Render this many frames, print the mean frame time and exit")
+               ->check(CLI::Range(1, 100000)));
+  in_group(app.add_option_function<std::string>(
+                  "--window",
+                  [&options](const std::string& size) {
+                    int width = 0, height = 0;
+                    char separator = 0;
+                    if (std::sscanf(size.c_str(), "%d%c%d", &width, &separator, &height) != 3 ||
+                        separator != 'x' || width < 320 || height < 240)
+                      throw CLI::ValidationError("--window",
+                                                 "expected WIDTHxHEIGHT, at least 320x240");
+                    options.window_width = width;
+                    options.window_height = height;
+                  },
+                  "Window size in pixels")
+               ->default_str("1600x1000"));
+}
+
+std::string shipped_results_directory() {
+  return FLASHSCOPE_DEFAULT_RESULTS_DIR;
+}
+
+namespace gui {
+
+namespace {
+
+// Everything drawn each frame: the sidebar (files, filter, problems, run panel) and the views.
+class ExplorerWindow {
+ public:
+  explicit ExplorerWindow(const GuiOptions& options)
+      : run_panel_(options.sweep_runner, options.sweep_unavailable_reason) {
+    std::vector<std::string> paths = options.result_files;
+    if (paths.empty()) {
+      const std::string directory = options.results_directory.empty() ? shipped_results_directory()
+                                                                      : options.results_directory;
+      paths = find_result_csvs(directory);
+      if (paths.empty())
+        no_files_message_ =
+            "No result files found: there is no *.csv under " + directory +
+            ".\n\nMeasure on a machine with a GPU with `explorer --csv FILE` (see "
+            "docs/explorer.md), then open the file with `explorer --results FILE` or the Open "
+            "box on the left.";
+    }
+    state_.load(paths);
+    if (const auto view = view_from_name(options.view)) pending_view_ = *view;
+    state_.selection.detail_step = options.detail_step;
+    if (options.detail_step == 0) {
+      // The second step with data: the first one that has a change to show.
+      const std::vector<int>& steps = state_.rows().steps();
+      state_.selection.detail_step =
+          steps.empty() ? 1 : steps[std::min<std::size_t>(1, steps.size() - 1)];
+    }
+  }
+
+  ExplorerState& state() { return state_; }
+  bool sweep_running() const { return run_panel_.busy(); }
+
+  void draw() {
+    run_panel_.stream_rows(state_);
+    const ImGuiViewport* viewport = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(viewport->WorkPos);
+    ImGui::SetNextWindowSize(viewport->WorkSize);
+    // No window background: glClear paints it. A full-window textured quad is the single most
+    // expensive draw for a software renderer (Mesa llvmpipe under Xvfb).
+    const ImGuiWindowFlags flags =
+        ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+        ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground;
+    ImGui::Begin("flashscope explorer", nullptr, flags);
+    ImGui::BeginChild("##sidebar", ImVec2(330, 0), true);
+    draw_sidebar();
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("##views", ImVec2(0, 0), false);
+    draw_views();
+    ImGui::EndChild();
+    ImGui::End();
+  }
+
+ private:
+  void draw_sidebar() {
+    ImGui::TextColored(kHeadingColour, "flashscope explorer");
+    ImGui::Separator();
+    ImGui::TextUnformatted("Result files");
+    const auto& files = state_.files();
+    if (files.empty()) ImGui::TextColored(kMutedColour, "none loaded");
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      bool shown = files[i].shown;
+      const std::string label = files[i].label + "##file" + std::to_string(i);
+      if (ImGui::Checkbox(label.c_str(), &shown)) state_.set_file_shown(i, shown);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s\n%zu rows\nUnticked files are left out of every view but Compare.",
+                          files[i].path.empty() ? "(not saved)" : files[i].path.c_str(),
+                          files[i].rows.size());
+      ImGui::SameLine();
+      ImGui::TextColored(kMutedColour, "%zu", files[i].rows.size());
+    }
+    ImGui::SetNextItemWidth(-60);
+    const bool entered = ImGui::InputTextWithHint("##open_path", "path/to/results.csv", &open_path_,
+                                                  ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::SameLine();
+    if ((ImGui::Button("Open") || entered) && !open_path_.empty()) {
+      state_.load({open_path_});
+      open_path_.clear();
+    }
+
+    ImGui::Spacing();
+    ImGui::TextUnformatted("Rows shown");
+    RowFilter filter = state_.filter();
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    bool changed = string_combo("##device", filter.device, state_.devices(), "any device");
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    changed |= string_combo("##cache", filter.cache_mode, state_.cache_modes(), "any cache mode");
+    if (changed) state_.set_filter(filter);
+    ImGui::TextColored(kMutedColour, "%zu of %zu rows", state_.rows().rows().size(),
+                       state_.row_count());
+
+    if (!state_.problems().empty()) {
+      ImGui::Spacing();
+      ImGui::TextColored(kWorseColour, "Problems (%zu)", state_.problems().size());
+      ImGui::SameLine();
+      if (ImGui::SmallButton("clear")) state_.clear_problems();
+      ImGui::PushTextWrapPos(0.0f);
+      for (const std::string& problem : state_.problems())
+        ImGui::TextColored(kWorseColour, "%s", problem.c_str());
+      ImGui::PopTextWrapPos();
+    }
+
+    ImGui::Spacing();
+    ImGui::Separator();
+    ImGui::TextUnformatted("Run a sweep");
+    run_panel_.draw(state_);
+  }
+
+  void draw_views() {
+    if (state_.requested_view) {
+      pending_view_ = *state_.requested_view;
+      state_.requested_view.reset();
+    }
+    if (!ImGui::BeginTabBar("##view_tabs")) return;
+    for (ViewId view : kViews) {
+      const ImGuiTabItemFlags flags =
+          pending_view_ == view ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+      const std::string title(view_title(view));
+      if (!ImGui::BeginTabItem(title.c_str(), nullptr, flags)) continue;
+      if (state_.row_count() == 0 && view != ViewId::compare) {
+        empty_view_message(no_files_message_.empty()
+                               ? "No rows loaded. See the problems on the left, or open another "
+                                 "file."
+                               : no_files_message_);
+      } else if (state_.rows().empty() && view != ViewId::compare) {
+        empty_view_message(
+            "No rows match: tick a file on the left or choose another device / cache mode.");
+      } else {
+        draw_view(view);
+      }
+      ImGui::EndTabItem();
+    }
+    pending_view_.reset();
+    ImGui::EndTabBar();
+  }
+
+  void draw_view(ViewId view) {
+    switch (view) {
+      case ViewId::progression:
+        progression_.draw(state_);
+        break;
+      case ViewId::sweep:
+        sweep_.draw(state_);
+        break;
+      case ViewId::autotune:
+        autotune_.draw(state_);
+        break;
+      case ViewId::detail:
+        detail_.draw(state_);
+        break;
+      case ViewId::compare:
+        compare_.draw(state_);
+        break;
+    }
+  }
+
+  ExplorerState state_;
+  ProgressionView progression_;
+  SweepView sweep_;
+  AutotuneView autotune_;
+  DetailView detail_;
+  CompareView compare_;
+  RunPanel run_panel_;
+  std::optional<ViewId> pending_view_;
+  std::string open_path_;
+  std::string no_files_message_;
+};
+
+// The default ImGui font covers Latin-1 only, and the step pages and source comments use
+// arrows, math operators, Greek letters and superscripts. DejaVu Sans Mono has them all; it is
+// used where the system has it, else the default font (such glyphs then show as '?').
+void load_font(ImGuiIO& io) {
+  static const ImWchar kRanges[] = {
+      0x0020, 0x00FF,  // Basic Latin, Latin-1
+      0x0370, 0x03FF,  // Greek
+      0x1D00, 0x1DBF,  // phonetic extensions: superscript letters such as the T of Kᵀ
+      0x2000, 0x209F,  // punctuation, superscripts and subscripts
+      0x2190, 0x22FF,  // arrows, mathematical operators
+      0x2500, 0x259F,  // box drawing, blocks
+      0,
+  };
+  constexpr float kPixelSize = 14.0f;
+  for (const char* path : {"/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
+                           "/usr/share/fonts/dejavu-sans-mono-fonts/DejaVuSansMono.ttf",
+                           "/usr/share/fonts/TTF/DejaVuSansMono.ttf"}) {
+    std::error_code error;
+    if (std::filesystem::is_regular_file(path, error) &&
+        io.Fonts->AddFontFromFileTTF(path, kPixelSize, nullptr, kRanges) != nullptr)
+      return;
+  }
+  io.Fonts->AddFontDefault();
+}
+
+std::string glfw_error_text;
+
+void remember_glfw_error(int code, const char* description) {
+  glfw_error_text = std::string(description) + " (GLFW error " + std::to_string(code) + ")";
+}
+
+struct FrameStatistics {
+  std::vector<double> milliseconds;
+
+  void print(const GuiOptions& options, std::size_t rows, int width, int height) const {
+    std::vector<double> sorted = milliseconds;
+    std::sort(sorted.begin(), sorted.end());
+    const double mean =
+        std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(sorted.size());
+    const double p95 = sorted[std::min(sorted.size() - 1, sorted.size() * 95 / 100)];
+    const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+    std::printf(
+        "explorer: view %s: mean frame time %.2f ms (min %.2f, p95 %.2f, max %.2f) over %zu "
+        "frames; %zu rows loaded; %dx%d framebuffer; renderer %s\n",
+        options.view.c_str(), mean, sorted.front(), p95, sorted.back(), sorted.size(), rows, width,
+        height, renderer ? renderer : "unknown");
+  }
+};
+
+}  // namespace
+
+}  // namespace gui
+
+int run_gui(const GuiOptions& options) {
+  glfwSetErrorCallback(gui::remember_glfw_error);
+  if (!glfwInit()) {
+    std::cerr << "explorer: cannot start the GUI: " << gui::glfw_error_text
+              << "\nOn a machine without a display run it under `xvfb-run -a explorer ...`, or "
+                 "use `explorer --csv` for a headless sweep.\n";
+    return 1;
+  }
+  const bool scripted = !options.screenshot_path.empty() || options.bench_frames > 0;
+  GLFWwindow* window = glfwCreateWindow(options.window_width, options.window_height,
+                                        "flashscope explorer", nullptr, nullptr);
+  if (window == nullptr) {
+    std::cerr << "explorer: cannot open an OpenGL window: " << gui::glfw_error_text << '\n';
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(scripted ? 0 : 1);  // timed and scripted frames must not wait for vsync
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // the layout is fixed by code; nothing worth persisting
+  ImGui::StyleColorsDark();
+  gui::load_font(io);
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 130");
+
+  int exit_code = 0;
+  {
+    gui::ExplorerWindow explorer_window(options);
+    constexpr int kBenchWarmupFrames = 10;
+    const int scripted_frames =
+        options.bench_frames > 0 ? kBenchWarmupFrames + options.bench_frames : options.frames;
+    gui::FrameStatistics statistics;
+    int width = 0, height = 0;
+    for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
+      const auto frame_start = std::chrono::steady_clock::now();
+      if (scripted || explorer_window.sweep_running())
+        glfwPollEvents();
+      else
+        glfwWaitEventsTimeout(0.1);  // idle without spinning; still redraws 10 times a second
+
+      ImGui_ImplOpenGL3_NewFrame();
+      ImGui_ImplGlfw_NewFrame();
+      ImGui::NewFrame();
+      explorer_window.draw();
+      ImGui::Render();
+      glfwGetFramebufferSize(window, &width, &height);
+      glViewport(0, 0, width, height);
+      const ImVec4 background = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+      glClearColor(background.x, background.y, background.z, 1.0f);
+      glClear(GL_COLOR_BUFFER_BIT);
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+      const bool last_scripted_frame = scripted && frame + 1 >= scripted_frames;
+      if (last_scripted_frame && !options.screenshot_path.empty()) {
+        const std::string error = gui::save_framebuffer_png(options.screenshot_path, width, height);
+        if (!error.empty()) {
+          std::cerr << "explorer: screenshot failed: " << error << '\n';
+          exit_code = 1;
+        }
+      }
+      glfwSwapBuffers(window);
+      if (options.bench_frames > 0) {
+        glFinish();  // count the rendering, not just its submission
+        if (frame >= kBenchWarmupFrames)
+          statistics.milliseconds.push_back(std::chrono::duration<double, std::milli>(
+                                                std::chrono::steady_clock::now() - frame_start)
+                                                .count());
+      }
+      if (last_scripted_frame) break;
+    }
+    if (options.bench_frames > 0 && !statistics.milliseconds.empty())
+      statistics.print(options, explorer_window.state().row_count(), width, height);
+  }
+
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return exit_code;
+}
+
+}  // namespace flashscope::explorer

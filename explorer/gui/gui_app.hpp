@@ -1,0 +1,50 @@
+// Entry point of the desktop explorer (Dear ImGui + GLFW + OpenGL 3).
+//
+//   explorer                                  opens the shipped results (results/**/*.csv)
+//   explorer --results a.csv b.csv            opens those files
+//   explorer --screenshot out.png --view autotune --frames 4     renders, saves, exits
+//   explorer --bench-frames 300 --view compare                   prints the mean frame time
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "explorer/model/sweep_runner.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace flashscope::explorer {
+
+struct GuiOptions {
+  std::vector<std::string> result_files;  // --results; empty: scan results_directory
+  std::string results_directory;          // --results-dir; empty: the shipped results/ folder
+  std::string view = "progression";       // --view: progression|sweep|autotune|detail|compare
+  int detail_step = 0;                    // --detail-step; 0: the second step with data
+  std::string screenshot_path;            // --screenshot: render `frames` frames, save, exit
+  int frames = 4;                         // --frames: tables and tabs settle within a few
+  int bench_frames = 0;                   // --bench-frames: time this many frames, print, exit
+  int window_width = 1600;                // --window WxH
+  int window_height = 1000;
+
+  // Set by main when this machine can measure: enables the run panel. Without a runner the
+  // panel shows `sweep_unavailable_reason` instead.
+  std::shared_ptr<SweepRunner> sweep_runner;
+  std::string sweep_unavailable_reason = "no CUDA GPU on this machine";
+};
+
+// Adds --results, --results-dir, --view, --detail-step, --screenshot, --frames, --bench-frames
+// and --window to `app` (group "Desktop explorer"), writing into `options`, which must outlive
+// parsing.
+void add_gui_options(CLI::App& app, GuiOptions& options);
+
+// The folder scanned for *.csv when no --results are given: <source dir>/results.
+std::string shipped_results_directory();
+
+// Opens the window and runs until it is closed (or the screenshot/bench is done). Returns the
+// process exit code; problems in result files are shown in the window, never fatal.
+int run_gui(const GuiOptions& options);
+
+}  // namespace flashscope::explorer

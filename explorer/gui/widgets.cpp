@@ -1,0 +1,219 @@
+#include "explorer/gui/widgets.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "explorer/model/fields.hpp"
+
+namespace flashscope::explorer::gui {
+
+ImU32 reference_colour(Reference reference) {
+  // Orange and pink stay clear of the blue-to-yellow ramp that colours the steps.
+  return reference == Reference::fa2 ? IM_COL32(242, 142, 43, 255) : IM_COL32(240, 90, 140, 255);
+}
+
+ImU32 step_colour(int step, float alpha) {
+  // Viridis at five anchors, interpolated: readable on dark backgrounds and in greyscale.
+  static constexpr float kAnchors[5][3] = {{0.28f, 0.14f, 0.45f},
+                                           {0.23f, 0.32f, 0.55f},
+                                           {0.13f, 0.57f, 0.55f},
+                                           {0.37f, 0.79f, 0.38f},
+                                           {0.99f, 0.91f, 0.14f}};
+  const float t = std::clamp(static_cast<float>(step - 1) / 15.0f, 0.0f, 1.0f) * 4.0f;
+  const int low = std::min(static_cast<int>(t), 3);
+  const float f = t - static_cast<float>(low);
+  float rgb[3];
+  for (int c = 0; c < 3; ++c)
+    rgb[c] = kAnchors[low][c] + (kAnchors[low + 1][c] - kAnchors[low][c]) * f;
+  return ImGui::ColorConvertFloat4ToU32(ImVec4(rgb[0], rgb[1], rgb[2], alpha));
+}
+
+bool string_combo(const char* label, std::string& value, const std::vector<std::string>& options,
+                  const char* any_label) {
+  bool changed = false;
+  const std::string preview = value.empty() && any_label ? any_label : value;
+  if (ImGui::BeginCombo(label, preview.c_str())) {
+    if (any_label && ImGui::Selectable(any_label, value.empty())) {
+      value.clear();
+      changed = true;
+    }
+    for (const std::string& option : options) {
+      const char* text = option.empty() ? "(none)" : option.c_str();
+      if (ImGui::Selectable(text, option == value) && option != value) {
+        value = option;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+bool seq_len_combo(const char* label, std::optional<int>& seq_len, const std::vector<int>& seq_lens,
+                   const char* all_label) {
+  bool changed = false;
+  const std::string preview = seq_len ? "N = " + std::to_string(*seq_len) : all_label;
+  if (ImGui::BeginCombo(label, preview.c_str())) {
+    if (ImGui::Selectable(all_label, !seq_len.has_value())) {
+      changed = seq_len.has_value();
+      seq_len.reset();
+    }
+    for (int value : seq_lens) {
+      const std::string text = "N = " + std::to_string(value);
+      if (ImGui::Selectable(text.c_str(), seq_len == value) && seq_len != value) {
+        seq_len = value;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+void selection_controls(ExplorerState& state) {
+  const RowSet& set = state.rows();
+  Selection& selection = state.selection;
+  ImGui::TextUnformatted("dtype");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(80);
+  string_combo("##dtype", selection.dtype, set.dtypes());
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(190);
+  seq_len_combo("##N", selection.seq_len, set.seq_lens(selection.dtype), "harmonic mean over N");
+  ImGui::SameLine();
+  ImGui::TextUnformatted("  show");
+  ImGui::SameLine();
+  int mode = selection.mode == ValueMode::tflops ? 0 : 1;
+  ImGui::RadioButton("TFLOP/s", &mode, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("% of", &mode, 1);
+  selection.mode = mode == 0 ? ValueMode::tflops : ValueMode::percent_of_reference;
+  ImGui::SameLine();
+  int reference = selection.reference == Reference::fa2 ? 0 : 1;
+  ImGui::SetNextItemWidth(80);
+  ImGui::Combo("##reference", &reference, "FA2\0cuDNN\0");
+  selection.reference = reference == 0 ? Reference::fa2 : Reference::cudnn;
+}
+
+void row_details(const RowSet& set, const ResultRow& row) {
+  ImGui::TextColored(kHeadingColour, "%s  %s  N = %d", step_label(row.step).c_str(),
+                     row.dtype.c_str(), row.seq_len);
+  if (!row.config.empty()) ImGui::TextUnformatted(row.config.c_str());
+  if (ImGui::BeginTable("##row", 2, ImGuiTableFlags_SizingFixedFit)) {
+    auto line = [&](const char* name, const std::string& value) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextColored(kMutedColour, "%s", name);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(value.c_str());
+    };
+    line("TFLOP/s", format_field(set, row, Field::tflops));
+    line("% of FA2", format_field(set, row, Field::pct_fa2));
+    line("% of cuDNN", format_field(set, row, Field::pct_cudnn));
+    line("median ms", format_field(set, row, Field::median_ms) + "  (" +
+                          format_number(row.min_ms, 3) + " - " + format_number(row.max_ms, 3) +
+                          ", " + std::to_string(row.runs) + " runs)");
+    line("registers", format_field(set, row, Field::registers));
+    line("shared mem", format_field(set, row, Field::smem_bytes) + " B");
+    line("local mem", format_field(set, row, Field::local_bytes) + " B");
+    line("L2 hit %", format_field(set, row, Field::l2_hit_pct));
+    line("cycles", format_field(set, row, Field::cycles));
+    line("shape", "B=" + std::to_string(row.batch) + " H=" + std::to_string(row.heads) +
+                      " d=" + std::to_string(row.d_head));
+    line("verdict",
+         row.verdict + (row.max_error
+                            ? "  (max error " + format_field(set, row, Field::max_error) + ")"
+                            : std::string()));
+    if (row.status != "ok") line("status", row.status);
+    line("measured", row.cache_mode + " cache, " + std::to_string(row.sm_clock_mhz) + " MHz");
+    for (const auto& [name, value] : row.extra_metrics)
+      line(name.c_str(), format_number(value, 2));
+    ImGui::EndTable();
+  }
+}
+
+void empty_view_message(std::string_view message) {
+  const ImVec2 available = ImGui::GetContentRegionAvail();
+  const float width = std::min(available.x * 0.8f, 640.0f);
+  ImGui::SetCursorPos(ImVec2(ImGui::GetCursorPosX() + (available.x - width) / 2,
+                             ImGui::GetCursorPosY() + available.y * 0.3f));
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+  ImGui::TextUnformatted(message.data(), message.data() + message.size());
+  ImGui::PopTextWrapPos();
+}
+
+void markdown_text(std::string_view markdown) {
+  bool in_code = false;
+  while (!markdown.empty()) {
+    const std::size_t end = markdown.find('\n');
+    std::string_view line = markdown.substr(0, end);
+    markdown.remove_prefix(end == std::string_view::npos ? markdown.size() : end + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+
+    if (line.substr(0, 3) == "```") {
+      in_code = !in_code;
+      continue;
+    }
+    const char* begin = line.data();
+    const char* finish = line.data() + line.size();
+    if (in_code) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.80f, 0.85f, 0.65f, 1.0f));
+      ImGui::Indent();
+      ImGui::TextUnformatted(begin, finish);
+      ImGui::Unindent();
+      ImGui::PopStyleColor();
+    } else if (line.empty()) {
+      ImGui::Spacing();
+    } else if (line.front() == '#') {
+      const std::size_t text_start = line.find_first_not_of("# ");
+      ImGui::Spacing();
+      ImGui::PushStyleColor(ImGuiCol_Text, kHeadingColour);
+      ImGui::TextWrapped("%.*s", static_cast<int>(line.size() - std::min(text_start, line.size())),
+                         line.data() + std::min(text_start, line.size()));
+      ImGui::PopStyleColor();
+      if (line.substr(0, 2) == "# " || line.substr(0, 3) == "## ") ImGui::Separator();
+    } else if (line.front() == '|') {
+      ImGui::TextUnformatted(begin, finish);  // the default font is monospaced: columns align
+    } else if (line.substr(0, 2) == "- " || line.substr(0, 2) == "* ") {
+      ImGui::Bullet();
+      ImGui::TextWrapped("%.*s", static_cast<int>(line.size() - 2), line.data() + 2);
+    } else {
+      ImGui::TextWrapped("%.*s", static_cast<int>(line.size()), line.data());
+    }
+  }
+}
+
+void DiffText::draw(std::string_view diff, const char* id) {
+  if (diff.data() != indexed_.data() || diff.size() != indexed_.size()) {
+    indexed_ = diff;
+    lines_.clear();
+    while (!diff.empty()) {
+      const std::size_t end = diff.find('\n');
+      lines_.push_back(diff.substr(0, end));
+      diff.remove_prefix(end == std::string_view::npos ? diff.size() : end + 1);
+    }
+  }
+  ImGui::BeginChild(id, ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(lines_.size()));
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const std::string_view line = lines_[static_cast<std::size_t>(i)];
+      ImVec4 colour = ImGui::GetStyleColorVec4(ImGuiCol_Text);
+      if (line.starts_with("+++") || line.starts_with("---") || line.starts_with("diff "))
+        colour = kWarningColour;
+      else if (line.starts_with("@@"))
+        colour = kHeadingColour;
+      else if (line.starts_with("+"))
+        colour = kBetterColour;
+      else if (line.starts_with("-"))
+        colour = kWorseColour;
+      ImGui::PushStyleColor(ImGuiCol_Text, colour);
+      ImGui::TextUnformatted(line.data(), line.data() + line.size());
+      ImGui::PopStyleColor();
+    }
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace flashscope::explorer::gui

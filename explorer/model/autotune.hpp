@@ -1,0 +1,57 @@
+// The auto-tune view's model: every measured config of one step as a point, coloured by its
+// block shape, with the fastest config at each N marked.
+#pragma once
+
+#include <compare>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "explorer/model/row_set.hpp"
+
+namespace flashscope::explorer {
+
+struct BlockShape {
+  int B_r = 0;
+  int B_c = 0;
+  auto operator<=>(const BlockShape&) const = default;
+};
+
+std::string block_shape_label(const BlockShape& shape);  // "128x64"
+
+// Parses configs once each; a config that is not a short form has no shape (drawn as "other").
+class BlockShapeCache {
+ public:
+  std::optional<BlockShape> shape_of(const std::string& config);
+
+ private:
+  std::map<std::string, std::optional<BlockShape>> shapes_;
+};
+
+struct AutotuneQuery {
+  std::string step;            // step column value, e.g. "7"
+  std::string dtype;           // empty: every dtype
+  std::optional<int> seq_len;  // nullopt: every N
+  bool operator==(const AutotuneQuery&) const = default;
+};
+
+struct AutotunePoint {
+  const ResultRow* row = nullptr;
+  std::optional<BlockShape> shape;
+  bool fastest_at_seq_len = false;  // the fastest usable row of its (dtype, N)
+};
+
+struct AutotuneModel {
+  std::vector<AutotunePoint> points;      // every row of the step that passes the query
+  std::vector<BlockShape> shapes;         // distinct shapes, ascending: the colour legend
+  std::vector<const ResultRow*> fastest;  // one per (dtype, N), ascending dtype then N
+
+  // Index into `shapes` for colouring; shapes.size() for "other" (no parsable shape).
+  std::size_t shape_index(const std::optional<BlockShape>& shape) const;
+};
+
+AutotuneModel build_autotune_model(const RowSet& set, const AutotuneQuery& query,
+                                   BlockShapeCache& shape_cache);
+
+}  // namespace flashscope::explorer

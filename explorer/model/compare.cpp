@@ -1,0 +1,148 @@
+#include "explorer/model/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "explorer/model/row_set.hpp"
+
+namespace flashscope::explorer {
+
+namespace {
+
+using MeasurementKey = std::tuple<std::string, std::string, std::string, int, int, int, int>;
+
+MeasurementKey key_of(const ResultRow& row) {
+  return {row.step, row.config, row.dtype, row.d_head, row.batch, row.heads, row.seq_len};
+}
+
+// Prefers usable rows, then the faster one.
+bool better_copy(const ResultRow& candidate, const ResultRow& current) {
+  if (is_usable(candidate) != is_usable(current)) return is_usable(candidate);
+  return candidate.tflops > current.tflops;
+}
+
+// First-appearance order of keys, with the best copy of each.
+std::vector<const ResultRow*> deduplicate(const std::vector<const ResultRow*>& rows,
+                                          std::map<MeasurementKey, std::size_t>& index) {
+  std::vector<const ResultRow*> unique;
+  for (const ResultRow* row : rows) {
+    const auto [slot, inserted] = index.try_emplace(key_of(*row), unique.size());
+    if (inserted)
+      unique.push_back(row);
+    else if (better_copy(*row, *unique[slot->second]))
+      unique[slot->second] = row;
+  }
+  return unique;
+}
+
+std::optional<double> geometric_mean(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  double log_sum = 0;
+  for (double value : values)
+    log_sum += std::log(value);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+}  // namespace
+
+Comparison compare_results(const std::vector<const ResultRow*>& a,
+                           const std::vector<const ResultRow*>& b) {
+  std::map<MeasurementKey, std::size_t> index_a, index_b;
+  const std::vector<const ResultRow*> unique_a = deduplicate(a, index_a);
+  const std::vector<const ResultRow*> unique_b = deduplicate(b, index_b);
+
+  Comparison comparison;
+  std::map<std::string, std::vector<double>> ratios_by_step;
+  std::vector<double> all_ratios;
+  for (const ResultRow* row_a : unique_a) {
+    ComparedRow compared{row_a, nullptr, std::nullopt};
+    const auto found = index_b.find(key_of(*row_a));
+    if (found != index_b.end()) {
+      compared.b = unique_b[found->second];
+      ++comparison.paired;
+      if (is_usable(*row_a) && is_usable(*compared.b)) {
+        compared.ratio = compared.b->tflops / row_a->tflops;
+        ratios_by_step[row_a->step].push_back(*compared.ratio);
+        all_ratios.push_back(*compared.ratio);
+      }
+    } else {
+      ++comparison.only_a;
+    }
+    comparison.rows.push_back(compared);
+  }
+  for (const ResultRow* row_b : unique_b) {
+    if (index_a.count(key_of(*row_b)) == 0) {
+      comparison.rows.push_back({nullptr, row_b, std::nullopt});
+      ++comparison.only_b;
+    }
+  }
+  comparison.geometric_mean_ratio = geometric_mean(all_ratios);
+  for (const auto& [step, ratios] : ratios_by_step)
+    comparison.per_step.push_back({step, *geometric_mean(ratios), static_cast<int>(ratios.size())});
+  std::sort(comparison.per_step.begin(), comparison.per_step.end(),
+            [](const StepRatio& x, const StepRatio& y) { return step_less(x.step, y.step); });
+  return comparison;
+}
+
+namespace {
+
+const ResultRow& either(const ComparedRow& row) {
+  return row.a ? *row.a : *row.b;
+}
+
+std::optional<double> numeric_column(const ComparedRow& row, CompareColumn column) {
+  switch (column) {
+    case CompareColumn::seq_len:
+      return either(row).seq_len;
+    case CompareColumn::a_tflops:
+      return row.a && is_usable(*row.a) ? std::optional<double>(row.a->tflops) : std::nullopt;
+    case CompareColumn::b_tflops:
+      return row.b && is_usable(*row.b) ? std::optional<double>(row.b->tflops) : std::nullopt;
+    case CompareColumn::ratio:
+      return row.ratio;
+    default:
+      return std::nullopt;
+  }
+}
+
+int compare_column(const ComparedRow& x, const ComparedRow& y, CompareColumn column,
+                   bool& missing_decides, bool& x_first) {
+  switch (column) {
+    case CompareColumn::step:
+      return step_less(either(x).step, either(y).step) ? -1
+                                                       : step_less(either(y).step, either(x).step);
+    case CompareColumn::config:
+      return either(x).config.compare(either(y).config);
+    case CompareColumn::dtype:
+      return either(x).dtype.compare(either(y).dtype);
+    default:
+      break;
+  }
+  const auto a = numeric_column(x, column), b = numeric_column(y, column);
+  if (!a || !b) {
+    if (a.has_value() != b.has_value()) {
+      missing_decides = true;
+      x_first = a.has_value();
+    }
+    return 0;
+  }
+  return *a < *b ? -1 : (*b < *a ? 1 : 0);
+}
+
+}  // namespace
+
+void sort_compared_rows(std::vector<ComparedRow>& rows, std::span<const CompareSortKey> keys) {
+  std::stable_sort(rows.begin(), rows.end(), [&](const ComparedRow& x, const ComparedRow& y) {
+    for (const CompareSortKey& key : keys) {
+      bool missing_decides = false, x_first = false;
+      const int order = compare_column(x, y, key.column, missing_decides, x_first);
+      if (missing_decides) return x_first;
+      if (order != 0) return key.descending ? order > 0 : order < 0;
+    }
+    return false;
+  });
+}
+
+}  // namespace flashscope::explorer

@@ -1,0 +1,50 @@
+// Two result files side by side: rows are paired by what was measured (step, config, dtype and
+// problem shape) and compared by TFLOP/s, which is what a re-run or another GPU changes.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "profiling/results.hpp"
+
+namespace flashscope::explorer {
+
+struct ComparedRow {
+  const ResultRow* a = nullptr;  // nullptr: measured only in B
+  const ResultRow* b = nullptr;  // nullptr: measured only in A
+  std::optional<double> ratio;   // B TFLOP/s / A TFLOP/s, when both are usable
+};
+
+struct StepRatio {
+  std::string step;
+  double geometric_mean = 0;  // of the step's ratios
+  int pairs = 0;
+};
+
+struct Comparison {
+  std::vector<ComparedRow> rows;  // paired rows first (in A's order), then B-only rows
+  int paired = 0;
+  int only_a = 0;
+  int only_b = 0;
+  std::optional<double> geometric_mean_ratio;  // over every row with a ratio
+  std::vector<StepRatio> per_step;             // step order
+};
+
+// Where a file holds the same measurement more than once, its fastest usable copy is used.
+Comparison compare_results(const std::vector<const ResultRow*>& a,
+                           const std::vector<const ResultRow*>& b);
+
+enum class CompareColumn { step, config, dtype, seq_len, a_tflops, b_tflops, ratio };
+
+struct CompareSortKey {
+  CompareColumn column;
+  bool descending = false;
+  bool operator==(const CompareSortKey&) const = default;
+};
+
+// Stable; missing values (unpaired side, no ratio) sort last in either direction.
+void sort_compared_rows(std::vector<ComparedRow>& rows, std::span<const CompareSortKey> keys);
+
+}  // namespace flashscope::explorer

@@ -1,0 +1,76 @@
+// The columns a view can show, sort, filter or plot, resolved against a RowSet (percentages may
+// need a reference row). Tables, tooltips and chart axes all go through these functions so a
+// value reads the same everywhere.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "explorer/model/row_set.hpp"
+
+namespace flashscope::explorer {
+
+enum class Field {
+  step,
+  config,
+  dtype,
+  seq_len,
+  batch,
+  tflops,
+  pct_fa2,
+  pct_cudnn,
+  median_ms,
+  registers,
+  smem_bytes,
+  local_bytes,
+  l2_hit_pct,
+  cycles,
+  max_error,
+  verdict,
+  status,
+};
+
+std::string_view field_label(Field field);  // column header / axis title, with unit
+bool is_numeric_field(Field field);
+
+// Nullopt for text fields and for values the row does not have (e.g. no profiler metrics).
+std::optional<double> numeric_field(const RowSet& set, const ResultRow& row, Field field);
+
+// Display text; "-" when the row has no value.
+std::string format_field(const RowSet& set, const ResultRow& row, Field field);
+
+// Number formatting shared by tables and tooltips: fixed decimals, "-" for nullopt.
+std::string format_number(std::optional<double> value, int decimals);
+
+struct SortKey {
+  Field field;
+  bool descending = false;
+  bool operator==(const SortKey&) const = default;
+};
+
+// Stable multi-key sort. Rows missing a numeric value sort last in either direction, so a
+// descending TFLOP/s sort never starts with faulted rows.
+void sort_rows(std::vector<const ResultRow*>& rows, std::span<const SortKey> keys,
+               const RowSet& set);
+
+// Table filter: whitespace-separated terms, all of which must match (case-insensitive). A term
+// matches when it occurs in the row's config, dtype, verdict or status text, or equals
+// "step=<step>" / "n=<seq_len>"; "-term" excludes; "double quotes" group words into one term.
+class RowTextFilter {
+ public:
+  explicit RowTextFilter(std::string_view query);
+  bool empty() const { return include_.empty() && exclude_.empty(); }
+  bool matches(const ResultRow& row) const;
+
+ private:
+  std::vector<std::string> include_;
+  std::vector<std::string> exclude_;
+};
+
+std::vector<const ResultRow*> filter_rows(const std::vector<const ResultRow*>& rows,
+                                          const RowTextFilter& filter);
+
+}  // namespace flashscope::explorer

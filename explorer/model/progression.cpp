@@ -1,0 +1,168 @@
+#include "explorer/model/progression.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace flashscope::explorer {
+
+namespace {
+
+// Rows of one step (or reference) and dtype that may be aggregated, grouped by config then N;
+// each (config, N) keeps its fastest row, as repeated measurements are alternatives.
+using RowsByConfigAndN = std::map<std::string, std::map<int, const ResultRow*>>;
+
+std::map<std::string, RowsByConfigAndN> group_usable_rows(const RowSet& set,
+                                                          const std::string& dtype) {
+  std::map<std::string, RowsByConfigAndN> by_step;
+  for (const ResultRow* row : set.rows()) {
+    if (row->dtype != dtype || !is_usable(*row)) continue;
+    const ResultRow*& slot = by_step[row->step][row->config][row->seq_len];
+    if (slot == nullptr || row->tflops > slot->tflops) slot = row;
+  }
+  return by_step;
+}
+
+std::optional<double> percent_harmonic_mean(const RowSet& set,
+                                            const std::vector<const ResultRow*>& rows,
+                                            Reference reference) {
+  std::vector<double> percents;
+  for (const ResultRow* row : rows) {
+    const auto percent = set.percent_of_reference(*row, reference);
+    if (!percent) return std::nullopt;  // a partial mean would not be comparable
+    percents.push_back(*percent);
+  }
+  return harmonic_mean(percents);
+}
+
+std::optional<StepValue> value_at_seq_len(const std::string& step, const RowsByConfigAndN& configs,
+                                          int seq_len, const RowSet& set, Reference reference) {
+  const ResultRow* fastest = nullptr;
+  for (const auto& [config, by_n] : configs) {
+    const auto found = by_n.find(seq_len);
+    if (found != by_n.end() && (fastest == nullptr || found->second->tflops > fastest->tflops))
+      fastest = found->second;
+  }
+  if (fastest == nullptr) return std::nullopt;
+  return StepValue{step,
+                   fastest->config,
+                   fastest->tflops,
+                   set.percent_of_reference(*fastest, reference),
+                   {fastest}};
+}
+
+std::optional<StepValue> harmonic_mean_value(const std::string& step,
+                                             const RowsByConfigAndN& configs, const RowSet& set,
+                                             Reference reference) {
+  std::optional<StepValue> best;
+  for (const auto& [config, by_n] : configs) {
+    StepValue candidate{step, config, 0, std::nullopt, {}};
+    std::vector<double> tflops;
+    for (const auto& [seq_len, row] : by_n) {
+      candidate.rows.push_back(row);
+      tflops.push_back(row->tflops);
+    }
+    const auto mean = harmonic_mean(tflops);
+    if (!mean) continue;
+    candidate.tflops = *mean;
+    const bool better = !best || candidate.rows.size() > best->rows.size() ||
+                        (candidate.rows.size() == best->rows.size() && *mean > best->tflops);
+    if (better) best = std::move(candidate);
+  }
+  if (best) best->percent = percent_harmonic_mean(set, best->rows, reference);
+  return best;
+}
+
+std::optional<double> mean_metric(const RowSet& set, const std::vector<const ResultRow*>& rows,
+                                  Field field) {
+  double sum = 0;
+  int count = 0;
+  for (const ResultRow* row : rows) {
+    if (const auto value = numeric_field(set, *row, field)) {
+      sum += *value;
+      ++count;
+    }
+  }
+  if (count == 0) return std::nullopt;
+  return sum / count;
+}
+
+}  // namespace
+
+const StepValue* Progression::find_step(int step) const {
+  for (const StepValue& value : steps)
+    if (step_order(value.step) == step) return &value;
+  return nullptr;
+}
+
+const StepValue* Progression::find_reference(Reference reference) const {
+  for (const StepValue& value : references)
+    if (value.step == reference_key(reference)) return &value;
+  return nullptr;
+}
+
+Progression build_progression(const RowSet& set, const ProgressionQuery& query) {
+  Progression progression;
+  const auto by_step = group_usable_rows(set, query.dtype);
+
+  if (query.seq_len) {
+    progression.seq_lens = {*query.seq_len};
+  } else {
+    std::vector<int> seq_lens;
+    for (const ResultRow* row : set.rows())
+      if (row->dtype == query.dtype && is_usable(*row)) seq_lens.push_back(row->seq_len);
+    std::sort(seq_lens.begin(), seq_lens.end());
+    seq_lens.erase(std::unique(seq_lens.begin(), seq_lens.end()), seq_lens.end());
+    progression.seq_lens = std::move(seq_lens);
+  }
+
+  for (const auto& [step, configs] : by_step) {
+    const std::optional<StepValue> value =
+        query.seq_len ? value_at_seq_len(step, configs, *query.seq_len, set, query.reference)
+                      : harmonic_mean_value(step, configs, set, query.reference);
+    if (!value) continue;
+    if (reference_from_key(step))
+      progression.references.push_back(*value);
+    else if (step_order(step) < 1000)
+      progression.steps.push_back(*value);
+  }
+  auto by_step_order = [](const StepValue& a, const StepValue& b) {
+    return step_less(a.step, b.step);
+  };
+  std::sort(progression.steps.begin(), progression.steps.end(), by_step_order);
+  std::sort(progression.references.begin(), progression.references.end(), by_step_order);
+  return progression;
+}
+
+std::optional<double> MetricChange::relative_change() const {
+  if (!previous || !current || *previous == 0) return std::nullopt;
+  return (*current - *previous) / *previous;
+}
+
+StepChange change_from_previous_step(const Progression& progression, int step, const RowSet& set,
+                                     Reference reference) {
+  StepChange change;
+  change.current = progression.find_step(step);
+  for (const StepValue& value : progression.steps)
+    if (step_order(value.step) < step) change.previous = &value;
+
+  const Field percent_field = reference == Reference::fa2 ? Field::pct_fa2 : Field::pct_cudnn;
+  auto tflops = [](const StepValue* value) -> std::optional<double> {
+    if (!value) return std::nullopt;
+    return value->tflops;
+  };
+  auto percent = [](const StepValue* value) -> std::optional<double> {
+    return value ? value->percent : std::nullopt;
+  };
+  change.changes.push_back({Field::tflops, tflops(change.previous), tflops(change.current)});
+  change.changes.push_back({percent_field, percent(change.previous), percent(change.current)});
+  for (Field field : {Field::median_ms, Field::registers, Field::smem_bytes, Field::local_bytes,
+                      Field::l2_hit_pct, Field::cycles}) {
+    auto metric = [&](const StepValue* value) -> std::optional<double> {
+      return value ? mean_metric(set, value->rows, field) : std::nullopt;
+    };
+    change.changes.push_back({field, metric(change.previous), metric(change.current)});
+  }
+  return change;
+}
+
+}  // namespace flashscope::explorer

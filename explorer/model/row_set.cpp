@@ -1,0 +1,153 @@
+#include "explorer/model/row_set.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace flashscope::explorer {
+
+std::string_view reference_key(Reference reference) {
+  return reference == Reference::fa2 ? "fa2" : "cudnn";
+}
+
+std::string_view reference_label(Reference reference) {
+  return reference == Reference::fa2 ? "FA2" : "cuDNN";
+}
+
+std::optional<Reference> reference_from_key(std::string_view step) {
+  if (step == "fa2") return Reference::fa2;
+  if (step == "cudnn") return Reference::cudnn;
+  return std::nullopt;
+}
+
+bool is_usable(const ResultRow& row) {
+  return row.status == "ok" && row.verdict != "fail" && row.median_ms > 0 && row.tflops > 0;
+}
+
+int step_order(std::string_view step) {
+  int number = 0;
+  bool numeric = !step.empty() && step.size() <= 3;
+  for (char ch : step) {
+    if (ch < '0' || ch > '9') {
+      numeric = false;
+      break;
+    }
+    number = number * 10 + (ch - '0');
+  }
+  if (numeric) return number;
+  if (step == "fa2") return 1000;
+  if (step == "cudnn") return 1001;
+  return 2000;
+}
+
+bool step_less(std::string_view a, std::string_view b) {
+  const int order_a = step_order(a), order_b = step_order(b);
+  return order_a != order_b ? order_a < order_b : a < b;
+}
+
+std::string step_label(std::string_view step) {
+  if (auto reference = reference_from_key(step)) return std::string(reference_label(*reference));
+  if (step_order(step) < 1000) return "step " + std::string(step);
+  return std::string(step);
+}
+
+namespace {
+
+bool accepts(const std::string& wanted, const std::string& value) {
+  return wanted.empty() || wanted == value;
+}
+
+template <typename Projection>
+std::vector<std::string> distinct_values(const std::vector<ResultFile>& files, Projection project) {
+  std::set<std::string> values;
+  for (const ResultFile& file : files)
+    for (const ResultRow& row : file.rows)
+      values.insert(project(row));
+  return {values.begin(), values.end()};
+}
+
+}  // namespace
+
+std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
+                                          const RowFilter& filter) {
+  std::vector<const ResultRow*> rows;
+  for (const ResultFile& file : files) {
+    if (!file.shown) continue;
+    for (const ResultRow& row : file.rows)
+      if (accepts(filter.device, row.device) && accepts(filter.cache_mode, row.cache_mode))
+        rows.push_back(&row);
+  }
+  return rows;
+}
+
+std::vector<const ResultRow*> all_rows(const ResultFile& file) {
+  std::vector<const ResultRow*> rows;
+  rows.reserve(file.rows.size());
+  for (const ResultRow& row : file.rows)
+    rows.push_back(&row);
+  return rows;
+}
+
+std::vector<std::string> distinct_devices(const std::vector<ResultFile>& files) {
+  return distinct_values(files, [](const ResultRow& row) { return row.device; });
+}
+
+std::vector<std::string> distinct_cache_modes(const std::vector<ResultFile>& files) {
+  return distinct_values(files, [](const ResultRow& row) { return row.cache_mode; });
+}
+
+RowSet::ShapeKey RowSet::shape_of(const ResultRow& row) {
+  return {row.dtype, row.d_head, row.batch, row.heads, row.seq_len};
+}
+
+RowSet::RowSet(std::vector<const ResultRow*> rows) : rows_(std::move(rows)) {
+  std::set<std::string> dtypes;
+  std::map<std::string, std::set<int>> seq_lens;
+  std::set<int> steps;
+  for (const ResultRow* row : rows_) {
+    dtypes.insert(row->dtype);
+    seq_lens[row->dtype].insert(row->seq_len);
+    seq_lens[""].insert(row->seq_len);
+    if (step_order(row->step) < 1000) steps.insert(step_order(row->step));
+    const auto reference = reference_from_key(row->step);
+    if (!reference || !is_usable(*row)) continue;
+    const ResultRow*& fastest = fastest_reference_[static_cast<int>(*reference)][shape_of(*row)];
+    if (fastest == nullptr || row->median_ms < fastest->median_ms) fastest = row;
+  }
+  dtypes_.assign(dtypes.begin(), dtypes.end());
+  for (const auto& [dtype, values] : seq_lens)
+    seq_lens_[dtype].assign(values.begin(), values.end());
+  steps_.assign(steps.begin(), steps.end());
+}
+
+const ResultRow* RowSet::reference_for(const ResultRow& row, Reference reference) const {
+  const auto& by_shape = fastest_reference_[static_cast<int>(reference)];
+  const auto found = by_shape.find(shape_of(row));
+  return found == by_shape.end() ? nullptr : found->second;
+}
+
+std::optional<double> RowSet::percent_of_reference(const ResultRow& row,
+                                                   Reference reference) const {
+  const std::optional<double>& stored = reference == Reference::fa2 ? row.pct_fa2 : row.pct_cudnn;
+  if (stored) return stored;
+  const ResultRow* reference_row = reference_for(row, reference);
+  if (reference_row == nullptr || row.median_ms <= 0) return std::nullopt;
+  return reference_row->median_ms / row.median_ms * 100.0;
+}
+
+const std::vector<int>& RowSet::seq_lens(std::string_view dtype) const {
+  static const std::vector<int> kNone;
+  const auto found = seq_lens_.find(dtype);
+  return found == seq_lens_.end() ? kNone : found->second;
+}
+
+std::optional<double> harmonic_mean(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  double reciprocal_sum = 0;
+  for (double value : values) {
+    if (!(value > 0)) return std::nullopt;
+    reciprocal_sum += 1.0 / value;
+  }
+  return static_cast<double>(values.size()) / reciprocal_sum;
+}
+
+}  // namespace flashscope::explorer

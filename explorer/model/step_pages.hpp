@@ -1,0 +1,25 @@
+// Each step's documentation page and the source diff to the previous step's kernel folder,
+// embedded at build time (explorer/model/embed_step_pages.cmake) so the explorer needs no
+// checkout at run time. Steps 1-7 share kernels/versions/v01_07; steps 8-16 have vNN folders.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace flashscope::explorer {
+
+struct StepPage {
+  int step = 0;
+  std::string_view doc_path;       // "docs/versions/08.md"
+  std::string_view doc_markdown;   // empty when the page did not exist at build time
+  std::string_view source_folder;  // "kernels/versions/v08"
+  std::string_view diff_summary;   // what was diffed against what, or why there is no diff
+  std::string_view source_diff;    // `diff -ruN previous current`, empty when none
+};
+
+inline constexpr int kStepCount = 16;
+
+std::span<const StepPage> embedded_step_pages();  // steps 1..16, in order
+const StepPage* embedded_step_page(int step);     // nullptr outside 1..16
+
+}  // namespace flashscope::explorer

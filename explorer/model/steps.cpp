@@ -1,0 +1,74 @@
+#include "explorer/model/steps.hpp"
+
+#include <algorithm>
+
+namespace flashscope::explorer {
+
+std::string_view step_title(int step) {
+  static constexpr std::string_view kTitles[] = {
+      "Base implementation",
+      "Swizzling",
+      "Eagerly loading K & V blocks",
+      "Interleaving on-chip LD/ST with computation",
+      "Double-buffering SMEM to RF loads",
+      "Improving FP32 throughput",
+      "Auto-tuning",
+      "Reducing IADD3, LOP3, SHF",
+      "Reducing IMAD.MOV.U32 and MOV",
+      "Removing CS2R and optimising the first softmax iteration",
+      "Encoded swizzling RF to SMEM",
+      "Miscellaneous code changes",
+      "Iterating backwards",
+      "Cache configuration of the O stores",
+      "Tiling along d_head",
+      "Static GMEM stride",
+  };
+  if (step < 1 || step > 16) return {};
+  return kTitles[step - 1];
+}
+
+bool ConfigChange::identical() const {
+  return previous_shape == current_shape && added_features.empty() && removed_features.empty();
+}
+
+namespace {
+
+// Splits "(FP16, 128, 64, 64, 4): async+swizzled" into its shape and sorted features.
+std::pair<std::string, std::vector<std::string>> split_config(std::string_view config) {
+  const std::size_t colon = config.find("):");
+  const std::string shape(config.substr(0, colon == std::string_view::npos ? 0 : colon + 1));
+  std::string_view features = colon == std::string_view::npos ? config : config.substr(colon + 2);
+  std::vector<std::string> tokens;
+  while (!features.empty()) {
+    const std::size_t plus = features.find('+');
+    std::string_view token = features.substr(0, plus);
+    while (!token.empty() && token.front() == ' ')
+      token.remove_prefix(1);
+    while (!token.empty() && token.back() == ' ')
+      token.remove_suffix(1);
+    if (!token.empty()) tokens.emplace_back(token);
+    if (plus == std::string_view::npos) break;
+    features.remove_prefix(plus + 1);
+  }
+  std::sort(tokens.begin(), tokens.end());
+  return {shape, tokens};
+}
+
+}  // namespace
+
+ConfigChange describe_config_change(std::string_view previous, std::string_view current) {
+  auto [previous_shape, previous_features] = split_config(previous);
+  auto [current_shape, current_features] = split_config(current);
+  ConfigChange change;
+  if (previous_shape != current_shape) {
+    change.previous_shape = previous_shape;
+    change.current_shape = current_shape;
+  }
+  std::set_difference(current_features.begin(), current_features.end(), previous_features.begin(),
+                      previous_features.end(), std::back_inserter(change.added_features));
+  std::set_difference(previous_features.begin(), previous_features.end(), current_features.begin(),
+                      current_features.end(), std::back_inserter(change.removed_features));
+  return change;
+}
+
+}  // namespace flashscope::explorer

@@ -1,0 +1,25 @@
+// Facts about the 16 steps that are names, not measurements: their titles (spec §1.5) and how
+// one step's kernel configuration differs from another's.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace flashscope::explorer {
+
+// "Swizzling" for step 2; empty outside 1..16.
+std::string_view step_title(int step);
+
+// The difference between two short-form configs, e.g. step 1 -> 2 adds "swizzled".
+struct ConfigChange {
+  std::string previous_shape;  // the "(FP16, 128, 64, 64, 4)" parts, set only when they differ
+  std::string current_shape;
+  std::vector<std::string> added_features;    // in the current config only
+  std::vector<std::string> removed_features;  // in the previous config only
+  bool identical() const;
+};
+
+ConfigChange describe_config_change(std::string_view previous, std::string_view current);
+
+}  // namespace flashscope::explorer

@@ -1,0 +1,46 @@
+#include "explorer/model/sweep_series.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace flashscope::explorer {
+
+std::vector<SweepSeries> build_sweep_series(const RowSet& set, const SweepQuery& query) {
+  // Fastest usable row per (step, dtype, N).
+  std::map<std::pair<std::string, std::string>, std::map<int, const ResultRow*>> fastest;
+  for (const ResultRow* row : set.rows()) {
+    if (!is_usable(*row)) continue;
+    const ResultRow*& slot = fastest[{row->step, row->dtype}][row->seq_len];
+    if (slot == nullptr || row->tflops > slot->tflops) slot = row;
+  }
+
+  std::vector<SweepSeries> series;
+  for (const std::string& step : query.steps) {
+    for (const std::string& dtype : query.dtypes) {
+      const auto found = fastest.find({step, dtype});
+      if (found == fastest.end()) continue;
+      SweepSeries line{step, dtype, step_label(step) + " " + dtype, {}};
+      for (const auto& [seq_len, row] : found->second) {
+        std::optional<double> value = row->tflops;
+        if (query.mode == ValueMode::percent_of_reference)
+          value = set.percent_of_reference(*row, query.reference);
+        if (value) line.points.push_back({seq_len, *value, row});
+      }
+      if (!line.points.empty()) series.push_back(std::move(line));
+    }
+  }
+  return series;
+}
+
+std::vector<std::string> available_series_steps(const RowSet& set) {
+  std::set<std::string> steps;
+  for (const ResultRow* row : set.rows())
+    steps.insert(row->step);
+  std::vector<std::string> ordered(steps.begin(), steps.end());
+  std::sort(ordered.begin(), ordered.end(),
+            [](const std::string& a, const std::string& b) { return step_less(a, b); });
+  return ordered;
+}
+
+}  // namespace flashscope::explorer

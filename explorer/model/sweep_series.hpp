@@ -1,0 +1,42 @@
+// Series for the sweep view: TFLOP/s (or % of a reference) against N for chosen steps and
+// references. Each point is the series' fastest usable config at that N, as in the progression.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "explorer/model/row_set.hpp"
+
+namespace flashscope::explorer {
+
+enum class ValueMode { tflops, percent_of_reference };
+
+struct SeriesPoint {
+  int seq_len = 0;
+  double value = 0;
+  const ResultRow* row = nullptr;
+};
+
+struct SweepSeries {
+  std::string step;  // "7", "fa2", ...
+  std::string dtype;
+  std::string label;                // "step 7 fp16"
+  std::vector<SeriesPoint> points;  // ascending N
+};
+
+struct SweepQuery {
+  std::vector<std::string> steps;  // step column values; references included as "fa2"/"cudnn"
+  std::vector<std::string> dtypes;
+  ValueMode mode = ValueMode::tflops;
+  Reference reference = Reference::fa2;  // for percent_of_reference
+  bool operator==(const SweepQuery&) const = default;
+};
+
+// One series per (step, dtype) that has at least one point, in the query's order.
+std::vector<SweepSeries> build_sweep_series(const RowSet& set, const SweepQuery& query);
+
+// Every step column value present (numbered steps ascending, then references).
+std::vector<std::string> available_series_steps(const RowSet& set);
+
+}  // namespace flashscope::explorer

@@ -1,0 +1,36 @@
+// Generates the measured parts of docs/results.md and docs/versions/NN.md from result CSVs, so
+// every number in the docs comes from a shipped measurement. Documents mark generated blocks
+//   <!-- flashscope:begin NAME -->  ...  <!-- flashscope:end NAME -->
+// and `explorer report --check` fails when any block differs from what the data gives.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "explorer/model/row_set.hpp"
+
+namespace flashscope::explorer {
+
+inline constexpr int kHeadlineSeqLen = 4096;
+
+// Every block a document may use, by name:
+//   progression        per step and dtype: % of FA2 at N = 4096 and harmonic mean over N, with
+//                      the seed's A100 and RTX 3090 columns (spec §1.5)
+//   references         FA2 and cuDNN TFLOP/s per N and dtype
+//   autotune-<step>    fastest config per dtype and N among a step's measured configs
+//   step-<NN>          a step's measured effect versus the previous step (docs/versions pages)
+//   dataset            devices, commits and row counts of the data
+std::map<std::string, std::string> report_blocks(const RowSet& set);
+
+struct BlockUpdate {
+  std::string text;                  // the document with every block it marks regenerated
+  std::vector<std::string> changed;  // names of blocks whose content changed
+  std::vector<std::string> unknown;  // marked blocks the data cannot produce
+};
+
+// Throws std::invalid_argument on an unterminated or mismatched marker.
+BlockUpdate update_blocks(const std::string& document,
+                          const std::map<std::string, std::string>& blocks);
+
+}  // namespace flashscope::explorer

@@ -1,0 +1,311 @@
+#include "explorer/sweep_mode.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <charconv>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "configs/config_sets.hpp"
+#include "profiling/cupti_metrics.hpp"
+#include "profiling/device.hpp"
+#include "profiling/references/reference_attention.hpp"
+#include "profiling/results.hpp"
+#include "profiling/sweep_runner.hpp"
+#include "profiling/sweep_worker.hpp"
+
+namespace flashscope::cli {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    std::string item = text.substr(begin, end - begin);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    items.push_back(item);
+    begin = end + 1;
+  }
+  return items;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items)
+    text += (text.empty() ? "" : ",") + item;
+  return text;
+}
+
+std::string format_seconds(double seconds) {
+  std::ostringstream text;
+  text << seconds;
+  return text.str();
+}
+
+std::uint64_t fresh_seed() {
+  std::random_device entropy;
+  const std::uint64_t high = entropy();
+  return ((high << 32) | entropy()) % 1'000'000'000'000ull;  // short enough to type back
+}
+
+}  // namespace
+
+void add_sweep_options(CLI::App& app, SweepCli& cli) {
+  CLI::Option* csv = app.add_flag(
+      "--csv", cli.csv,
+      "Headless sweep: measure kernels (and references) over shapes and dtypes, one CSV row per "
+      "(step, config, dtype, N), written as soon as measured; progress on stderr "
+      "(docs/profiling.md, columns in docs/csv-schema.md)");
+  const std::string group = "Sweep (with --csv)";
+  const auto sweep_option = [&](CLI::Option* option) {
+    option->needs(csv)->group(group);
+    return option;
+  };
+  CLI::Option* set = sweep_option(
+      app.add_option(
+             "--set", cli.set,
+             "Configs each step measures: prog (each step's own progression config or picks), "
+             "built "
+             "(every config built for the step), or a selection key of spec §5.4 (prog_all, tune, "
+             "all, "
+             "B_r,B_c such as 128,64) intersected with what is built for the step; set entries are "
+             "measured in every --dtypes")
+          ->capture_default_str());
+  sweep_option(app.add_option("--config", cli.configs,
+                              "A config short form to measure instead of a set, e.g. \"(FP16, "
+                              "128, 64, 64, 4): async+load_0_0_0_tiles\"; repeatable; measured in "
+                              "its own dtype for every --steps it is built for")
+                   ->allow_extra_args(false)
+                   ->excludes(set));
+  sweep_option(app.add_option("--steps", cli.steps,
+                              "Steps to measure, e.g. 1-16, 7,16 or 1-3,8 (default: every step "
+                              "built into this binary)"));
+  sweep_option(app.add_option("--seq-lens", cli.seq_lens, "Sequence lengths N, comma-separated")
+                   ->capture_default_str());
+  sweep_option(
+      app.add_option("--dtypes", cli.dtypes, "fp16, bf16 or fp16,bf16")->capture_default_str());
+  sweep_option(app.add_option("--batch", cli.batch,
+                              "Batch size for every N (default: the seed's table, min(16, "
+                              "65536 / N): 16,16,16,16,8,4 for N = 512..16384)"));
+  sweep_option(app.add_option("--heads", cli.heads, "Heads")->capture_default_str());
+  sweep_option(
+      app.add_option("--runs", cli.runs, "Timed launches per measurement")->capture_default_str());
+  sweep_option(app.add_option("--warmup", cli.warmup, "Untimed launches before them")
+                   ->capture_default_str());
+  sweep_option(app.add_flag("--cold-l2", cli.cold_l2,
+                            "Evict L2 before every launch (memset of 2x the L2 size) instead of "
+                            "launching back to back; the mode is recorded in every row"));
+  sweep_option(app.add_option(
+      "--metrics", cli.metrics,
+      "Extra CUPTI metrics, comma-separated, collected on top of gpu__time_duration.sum, "
+      "sm__cycles_elapsed.max and lts__t_sector_hit_rate.pct; 'none' collects no counters"));
+  sweep_option(app.add_option("--metric-runs", cli.metric_runs,
+                              "Profiled launches per row; each metric column is their median")
+                   ->capture_default_str());
+  sweep_option(app.add_option("--reference", cli.reference,
+                              "References to measure at every (dtype, N): fa2, cudnn, both, or "
+                              "none; one that is not built is noted on stderr and left out")
+                   ->capture_default_str());
+  sweep_option(app.add_option("--device", cli.device, "CUDA device index")->capture_default_str());
+  sweep_option(app.add_option("--output", cli.output, "Write the CSV here instead of stdout"));
+  sweep_option(app.add_option("--seed", cli.seed,
+                              "Input seed (default: a fresh one, printed and recorded per row as "
+                              "input_seed; explorer check --seed <input_seed> reproduces a row's "
+                              "inputs)"));
+  sweep_option(app.add_option("--timeout", cli.timeout_s,
+                              "Seconds a measurement may take before its worker is killed and the "
+                              "row reported as a fault")
+                   ->capture_default_str());
+  // The parent starts workers of itself with these; they are not for people.
+  sweep_option(app.add_option("--sweep-worker-unit", cli.worker_unit))->group("");
+  sweep_option(app.add_option("--sweep-worker-start", cli.worker_start))->group("");
+  sweep_option(app.add_option("--sweep-worker-fd", cli.worker_fd))->group("");
+}
+
+SweepOptions sweep_options_from_cli(const SweepCli& cli) {
+  const auto fail = [](const std::string& message) { throw std::invalid_argument(message); };
+  SweepOptions options;
+  options.set_key = cli.set;
+  for (const std::string& text : cli.configs) {
+    try {
+      options.configs.push_back(parse_config(text));
+    } catch (const ConfigParseError& error) {
+      fail(std::string("--config: ") + error.what());
+    }
+  }
+  if (!cli.steps.empty()) {
+    try {
+      options.steps = configs::parse_step_list(cli.steps);
+    } catch (const std::invalid_argument& error) {
+      fail(std::string("--steps: ") + error.what());
+    }
+  }
+  options.seq_lens.clear();
+  for (const std::string& item : split_list(cli.seq_lens)) {
+    int value = 0;
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || error != std::errc() || end != item.data() + item.size() || value <= 0)
+      fail("--seq-lens: '" + item + "' is not a positive integer (expected e.g. 512,1024,4096)");
+    options.seq_lens.push_back(value);
+  }
+  options.dtypes.clear();
+  for (const std::string& item : split_list(cli.dtypes)) {
+    const std::optional<DType> dtype = dtype_from_string(item);
+    if (!dtype) fail("--dtypes: '" + item + "' is not fp16 or bf16");
+    if (std::find(options.dtypes.begin(), options.dtypes.end(), *dtype) == options.dtypes.end())
+      options.dtypes.push_back(*dtype);
+  }
+  options.batch = cli.batch;
+  options.heads = cli.heads;
+  options.timing.timed_runs = cli.runs;
+  options.timing.warmup_runs = cli.warmup;
+  options.timing.cache_mode = cli.cold_l2 ? CacheMode::cold : CacheMode::warm;
+  if (cli.metrics == "none") {
+    options.collect_metrics = false;
+  } else if (!cli.metrics.empty()) {
+    for (const std::string& metric : split_list(cli.metrics)) {
+      if (metric.empty()) fail("--metrics: empty metric name in '" + cli.metrics + "'");
+      if (metric == "none") fail("--metrics: 'none' cannot be combined with metric names");
+      options.extra_metrics.push_back(metric);
+    }
+  }
+  options.metric_runs = cli.metric_runs;
+  options.references.clear();
+  if (cli.reference != "none") {
+    const std::vector<std::string> known = known_references();
+    for (const std::string& name : split_list(cli.reference)) {
+      if (std::find(known.begin(), known.end(), name) == known.end())
+        fail("--reference: '" + name + "' is not a reference (known: " + join(known) +
+             ", or none)");
+      if (std::find(options.references.begin(), options.references.end(), name) ==
+          options.references.end())
+        options.references.push_back(name);
+    }
+  }
+  options.device = cli.device;
+  options.seed = cli.seed ? *cli.seed : 0;
+  options.timeout_s = cli.timeout_s;
+  validate_sweep_options(options);
+  return options;
+}
+
+std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, std::size_t unit,
+                                                std::size_t start, int row_fd) {
+  std::vector<std::string> args = {"--csv"};
+  const auto add = [&args](const std::string& name, const std::string& value) {
+    args.push_back(name);
+    args.push_back(value);
+  };
+  if (options.configs.empty()) {
+    add("--set", options.set_key);
+  } else {
+    for (const KernelConfig& c : options.configs)
+      add("--config", to_short_form(c));
+  }
+  if (!options.steps.empty()) {
+    std::vector<std::string> steps;
+    for (const int step : options.steps)
+      steps.push_back(std::to_string(step));
+    add("--steps", join(steps));
+  }
+  std::vector<std::string> lengths;
+  for (const int n : options.seq_lens)
+    lengths.push_back(std::to_string(n));
+  add("--seq-lens", join(lengths));
+  std::vector<std::string> dtypes;
+  for (const DType dtype : options.dtypes)
+    dtypes.emplace_back(dtype_lower_name(dtype));
+  add("--dtypes", join(dtypes));
+  if (options.batch) add("--batch", std::to_string(*options.batch));
+  add("--heads", std::to_string(options.heads));
+  add("--runs", std::to_string(options.timing.timed_runs));
+  add("--warmup", std::to_string(options.timing.warmup_runs));
+  if (options.timing.cache_mode == CacheMode::cold) args.push_back("--cold-l2");
+  if (!options.collect_metrics)
+    add("--metrics", "none");
+  else if (!options.extra_metrics.empty())
+    add("--metrics", join(options.extra_metrics));
+  add("--metric-runs", std::to_string(options.metric_runs));
+  add("--reference", options.references.empty() ? "none" : join(options.references));
+  add("--device", std::to_string(options.device));
+  add("--seed", std::to_string(options.seed));
+  add("--timeout", format_seconds(options.timeout_s));
+  add("--sweep-worker-unit", std::to_string(unit));
+  add("--sweep-worker-start", std::to_string(start));
+  add("--sweep-worker-fd", std::to_string(row_fd));
+  return args;
+}
+
+int run_sweep_mode(const SweepCli& cli) {
+  SweepOptions options;
+  try {
+    options = sweep_options_from_cli(cli);
+  } catch (const std::invalid_argument& error) {
+    std::cerr << "explorer --csv: " << error.what() << "\n";
+    return 2;
+  }
+  if (cli.worker_unit) {
+    if (cli.worker_fd < 0) {
+      std::cerr << "explorer --csv: --sweep-worker-unit needs --sweep-worker-fd\n";
+      return 2;
+    }
+    return run_sweep_worker(options, *cli.worker_unit, cli.worker_start, cli.worker_fd);
+  }
+  if (!cli.seed) options.seed = fresh_seed();
+
+  std::ofstream file;
+  if (!cli.output.empty()) {
+    file.open(cli.output, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      std::cerr << "explorer --csv: cannot open --output " << cli.output << " for writing\n";
+      return 2;
+    }
+  }
+  std::ostream& out = cli.output.empty() ? std::cout : file;
+  std::optional<ResultsCsvWriter> writer;
+  // A sweep that fails before its first row leaves no header-only file behind.
+  const auto remove_unused_output = [&] {
+    if (!writer && !cli.output.empty()) {
+      file.close();
+      std::remove(cli.output.c_str());
+    }
+  };
+  try {
+    SweepObserver observer;
+    observer.on_row = [&](const ResultRow& row) {
+      if (!writer) writer.emplace(out, extra_metric_columns(options));
+      writer->write(row);
+    };
+    const SweepSummary summary = run_sweep(
+        options,
+        [](const SweepOptions& worker_options, std::size_t unit, std::size_t start, int fd) {
+          return sweep_worker_arguments(worker_options, unit, start, fd);
+        },
+        observer, std::cerr);
+    return summary.faults > 0 || summary.failed_checks > 0 ? 1 : 0;
+  } catch (const NoCudaDevice& error) {
+    remove_unused_output();
+    std::cerr << "explorer --csv: " << error.what() << "; the sweep needs a GPU\n";
+    return 1;
+  } catch (const UnknownMetric& error) {
+    remove_unused_output();
+    std::cerr << "explorer --csv: --metrics: " << error.what() << "\n";
+    return 2;
+  } catch (const std::invalid_argument& error) {
+    remove_unused_output();
+    std::cerr << "explorer --csv: " << error.what() << "\n";
+    return 2;
+  } catch (const std::exception& error) {
+    remove_unused_output();
+    std::cerr << "explorer --csv: " << error.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace flashscope::cli

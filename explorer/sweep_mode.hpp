@@ -1,0 +1,57 @@
+// `explorer --csv`: the headless sweep. This file is the command-line layer only (option names,
+// parsing, messages, exit codes); profiling/sweep_runner.hpp does the work.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiling/sweep_plan.hpp"
+
+namespace flashscope::cli {
+
+// The sweep options as typed; sweep_options_from_cli() checks and converts them.
+struct SweepCli {
+  bool csv = false;
+  std::string set = "prog";
+  std::vector<std::string> configs;
+  std::string steps;  // empty: every built step
+  std::string seq_lens = "512,1024,2048,4096,8192,16384";
+  std::string dtypes = "fp16,bf16";
+  std::optional<int> batch;
+  int heads = 16;
+  int runs = 30;
+  int warmup = 10;
+  bool cold_l2 = false;
+  std::string metrics;  // extra metrics, comma-separated, or "none"
+  int metric_runs = 3;
+  std::string reference = "fa2,cudnn";
+  int device = 0;
+  std::string output;  // empty: stdout
+  std::optional<std::uint64_t> seed;
+  double timeout_s = 300;
+  // Set only on worker processes the sweep starts (hidden options).
+  std::optional<std::size_t> worker_unit;
+  std::size_t worker_start = 0;
+  int worker_fd = -1;
+};
+
+// Adds --csv and the sweep options to the top-level app. They are rejected without --csv.
+void add_sweep_options(CLI::App& app, SweepCli& cli);
+
+// Throws std::invalid_argument naming the option at fault.
+SweepOptions sweep_options_from_cli(const SweepCli& cli);
+
+// The worker command line for `options` (argv without the program name); parsing it with
+// add_sweep_options and sweep_options_from_cli gives back `options`.
+std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, std::size_t unit,
+                                                std::size_t start, int row_fd);
+
+// Runs the sweep (or, with the hidden worker options, one worker) and returns the exit code:
+// 0 every row ok or skipped, 1 a fault or a failed §1.4 check or no GPU, 2 invalid options.
+int run_sweep_mode(const SweepCli& cli);
+
+}  // namespace flashscope::cli

@@ -1,0 +1,44 @@
+// `explorer check`: one kernel, one shape, the §1.4 verdict and the error against the fp32
+// reference, optionally with every tensor dumped as .npy for offline inspection.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/common/config.hpp"
+#include "kernels/common/reference.hpp"
+#include "kernels/common/registry.hpp"
+
+namespace flashscope {
+
+struct CheckRequest {
+  int step = 0;
+  std::optional<KernelConfig> config;       // default: the step's built config for `dtype`
+  std::optional<DType> dtype;               // default: the config's, else fp16
+  AttentionShape shape{16, 2048, 16, 128};  // the seed's unit-test shape (spec §1.2)
+  std::uint64_t seed = 0;
+  float input_scale = 1.0f;  // inputs ~ N(0, input_scale²)
+  std::string dump_dir;      // empty: no dump
+  int device = 0;
+};
+
+struct CheckReport {
+  const KernelEntry* kernel = nullptr;
+  DType dtype = DType::FP16;
+  AttentionShape shape;
+  std::uint64_t seed = 0;
+  CorrectnessVerdict verdict;
+  std::vector<std::string> dumped_files;
+};
+
+// The kernel a request names. Throws std::invalid_argument (bad shape, dtype contradicting the
+// config, several candidates) or KernelLookupError (not built, with the closest built configs).
+const KernelEntry& resolve_check_kernel(const CheckRequest& request,
+                                        const KernelRegistry& registry);
+
+// Runs the check on the device. Throws NoCudaDevice, LaunchValidationError, CudaError.
+CheckReport run_check(const CheckRequest& request);
+
+}  // namespace flashscope

@@ -1,0 +1,548 @@
+// The results CSV (docs/csv-schema.md): RFC 4180 quoting, one header, one record per ResultRow.
+// Reading is strict: every problem is reported with the file, the line the record starts on and
+// the column, because a silently misread number would end up in a plot.
+#include "profiling/results.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <istream>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "kernels/common/config.hpp"
+
+namespace flashscope {
+
+namespace {
+
+constexpr std::string_view kMetricPrefix = "metric:";
+
+// Column order of the file; docs/csv-schema.md describes each one.
+enum Column : int {
+  kStep,
+  kConfig,
+  kDtype,
+  kDHead,
+  kBatch,
+  kHeads,
+  kSeqLen,
+  kRuns,
+  kMedianMs,
+  kMinMs,
+  kMaxMs,
+  kTflops,
+  kSeedAttnTflops,
+  kPctFa2,
+  kPctCudnn,
+  kRegisters,
+  kSmemBytes,
+  kLocalBytes,
+  kCycles,
+  kL2HitPct,
+  kCuptiDurationMs,
+  kVerdict,
+  kMaxError,
+  kStatus,
+  kDevice,
+  kSmClockMhz,
+  kCacheMode,
+  kGitCommit,
+  kInputSeed,
+  kColumnCount
+};
+
+const std::array<std::string, kColumnCount> kColumnNames = {"step",
+                                                            "config",
+                                                            "dtype",
+                                                            "d_head",
+                                                            "batch",
+                                                            "heads",
+                                                            "seq_len",
+                                                            "runs",
+                                                            "median_ms",
+                                                            "min_ms",
+                                                            "max_ms",
+                                                            "tflops",
+                                                            "seed_attn_tflops",
+                                                            "pct_fa2",
+                                                            "pct_cudnn",
+                                                            "registers",
+                                                            "smem_bytes",
+                                                            "local_bytes",
+                                                            "cycles",
+                                                            "l2_hit_pct",
+                                                            "cupti_duration_ms",
+                                                            "verdict",
+                                                            "max_error",
+                                                            "status",
+                                                            "device",
+                                                            "sm_clock_mhz",
+                                                            "cache_mode",
+                                                            "git_commit",
+                                                            "input_seed"};
+
+// ---- Writing ------------------------------------------------------------------------------
+
+bool needs_quotes(std::string_view field) {
+  if (field.empty()) return false;
+  if (field.front() == ' ' || field.back() == ' ') return true;
+  return field.find_first_of(",\"\r\n") != std::string_view::npos;
+}
+
+void write_field(std::ostream& out, std::string_view field) {
+  if (!needs_quotes(field)) {
+    out << field;
+    return;
+  }
+  out << '"';
+  for (const char c : field) {
+    if (c == '"') out << '"';
+    out << c;
+  }
+  out << '"';
+}
+
+// Integral values as integers (cycles, seeds); others with 7 significant digits, which keeps
+// sub-nanosecond resolution for millisecond times and round-trips through the reader.
+std::string format_number(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  std::array<char, 64> buffer{};
+  std::to_chars_result result;
+  if (value == std::rint(value) && std::fabs(value) < 1e15)
+    result =
+        std::to_chars(buffer.data(), buffer.data() + buffer.size(), static_cast<long long>(value));
+  else
+    result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value,
+                           std::chars_format::general, 7);
+  return std::string(buffer.data(), result.ptr);
+}
+
+template <typename T>
+std::string format_optional(const std::optional<T>& value) {
+  if (!value) return "";
+  if constexpr (std::is_integral_v<T>)
+    return std::to_string(*value);
+  else
+    return format_number(*value);
+}
+
+// ---- Reading ------------------------------------------------------------------------------
+
+// One CSV record and the physical line it started on.
+struct Record {
+  std::vector<std::string> fields;
+  long line = 0;
+};
+
+// RFC 4180 record splitter that accepts text in arbitrary chunks.
+class RecordSplitter {
+ public:
+  explicit RecordSplitter(const std::string& source) : source_(source) {}
+
+  template <typename Sink>
+  void feed(std::string_view text, Sink&& sink) {
+    for (const char c : text) {
+      if (line_ == 0) line_ = 1;
+      if (state_ == State::in_quotes) {
+        if (c == '"')
+          state_ = State::after_quote;
+        else {
+          if (c == '\n') ++line_;
+          field_ += c;
+        }
+        continue;
+      }
+      if (state_ == State::after_quote) {
+        if (c == '"') {  // an escaped quote inside a quoted field
+          field_ += '"';
+          state_ = State::in_quotes;
+          continue;
+        }
+        if (c != ',' && c != '\n' && c != '\r')
+          fail(record_line_, std::string("unexpected character '") + c +
+                                 "' after the closing quote of field " +
+                                 std::to_string(fields_.size() + 1));
+        state_ = State::field_start;
+      }
+      switch (c) {
+        case ',':
+          end_field();
+          break;
+        case '\r':
+          break;  // CRLF line ends
+        case '\n':
+          end_record(sink);
+          ++line_;
+          break;
+        case '"':
+          if (state_ != State::field_start || !field_.empty())
+            fail(record_line_, "a quote inside the unquoted field " +
+                                   std::to_string(fields_.size() + 1) +
+                                   " (fields with quotes must be quoted as a whole)");
+          begin_record_if_needed();
+          state_ = State::in_quotes;
+          break;
+        default:
+          begin_record_if_needed();
+          field_ += c;
+          state_ = State::unquoted;
+      }
+    }
+  }
+
+  template <typename Sink>
+  void finish(Sink&& sink) {
+    if (state_ == State::in_quotes)
+      fail(record_line_, "the file ends inside a quoted field that opened on this line");
+    if (in_record_) end_record(sink);
+  }
+
+  [[noreturn]] void fail(long line, const std::string& problem) const {
+    throw ResultsFormatError(source_ + ":" + std::to_string(line) + ": " + problem);
+  }
+
+ private:
+  enum class State { field_start, unquoted, in_quotes, after_quote };
+
+  void begin_record_if_needed() {
+    if (!in_record_) {
+      in_record_ = true;
+      record_line_ = line_;
+    }
+  }
+  void end_field() {
+    begin_record_if_needed();
+    fields_.push_back(std::move(field_));
+    field_.clear();
+    state_ = State::field_start;
+  }
+  template <typename Sink>
+  void end_record(Sink&& sink) {
+    if (!in_record_) return;  // blank line
+    end_field();
+    Record record{std::move(fields_), record_line_};
+    fields_.clear();
+    in_record_ = false;
+    sink(std::move(record));
+  }
+
+  const std::string& source_;
+  State state_ = State::field_start;
+  std::string field_;
+  std::vector<std::string> fields_;
+  bool in_record_ = false;
+  long line_ = 0;
+  long record_line_ = 0;
+};
+
+}  // namespace
+
+std::optional<int> ResultRow::step_number() const {
+  int value = 0;
+  const auto [end, error] = std::from_chars(step.data(), step.data() + step.size(), value);
+  if (step.empty() || error != std::errc() || end != step.data() + step.size()) return std::nullopt;
+  return value;
+}
+
+const std::vector<std::string>& result_columns() {
+  static const std::vector<std::string> columns(kColumnNames.begin(), kColumnNames.end());
+  return columns;
+}
+
+ResultsCsvWriter::ResultsCsvWriter(std::ostream& out, std::vector<std::string> extra_metric_names)
+    : out_(out), extra_metric_names_(std::move(extra_metric_names)) {
+  bool first = true;
+  for (const std::string& name : result_columns()) {
+    if (!first) out_ << ',';
+    first = false;
+    write_field(out_, name);
+  }
+  for (const std::string& metric : extra_metric_names_) {
+    out_ << ',';
+    write_field(out_, std::string(kMetricPrefix) + metric);
+  }
+  out_ << '\n';
+  out_.flush();
+}
+
+void ResultsCsvWriter::write(const ResultRow& row) {
+  const bool measured = row.status == "ok";
+  // Measurement columns are empty on rows that were skipped or faulted: a 0 there would be
+  // indistinguishable from a real value in a spreadsheet.
+  const auto measured_number = [measured](double value) {
+    return measured ? format_number(value) : std::string();
+  };
+  std::array<std::string, kColumnCount> fields;
+  fields[kStep] = row.step;
+  fields[kConfig] = row.config;
+  fields[kDtype] = row.dtype;
+  fields[kDHead] = std::to_string(row.d_head);
+  fields[kBatch] = std::to_string(row.batch);
+  fields[kHeads] = std::to_string(row.heads);
+  fields[kSeqLen] = std::to_string(row.seq_len);
+  fields[kRuns] = measured ? std::to_string(row.runs) : "";
+  fields[kMedianMs] = measured_number(row.median_ms);
+  fields[kMinMs] = measured_number(row.min_ms);
+  fields[kMaxMs] = measured_number(row.max_ms);
+  fields[kTflops] = measured_number(row.tflops);
+  fields[kSeedAttnTflops] = measured_number(row.seed_attn_tflops);
+  fields[kPctFa2] = format_optional(row.pct_fa2);
+  fields[kPctCudnn] = format_optional(row.pct_cudnn);
+  fields[kRegisters] = format_optional(row.registers);
+  fields[kSmemBytes] = format_optional(row.smem_bytes);
+  fields[kLocalBytes] = format_optional(row.local_bytes);
+  fields[kCycles] = format_optional(row.cycles);
+  fields[kL2HitPct] = format_optional(row.l2_hit_pct);
+  fields[kCuptiDurationMs] = format_optional(row.cupti_duration_ms);
+  fields[kVerdict] = row.verdict;
+  fields[kMaxError] = format_optional(row.max_error);
+  fields[kStatus] = row.status;
+  fields[kDevice] = row.device;
+  fields[kSmClockMhz] = row.sm_clock_mhz > 0 ? std::to_string(row.sm_clock_mhz) : "";
+  fields[kCacheMode] = row.cache_mode;
+  fields[kGitCommit] = row.git_commit;
+  fields[kInputSeed] = std::to_string(row.input_seed);
+  for (int i = 0; i < kColumnCount; ++i) {
+    if (i > 0) out_ << ',';
+    write_field(out_, fields[static_cast<std::size_t>(i)]);
+  }
+  for (const std::string& metric : extra_metric_names_) {
+    out_ << ',';
+    const auto found = row.extra_metrics.find(metric);
+    if (found != row.extra_metrics.end()) write_field(out_, format_number(found->second));
+  }
+  out_ << '\n';
+  out_.flush();
+}
+
+// ---- ResultsCsvParser ---------------------------------------------------------------------
+
+struct ResultsCsvParser::State {
+  explicit State(std::string source) : source_name(std::move(source)), splitter(source_name) {}
+
+  std::string source_name;
+  RecordSplitter splitter;
+  bool have_header = false;
+  std::array<int, kColumnCount> column_index{};             // field position of each known column
+  std::vector<std::pair<int, std::string>> metric_columns;  // field position, metric name
+  std::vector<std::string> extra_metric_names;
+  std::size_t field_count = 0;
+
+  void read_header(const Record& record) {
+    column_index.fill(-1);
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < record.fields.size(); ++i) {
+      const std::string& name = record.fields[i];
+      if (!seen.insert(name).second)
+        splitter.fail(record.line, "column '" + name + "' appears twice in the header");
+      if (name.starts_with(kMetricPrefix)) {
+        const std::string metric = name.substr(kMetricPrefix.size());
+        if (metric.empty()) splitter.fail(record.line, "column 'metric:' names no metric");
+        metric_columns.emplace_back(static_cast<int>(i), metric);
+        extra_metric_names.push_back(metric);
+        continue;
+      }
+      const auto known = std::find(kColumnNames.begin(), kColumnNames.end(), name);
+      if (known == kColumnNames.end())
+        splitter.fail(record.line, "unknown column '" + name +
+                                       "' (not a flashscope results header; see "
+                                       "docs/csv-schema.md)");
+      column_index[static_cast<std::size_t>(known - kColumnNames.begin())] = static_cast<int>(i);
+    }
+    for (int c = 0; c < kColumnCount; ++c)
+      if (column_index[static_cast<std::size_t>(c)] < 0)
+        splitter.fail(record.line, "the header lacks column '" +
+                                       kColumnNames[static_cast<std::size_t>(c)] + "'");
+    field_count = record.fields.size();
+    have_header = true;
+  }
+
+  ResultRow read_row(const Record& record) const {
+    if (record.fields.size() != field_count)
+      splitter.fail(record.line, "the record has " + std::to_string(record.fields.size()) +
+                                     " fields but the header has " + std::to_string(field_count));
+    const auto field = [&](Column c) -> const std::string& {
+      return record.fields[static_cast<std::size_t>(column_index[static_cast<std::size_t>(c)])];
+    };
+    const auto fail = [&](Column c, const std::string& problem) {
+      splitter.fail(record.line,
+                    "column '" + kColumnNames[static_cast<std::size_t>(c)] + "': " + problem);
+    };
+    const auto parse_double_text = [&](Column c, const std::string& text) {
+      double value = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (error != std::errc() || end != text.data() + text.size())
+        fail(c, "'" + text + "' is not a number");
+      return value;
+    };
+    const auto parse_long = [&](Column c) {
+      const std::string& text = field(c);
+      long long value = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (text.empty()) fail(c, "is empty but required");
+      if (error != std::errc() || end != text.data() + text.size())
+        fail(c, "'" + text + "' is not an integer");
+      return value;
+    };
+    const auto parse_int = [&](Column c) {
+      const long long value = parse_long(c);
+      if (value < INT32_MIN || value > INT32_MAX) fail(c, "'" + field(c) + "' is out of range");
+      return static_cast<int>(value);
+    };
+    const auto optional_double = [&](Column c) -> std::optional<double> {
+      if (field(c).empty()) return std::nullopt;
+      return parse_double_text(c, field(c));
+    };
+    const auto optional_int = [&](Column c) -> std::optional<int> {
+      if (field(c).empty()) return std::nullopt;
+      return parse_int(c);
+    };
+
+    ResultRow row;
+    row.step = field(kStep);
+    if (row.step.empty()) fail(kStep, "is empty but required");
+    row.config = field(kConfig);
+    if (!row.config.empty()) {
+      try {
+        parse_short_form(row.config);
+      } catch (const ConfigParseError& error) {
+        fail(kConfig, error.what());
+      }
+    } else if (!row.is_reference()) {
+      fail(kConfig, "is empty on a kernel row (step " + row.step + ")");
+    }
+    row.dtype = field(kDtype);
+    if (row.dtype != "fp16" && row.dtype != "bf16")
+      fail(kDtype, "'" + row.dtype + "' is not fp16 or bf16");
+    row.d_head = parse_int(kDHead);
+    row.batch = parse_int(kBatch);
+    row.heads = parse_int(kHeads);
+    row.seq_len = parse_int(kSeqLen);
+    row.status = field(kStatus);
+    if (row.status != "ok" && !row.status.starts_with("fault: ") &&
+        !row.status.starts_with("skipped: "))
+      fail(kStatus, "'" + row.status + "' is not ok, 'fault: <reason>' or 'skipped: <reason>'");
+    const bool measured = row.status == "ok";
+    // Measurement columns: required on measured rows, empty otherwise.
+    const auto measurement = [&](Column c) {
+      if (!measured) {
+        if (!field(c).empty()) fail(c, "has a value on a row whose status is not ok");
+        return 0.0;
+      }
+      if (field(c).empty()) fail(c, "is empty but the row's status is ok");
+      return parse_double_text(c, field(c));
+    };
+    row.runs = measured ? parse_int(kRuns) : static_cast<int>(measurement(kRuns));
+    row.median_ms = measurement(kMedianMs);
+    row.min_ms = measurement(kMinMs);
+    row.max_ms = measurement(kMaxMs);
+    row.tflops = measurement(kTflops);
+    row.seed_attn_tflops = measurement(kSeedAttnTflops);
+    if (measured && !(row.min_ms <= row.median_ms && row.median_ms <= row.max_ms))
+      fail(kMedianMs, "median " + field(kMedianMs) + " ms lies outside [min " + field(kMinMs) +
+                          ", max " + field(kMaxMs) + "]");
+    row.pct_fa2 = optional_double(kPctFa2);
+    row.pct_cudnn = optional_double(kPctCudnn);
+    row.registers = optional_int(kRegisters);
+    row.smem_bytes = optional_int(kSmemBytes);
+    row.local_bytes = optional_int(kLocalBytes);
+    row.cycles = optional_double(kCycles);
+    row.l2_hit_pct = optional_double(kL2HitPct);
+    row.cupti_duration_ms = optional_double(kCuptiDurationMs);
+    row.verdict = field(kVerdict);
+    if (row.verdict != "pass" && row.verdict != "fail" && row.verdict != "unchecked")
+      fail(kVerdict, "'" + row.verdict + "' is not pass, fail or unchecked");
+    row.max_error = optional_double(kMaxError);
+    row.device = field(kDevice);
+    if (!field(kSmClockMhz).empty()) row.sm_clock_mhz = parse_int(kSmClockMhz);
+    row.cache_mode = field(kCacheMode);
+    if (row.cache_mode != "warm" && row.cache_mode != "cold" && !row.cache_mode.empty())
+      fail(kCacheMode, "'" + row.cache_mode + "' is not warm or cold");
+    row.git_commit = field(kGitCommit);
+    {
+      const std::string& text = field(kInputSeed);
+      const auto [end, error] =
+          std::from_chars(text.data(), text.data() + text.size(), row.input_seed);
+      if (text.empty() || error != std::errc() || end != text.data() + text.size())
+        fail(kInputSeed, "'" + text + "' is not an unsigned integer");
+    }
+    for (const auto& [index, metric] : metric_columns) {
+      const std::string& text = record.fields[static_cast<std::size_t>(index)];
+      if (text.empty()) continue;
+      double value = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (error != std::errc() || end != text.data() + text.size())
+        splitter.fail(record.line,
+                      "column 'metric:" + metric + "': '" + text + "' is not a number");
+      row.extra_metrics[metric] = value;
+    }
+    return row;
+  }
+};
+
+ResultsCsvParser::ResultsCsvParser(std::string source_name)
+    : state_(std::make_unique<State>(std::move(source_name))) {}
+ResultsCsvParser::~ResultsCsvParser() = default;
+ResultsCsvParser::ResultsCsvParser(ResultsCsvParser&&) noexcept = default;
+ResultsCsvParser& ResultsCsvParser::operator=(ResultsCsvParser&&) noexcept = default;
+
+std::vector<ResultRow> ResultsCsvParser::feed(std::string_view text) {
+  std::vector<ResultRow> rows;
+  State& state = *state_;
+  state.splitter.feed(text, [&](Record record) {
+    if (!state.have_header)
+      state.read_header(record);
+    else
+      rows.push_back(state.read_row(record));
+  });
+  return rows;
+}
+
+std::vector<ResultRow> ResultsCsvParser::finish() {
+  State& state = *state_;
+  std::vector<ResultRow> rows;
+  state.splitter.finish([&](Record record) {
+    if (!state.have_header)
+      state.read_header(record);
+    else
+      rows.push_back(state.read_row(record));
+  });
+  if (!state.have_header)
+    throw ResultsFormatError(state.source_name + ": empty file (no header line)");
+  return rows;
+}
+
+const std::vector<std::string>& ResultsCsvParser::extra_metric_names() const {
+  return state_->extra_metric_names;
+}
+
+std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name) {
+  ResultsCsvParser parser(source_name);
+  std::vector<ResultRow> rows;
+  std::string chunk(1 << 16, '\0');
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const std::streamsize count = in.gcount();
+    if (count <= 0) break;
+    for (ResultRow& row :
+         parser.feed(std::string_view(chunk.data(), static_cast<std::size_t>(count))))
+      rows.push_back(std::move(row));
+  }
+  if (in.bad()) throw ResultsFormatError(source_name + ": read error");
+  for (ResultRow& row : parser.finish())
+    rows.push_back(std::move(row));
+  return rows;
+}
+
+std::vector<ResultRow> read_results_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ResultsFormatError(path + ": cannot open the file for reading");
+  return read_results_csv(in, path);
+}
+
+}  // namespace flashscope

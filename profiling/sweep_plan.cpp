@@ -1,0 +1,216 @@
+#include "profiling/sweep_plan.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "configs/config_sets.hpp"
+#include "profiling/cupti_metrics.hpp"
+
+namespace flashscope {
+
+namespace {
+
+std::vector<DType> dtypes_of(const std::vector<KernelConfig>& configs) {
+  std::set<DType> dtypes;
+  for (const KernelConfig& c : configs)
+    dtypes.insert(c.dtype);
+  return {dtypes.begin(), dtypes.end()};
+}
+
+// The configs the options select for `step`, in every measured dtype, built or not.
+std::vector<KernelConfig> selected_configs(const SweepOptions& options, int step,
+                                           const KernelRegistry& registry) {
+  if (!options.configs.empty()) return options.configs;
+  std::vector<KernelConfig> base;
+  if (options.set_key == "prog") {
+    const configs::StepPicks picks = configs::step_picks(step);
+    for (const auto& pick : {picks.progression, picks.seed_a100, picks.seed_rtx3090, picks.hopper})
+      if (pick) base.push_back(*pick);
+  } else if (options.set_key == "built") {
+    for (const KernelEntry* entry : registry.entries_of_step(step))
+      base.push_back(entry->config);
+  } else {
+    base = configs::select(options.set_key);
+  }
+  // A set names a shape and feature list; it is measured in each requested dtype.
+  std::set<KernelConfig> unique;
+  for (const KernelConfig& c : base)
+    for (const DType dtype : options.dtypes)
+      unique.insert(configs::with_dtype(c, dtype));
+  return {unique.begin(), unique.end()};
+}
+
+std::string dtype_list(const std::vector<DType>& dtypes) {
+  std::string text;
+  for (const DType dtype : dtypes)
+    text += (text.empty() ? "" : ",") + std::string(dtype_lower_name(dtype));
+  return text;
+}
+
+}  // namespace
+
+const std::vector<int>& seed_seq_lens() {
+  static const std::vector<int> lengths = {512, 1024, 2048, 4096, 8192, 16384};
+  return lengths;
+}
+
+int seed_batch_for(int seq_len) {
+  if (seq_len <= 0) return 1;
+  return std::clamp(65536 / seq_len, 1, 16);
+}
+
+void validate_sweep_options(const SweepOptions& options) {
+  const auto fail = [](const std::string& message) { throw std::invalid_argument(message); };
+  if (options.configs.empty() && options.set_key != "prog" && options.set_key != "built")
+    configs::select(options.set_key);  // throws with the list of valid keys
+  if (options.seq_lens.empty()) fail("--seq-lens: at least one sequence length is needed");
+  for (const int n : options.seq_lens)
+    if (n <= 0) fail("--seq-lens: " + std::to_string(n) + " is not a positive length");
+  if (options.dtypes.empty() && options.configs.empty())
+    fail("--dtypes: at least one dtype is needed");
+  if (options.batch && *options.batch <= 0)
+    fail("--batch: " + std::to_string(*options.batch) + " is not a positive batch size");
+  if (options.heads <= 0) fail("--heads: " + std::to_string(options.heads) + " is not positive");
+  if (options.timing.timed_runs < 1) fail("--runs: at least one timed run is needed");
+  if (options.timing.warmup_runs < 0) fail("--warmup: cannot be negative");
+  if (options.metric_runs < 1) fail("--metric-runs: at least one profiled launch is needed");
+  if (options.device < 0) fail("--device: " + std::to_string(options.device) + " is negative");
+  if (!(options.timeout_s > 0)) fail("--timeout: must be a positive number of seconds");
+}
+
+std::vector<std::string> extra_metric_columns(const SweepOptions& options) {
+  if (!options.collect_metrics) return {};
+  const std::vector<std::string>& defaults = default_metrics();
+  std::vector<std::string> extras;
+  for (const std::string& metric : options.extra_metrics)
+    if (std::find(defaults.begin(), defaults.end(), metric) == defaults.end() &&
+        std::find(extras.begin(), extras.end(), metric) == extras.end())
+      extras.push_back(metric);
+  return extras;
+}
+
+std::vector<std::string> sweep_metric_names(const SweepOptions& options) {
+  if (!options.collect_metrics) return {};
+  std::vector<std::string> names = default_metrics();
+  for (const std::string& metric : extra_metric_columns(options))
+    names.push_back(metric);
+  return names;
+}
+
+std::string MeasurementItem::label() const {
+  std::string text = step;
+  text += " ";
+  text += config ? to_short_form(*config) : std::string(dtype_name(dtype));
+  text += " B=" + std::to_string(shape.batch) + " H=" + std::to_string(shape.heads) +
+          " N=" + std::to_string(shape.seq_len);
+  return text;
+}
+
+std::size_t SweepPlan::item_count() const {
+  std::size_t count = 0;
+  for (const SweepUnit& unit : units)
+    count += unit.items.size();
+  return count;
+}
+
+SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry,
+                     const std::vector<std::string>& built_references) {
+  validate_sweep_options(options);
+  SweepPlan plan;
+  const std::vector<DType> dtypes =
+      options.configs.empty() ? options.dtypes : dtypes_of(options.configs);
+  const auto shape_for = [&](int seq_len, int d_head) {
+    AttentionShape shape;
+    shape.batch = options.batch ? *options.batch : seed_batch_for(seq_len);
+    shape.seq_len = seq_len;
+    shape.heads = options.heads;
+    shape.d_head = d_head;
+    return shape;
+  };
+
+  SweepUnit references{"references", {}};
+  for (const std::string& name : options.references) {
+    if (std::find(built_references.begin(), built_references.end(), name) == built_references.end())
+      plan.notes.push_back("reference '" + name + "' is not built into this binary; no " + name +
+                           " rows");
+  }
+  for (const DType dtype : dtypes)
+    for (const int seq_len : options.seq_lens)
+      for (const std::string& name : options.references)
+        if (std::find(built_references.begin(), built_references.end(), name) !=
+            built_references.end())
+          references.items.push_back({name, std::nullopt, dtype, shape_for(seq_len, 128)});
+  if (!references.items.empty()) plan.units.push_back(std::move(references));
+
+  const std::vector<int> steps = options.steps.empty() ? registry.steps() : options.steps;
+  for (const int step : steps) {
+    if (registry.entries_of_step(step).empty()) {
+      plan.notes.push_back("step " + std::to_string(step) +
+                           ": no kernel of this step is built into this binary "
+                           "(FLASHSCOPE_STEPS / FLASHSCOPE_KERNEL_SET)");
+      continue;
+    }
+    std::vector<KernelConfig> built;
+    std::size_t not_built = 0;
+    for (const KernelConfig& c : selected_configs(options, step, registry)) {
+      if (registry.try_find(step, c)) {
+        built.push_back(c);
+        continue;
+      }
+      ++not_built;
+      if (!options.configs.empty()) {
+        try {
+          registry.find(step, c);
+        } catch (const KernelLookupError& error) {
+          plan.notes.push_back(error.what());
+        }
+      }
+    }
+    if (not_built > 0 && options.configs.empty())
+      plan.notes.push_back("step " + std::to_string(step) + ": " + std::to_string(built.size()) +
+                           " of " + std::to_string(built.size() + not_built) + " configs of set '" +
+                           options.set_key + "' (" + dtype_list(options.dtypes) +
+                           ") are built; the other " + std::to_string(not_built) +
+                           " are not in this binary (FLASHSCOPE_KERNEL_SET)");
+    SweepUnit unit{"step " + std::to_string(step), {}};
+    for (const DType dtype : dtypes)
+      for (const int seq_len : options.seq_lens)
+        for (const KernelConfig& c : built)
+          if (c.dtype == dtype)
+            unit.items.push_back({std::to_string(step), c, dtype, shape_for(seq_len, c.d_head)});
+    if (!unit.items.empty()) plan.units.push_back(std::move(unit));
+  }
+
+  bool any_kernel = false;
+  for (const SweepUnit& unit : plan.units)
+    any_kernel = any_kernel || (!unit.items.empty() && !unit.items.front().is_reference());
+  if (!any_kernel) {
+    std::string message = "nothing to measure: the options select no built kernel";
+    for (const std::string& note : plan.notes)
+      message += "\n  " + note;
+    throw std::invalid_argument(message);
+  }
+  return plan;
+}
+
+std::uint64_t input_seed_for(std::uint64_t sweep_seed, DType dtype, const AttentionShape& shape) {
+  // splitmix64 over the fields: distinct shapes get unrelated inputs, equal ones identical inputs.
+  std::uint64_t x = sweep_seed;
+  const auto mix = [&x](std::uint64_t value) {
+    x += 0x9E3779B97F4A7C15ull + value;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    x = z ^ (z >> 31);
+  };
+  mix(static_cast<std::uint64_t>(dtype));
+  mix(static_cast<std::uint64_t>(shape.batch));
+  mix(static_cast<std::uint64_t>(shape.seq_len));
+  mix(static_cast<std::uint64_t>(shape.heads));
+  mix(static_cast<std::uint64_t>(shape.d_head));
+  // fill_random_normal derives Q, K, V seeds as 3s, 3s+1, 3s+2: keep 3s from overflowing.
+  return x % (UINT64_MAX / 3);
+}
+
+}  // namespace flashscope

@@ -1,0 +1,88 @@
+// What a headless sweep measures: its options and the plan they expand to. The plan is a pure
+// function of the options, the kernels built into the binary and the references built into it, so
+// the parent process and every worker it starts compute the same plan and agree on item indices
+// without exchanging anything but the options (docs/profiling.md, "Fault isolation").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/common/config.hpp"
+#include "kernels/common/reference.hpp"
+#include "kernels/common/registry.hpp"
+#include "profiling/timing.hpp"
+
+namespace flashscope {
+
+// Spec §1.2: the seed's sequence lengths; batch(N) = min(16, 65536 / N) reproduces its batch table
+// (16, 16, 16, 16, 8, 4) and extends it to other lengths.
+const std::vector<int>& seed_seq_lens();
+int seed_batch_for(int seq_len);
+
+struct SweepOptions {
+  // Which configs each step measures: "prog" (each step's own progression entry or picks),
+  // "built" (every config built for the step), or a selection key of spec §5.4 ("prog_all",
+  // "tune", "all", "B_r,B_c"), intersected with what is built for the step.
+  std::string set_key = "prog";
+  std::vector<KernelConfig> configs;  // --config: measured as written, instead of a set
+  std::vector<int> steps;             // empty = every step built into the binary
+  std::vector<int> seq_lens = seed_seq_lens();
+  std::vector<DType> dtypes = {DType::FP16, DType::BF16};
+  std::optional<int> batch;  // overrides seed_batch_for
+  int heads = 16;
+  TimingSettings timing;
+  bool collect_metrics = true;
+  std::vector<std::string> extra_metrics;  // on top of default_metrics()
+  // Profiled launches per row; each metric is their median (counters such as the L2 hit rate
+  // vary by about a point from launch to launch).
+  int metric_runs = 3;
+  std::vector<std::string> references = {"fa2", "cudnn"};
+  int device = 0;
+  std::uint64_t seed = 0;  // input seed; the parent draws one when the user gives none
+  double timeout_s = 300;  // per measurement; a worker silent for longer is killed
+};
+
+// Throws std::invalid_argument naming the offending option.
+void validate_sweep_options(const SweepOptions& options);
+
+// Every metric a row collects: default_metrics(), then extra_metric_columns(); empty when
+// metrics are off.
+std::vector<std::string> sweep_metric_names(const SweepOptions& options);
+
+// The --metrics names that get their own "metric:<name>" CSV column: those not among
+// default_metrics() (which have named columns), without repeats; empty when metrics are off.
+std::vector<std::string> extra_metric_columns(const SweepOptions& options);
+
+struct MeasurementItem {
+  std::string step;                    // "7", or a reference name ("fa2", "cudnn")
+  std::optional<KernelConfig> config;  // kernels only
+  DType dtype = DType::FP16;
+  AttentionShape shape;
+  bool is_reference() const { return !config.has_value(); }
+  std::string label() const;  // "7 (FP16, 128, ...): ... fp16 B=16 H=16 N=4096" for messages
+};
+
+// The items one worker process measures, in order. A fault ends the worker; the parent restarts
+// the unit after the faulting item.
+struct SweepUnit {
+  std::string name;  // "references", "step 7"
+  std::vector<MeasurementItem> items;
+};
+
+struct SweepPlan {
+  std::vector<SweepUnit> units;
+  std::vector<std::string> notes;  // what was left out and why (printed to stderr)
+  std::size_t item_count() const;
+};
+
+// Throws std::invalid_argument when the options select nothing to measure.
+SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry,
+                     const std::vector<std::string>& built_references);
+
+// The deterministic seed of one (dtype, N, batch, heads) input set: every step and reference of a
+// sweep sees the same Q, K, V at a given shape.
+std::uint64_t input_seed_for(std::uint64_t sweep_seed, DType dtype, const AttentionShape& shape);
+
+}  // namespace flashscope

@@ -1,0 +1,93 @@
+// Kernel timing with CUDA events: warm-up launches, then one event pair around each of N timed
+// launches, summarised as median, min and max. In "cold" mode a memset evicts L2 before every
+// launch (outside the events); "warm" launches back to back. The SM clock is sampled alongside
+// three extra launches right after the timed ones, so every number is labelled with the clock it
+// ran at.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiling/nvtx_ranges.hpp"
+
+namespace flashscope {
+
+enum class CacheMode { warm, cold };
+std::string_view cache_mode_name(CacheMode mode);  // "warm" / "cold"
+std::optional<CacheMode> cache_mode_from_string(std::string_view text);
+
+struct TimingSettings {
+  int warmup_runs = 10;
+  int timed_runs = 30;
+  CacheMode cache_mode = CacheMode::warm;
+};
+
+struct TimingStats {
+  std::vector<double> samples_ms;  // in launch order
+  double median_ms = 0;            // mean of the two middle samples for an even count
+  double min_ms = 0;
+  double max_ms = 0;
+  int sm_clock_mhz = 0;  // median SmClockProbe sample taken under the same load
+};
+
+// Throws std::invalid_argument on an empty sample list.
+TimingStats summarize_samples(std::vector<double> samples_ms);
+
+// Evicts L2 by writing a buffer twice the L2 size (cudaDevAttrL2CacheSize): twice, because
+// Hopper's L2 is two partitions that may each hold a copy of a line.
+class L2Flusher {
+ public:
+  explicit L2Flusher(int device);
+  ~L2Flusher();
+  L2Flusher(const L2Flusher&) = delete;
+  L2Flusher& operator=(const L2Flusher&) = delete;
+
+  void flush(cudaStream_t stream);
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* buffer_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Enqueues exactly one forward pass on the stream; throws (CudaError) if the launch fails.
+using LaunchFunction = std::function<void(cudaStream_t)>;
+
+// Runs `settings.warmup_runs` untimed launches, then `settings.timed_runs` timed ones, each inside
+// an NVTX range named `range_name` of the flashscope domain. `flusher` is required in cold mode
+// and ignored in warm mode.
+TimingStats time_launches(const LaunchFunction& launch, const TimingSettings& settings,
+                          cudaStream_t stream, L2Flusher* flusher,
+                          const MeasurementRangeName& range_name);
+
+// The SM clock measured on the device: a one-thread kernel counts clock64() cycles while
+// %globaltimer advances by `spin_ns`. time_launches runs it on a second stream *alongside* three
+// extra, untimed launches after the timed ones, so the sample is taken under the load being
+// measured. That matters: on a power-capped H200 the clock under sustained attention load is
+// several percent below the one an isolated launch (or a probe between launches) sees, because
+// the clock recovers within microseconds once the load stops. cudaDevAttrClockRate is only the
+// peak.
+class SmClockProbe {
+ public:
+  explicit SmClockProbe(int samples);
+  ~SmClockProbe();
+  SmClockProbe(const SmClockProbe&) = delete;
+  SmClockProbe& operator=(const SmClockProbe&) = delete;
+
+  // Enqueues sample `index`.
+  void record(int index, std::uint64_t spin_ns, cudaStream_t stream);
+  int median_mhz(int recorded, cudaStream_t stream) const;  // synchronises `stream`
+
+ private:
+  int samples_;
+  std::uint64_t* device_samples_ = nullptr;  // cycles, ns per sample
+};
+
+}  // namespace flashscope

@@ -1,0 +1,158 @@
+// Writes SYNTHETIC result files for the explorer's GUI tests. Nothing here was measured: every
+// row says so in its device and git_commit columns, and the files live in the build tree only.
+//
+//   make_synthetic_results --out-dir DIR [--configs-per-step 52]
+//
+// DIR/baseline.csv  16 steps x configs x 6 N x 2 dtypes + references (~10,000 rows by default)
+// DIR/variant.csv   the same measurements, later steps faster: the second file for Compare
+// DIR/corrupt.csv   a results header, one good row, then a row with missing fields
+// DIR/foreign.csv   a CSV from somewhere else entirely
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <vector>
+
+#include "kernels/common/config.hpp"
+#include "profiling/results.hpp"
+
+namespace {
+
+using flashscope::KernelConfig;
+using flashscope::ResultRow;
+
+constexpr const char* kDevice = "synthetic test data (not a measurement)";
+constexpr int kSeqLens[] = {512, 1024, 2048, 4096, 8192, 16384};
+constexpr int kBatches[] = {16, 16, 16, 16, 8, 4};  // spec §1.2
+constexpr int kHeads = 16;
+constexpr int kHeadDim = 128;
+constexpr double kClockHz = 1.98e9;
+
+// Deterministic noise in [0, 1) so the files are identical on every run.
+double noise(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  std::uint64_t x =
+      a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full ^ c * 0x165667B19E3779F9ull;
+  x ^= x >> 33;
+  x *= 0xFF51AFD7ED558CCDull;
+  x ^= x >> 33;
+  return static_cast<double>(x >> 11) / static_cast<double>(1ull << 53);
+}
+
+std::vector<KernelConfig> candidate_configs(flashscope::DType dtype) {
+  std::vector<KernelConfig> configs;
+  for (int b_r : {64, 128})
+    for (int b_c : {32, 64, 128})
+      for (int warps : {4, 8})
+        for (int load : {0, 2})
+          for (int v_load : {0, 2})
+            for (bool buffer : {false, true})
+              for (bool softmax : {false, true}) {
+                const KernelConfig config{dtype, kHeadDim, b_r,  b_c,    warps,  true,   true,
+                                          true,  load,     load, v_load, buffer, softmax};
+                if (flashscope::is_statically_valid(config)) configs.push_back(config);
+              }
+  return configs;
+}
+
+ResultRow make_row(const std::string& step, const std::string& config, const std::string& dtype,
+                   int n_index, double tflops) {
+  const int seq_len = kSeqLens[n_index];
+  const int batch = kBatches[n_index];
+  ResultRow row;
+  row.step = step;
+  row.config = config;
+  row.dtype = dtype;
+  row.d_head = kHeadDim;
+  row.batch = batch;
+  row.heads = kHeads;
+  row.seq_len = seq_len;
+  row.runs = 30;
+  row.tflops = tflops;
+  row.median_ms = flashscope::matmul_flops(batch, kHeads, seq_len, kHeadDim) / (tflops * 1e9);
+  row.min_ms = row.median_ms * 0.98;
+  row.max_ms = row.median_ms * 1.03;
+  row.seed_attn_tflops =
+      flashscope::seed_attention_flops(batch, kHeads, seq_len, kHeadDim) / (row.median_ms * 1e9);
+  row.cycles = row.median_ms * 1e-3 * kClockHz;
+  row.verdict = "pass";
+  row.device = kDevice;
+  row.sm_clock_mhz = static_cast<int>(kClockHz / 1e6);
+  row.cache_mode = "warm";
+  row.git_commit = "synthetic";
+  return row;
+}
+
+// A plausible-looking progression: later steps faster, long sequences faster, configs spread.
+void write_results(std::ostream& out, int configs_per_step, double late_step_speedup) {
+  flashscope::ResultsCsvWriter writer(out);
+  const double n_factor[] = {0.70, 0.88, 0.96, 1.0, 0.99, 0.99};
+  for (int d = 0; d < 2; ++d) {
+    const auto dtype = d == 0 ? flashscope::DType::FP16 : flashscope::DType::BF16;
+    const std::string dtype_name(flashscope::dtype_lower_name(dtype));
+    for (int n = 0; n < 6; ++n) {
+      writer.write(make_row("fa2", "", dtype_name, n, 340 * n_factor[n]));
+      writer.write(make_row("cudnn", "", dtype_name, n, 580 * n_factor[n]));
+    }
+    const std::vector<KernelConfig> configs = candidate_configs(dtype);
+    for (int step = 1; step <= 16; ++step) {
+      const double step_level = 60 + 280 * (1 - std::exp(-step / 3.0));
+      const double speedup = step >= 8 ? late_step_speedup : 1.0;
+      for (int c = 0; c < configs_per_step; ++c) {
+        // A stride coprime with the candidate count spreads the picks over every block shape.
+        const KernelConfig& config = configs[static_cast<std::size_t>(c) * 37 % configs.size()];
+        const std::string short_form = flashscope::to_short_form(config);
+        const double config_factor = 0.75 + 0.25 * noise(step, c, d);
+        for (int n = 0; n < 6; ++n) {
+          const double jitter = 0.97 + 0.06 * noise(step, c, n + 10 * d);
+          ResultRow row = make_row(std::to_string(step), short_form, dtype_name, n,
+                                   step_level * config_factor * n_factor[n] * jitter * speedup);
+          row.registers = 128 + static_cast<int>(noise(step, c, 99) * 127);
+          row.smem_bytes = flashscope::smem_bytes(config);
+          row.local_bytes = noise(step, c, 98) < 0.1 ? 16 : 0;
+          row.l2_hit_pct = 70 + 29 * noise(step, c, n + 50);
+          row.max_error = 1e-3 * noise(step, c, n + 70);
+          if (noise(step, c, n + 90) < 0.01) {  // a few faults, as real sweeps have
+            row.status = "fault: synthetic launch failure";
+            row.verdict = "unchecked";
+          }
+          writer.write(row);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Write synthetic result CSVs for the explorer's GUI tests"};
+  std::string out_dir;
+  int configs_per_step = 52;
+  app.add_option("--out-dir", out_dir, "Folder to write the files into")->required();
+  app.add_option("--configs-per-step", configs_per_step, "Configs per step and dtype")
+      ->check(CLI::Range(1, 1000));
+  CLI11_PARSE(app, argc, argv);
+
+  std::filesystem::create_directories(out_dir);
+  const std::filesystem::path dir(out_dir);
+  {
+    std::ofstream baseline(dir / "baseline.csv");
+    write_results(baseline, configs_per_step, 1.0);
+  }
+  {
+    std::ofstream variant(dir / "variant.csv");
+    write_results(variant, configs_per_step, 1.06);
+  }
+  {
+    std::ofstream corrupt(dir / "corrupt.csv");
+    flashscope::ResultsCsvWriter writer(corrupt);
+    writer.write(make_row("1", "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles", "fp16", 3, 50));
+    corrupt << "2,oops\n";
+  }
+  { std::ofstream(dir / "foreign.csv") << "name,score\nalice,3\nbob,4\n"; }
+  std::cout << "wrote synthetic test data to " << out_dir << '\n';
+  return 0;
+}

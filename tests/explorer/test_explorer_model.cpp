@@ -1,0 +1,429 @@
+// The explorer's view model, headless: references and percentages, harmonic means, per-N
+// bests, sorting and filtering, compare ratios, config changes, file loading and step pages.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+
+#include "explorer/model/autotune.hpp"
+#include "explorer/model/compare.hpp"
+#include "explorer/model/fields.hpp"
+#include "explorer/model/progression.hpp"
+#include "explorer/model/result_files.hpp"
+#include "explorer/model/row_set.hpp"
+#include "explorer/model/step_pages.hpp"
+#include "explorer/model/steps.hpp"
+#include "explorer/model/sweep_series.hpp"
+
+using namespace flashscope;
+using namespace flashscope::explorer;
+
+namespace {
+
+constexpr const char* kConfig64 = "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_2_2_tiles";
+constexpr const char* kConfig128 = "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles";
+
+// Rows live in a deque so the pointers RowSet keeps stay valid while tests add rows.
+struct Rows {
+  std::deque<ResultRow> storage;
+
+  ResultRow& add(std::string step, std::string config, int seq_len, double tflops,
+                 std::string dtype = "fp16") {
+    ResultRow row;
+    row.step = std::move(step);
+    row.config = std::move(config);
+    row.dtype = std::move(dtype);
+    row.batch = 16;
+    row.heads = 16;
+    row.seq_len = seq_len;
+    row.tflops = tflops;
+    row.runs = 30;
+    row.median_ms = 1000.0 / tflops;  // time is inversely proportional: same shape
+    row.min_ms = row.median_ms * 0.99;
+    row.max_ms = row.median_ms * 1.01;
+    row.verdict = "pass";
+    row.device = "test device";
+    row.cache_mode = "warm";
+    storage.push_back(row);
+    return storage.back();
+  }
+
+  RowSet set() const {
+    std::vector<const ResultRow*> pointers;
+    for (const ResultRow& row : storage)
+      pointers.push_back(&row);
+    return RowSet(pointers);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("step order puts numbered steps first, numerically, then the references") {
+  CHECK(step_less("2", "10"));
+  CHECK(step_less("16", "fa2"));
+  CHECK(step_less("fa2", "cudnn"));
+  CHECK_FALSE(step_less("cudnn", "fa2"));
+  CHECK(step_label("7") == "step 7");
+  CHECK(step_label("cudnn") == "cuDNN");
+}
+
+TEST_CASE("usable rows ran ok and did not fail the check") {
+  Rows rows;
+  ResultRow& row = rows.add("1", kConfig64, 4096, 100);
+  CHECK(is_usable(row));
+  row.verdict = "fail";
+  CHECK_FALSE(is_usable(row));
+  row.verdict = "unchecked";
+  CHECK(is_usable(row));
+  row.status = "fault: illegal address";
+  CHECK_FALSE(is_usable(row));
+}
+
+TEST_CASE("harmonic mean") {
+  CHECK(*harmonic_mean({100, 300}) == doctest::Approx(150));
+  CHECK(*harmonic_mean({42}) == doctest::Approx(42));
+  CHECK_FALSE(harmonic_mean({}).has_value());
+  CHECK_FALSE(harmonic_mean({100, 0}).has_value());
+}
+
+TEST_CASE("percent of a reference: stored column first, else the matching reference row") {
+  Rows rows;
+  rows.add("fa2", "", 4096, 200);
+  rows.add("fa2", "", 4096, 180);  // slower duplicate: the fastest reference is used
+  rows.add("cudnn", "", 4096, 400);
+  ResultRow& kernel = rows.add("1", kConfig64, 4096, 100);
+  ResultRow& other_shape = rows.add("1", kConfig64, 8192, 100);
+  other_shape.batch = 8;
+  const RowSet set = rows.set();
+
+  CHECK(*set.percent_of_reference(kernel, Reference::fa2) == doctest::Approx(50));
+  CHECK(*set.percent_of_reference(kernel, Reference::cudnn) == doctest::Approx(25));
+  CHECK_FALSE(set.percent_of_reference(other_shape, Reference::fa2).has_value());
+
+  kernel.pct_fa2 = 61.5;  // written by the sweep at measurement time
+  CHECK(*set.percent_of_reference(kernel, Reference::fa2) == doctest::Approx(61.5));
+}
+
+TEST_CASE("progression at one N takes each step's fastest usable config") {
+  Rows rows;
+  rows.add("fa2", "", 4096, 200);
+  rows.add("1", kConfig64, 4096, 50);
+  rows.add("1", kConfig128, 4096, 80);
+  rows.add("1", kConfig128, 2048, 95);  // other N: ignored
+  ResultRow& faulted = rows.add("2", kConfig64, 4096, 500);
+  faulted.status = "fault: launch failed";
+  rows.add("2", kConfig128, 4096, 120);
+  rows.add("1", kConfig64, 4096, 70, "bf16");  // other dtype: ignored
+
+  const Progression progression = build_progression(rows.set(), {"fp16", 4096, Reference::fa2});
+  REQUIRE(progression.steps.size() == 2);
+  CHECK(progression.steps[0].step == "1");
+  CHECK(progression.steps[0].tflops == doctest::Approx(80));
+  CHECK(progression.steps[0].config == kConfig128);
+  CHECK(*progression.steps[0].percent == doctest::Approx(40));
+  CHECK(progression.steps[1].tflops == doctest::Approx(120));  // the faulted row is skipped
+  REQUIRE(progression.find_reference(Reference::fa2) != nullptr);
+  CHECK(progression.find_reference(Reference::fa2)->tflops == doctest::Approx(200));
+  CHECK(progression.find_reference(Reference::cudnn) == nullptr);
+  CHECK(progression.seq_lens == std::vector<int>{4096});
+}
+
+TEST_CASE("harmonic-mean progression uses one config per step, over the N it was measured at") {
+  Rows rows;
+  for (int n : {1024, 2048, 4096})
+    rows.add("fa2", "", n, 200);
+  // kConfig64 is measured at every N; kConfig128 is faster but only at one N.
+  rows.add("3", kConfig64, 1024, 100);
+  rows.add("3", kConfig64, 2048, 100);
+  rows.add("3", kConfig64, 4096, 400);
+  rows.add("3", kConfig128, 4096, 900);
+
+  const Progression progression =
+      build_progression(rows.set(), {"fp16", std::nullopt, Reference::fa2});
+  CHECK(progression.seq_lens == std::vector<int>{1024, 2048, 4096});
+  REQUIRE(progression.steps.size() == 1);
+  const StepValue& step = progression.steps.front();
+  CHECK(step.config == kConfig64);
+  CHECK(step.rows.size() == 3);
+  CHECK(step.tflops == doctest::Approx(3.0 / (1 / 100.0 + 1 / 100.0 + 1 / 400.0)));
+  // Harmonic mean of the per-N percentages 50, 50, 200.
+  CHECK(*step.percent == doctest::Approx(3.0 / (1 / 50.0 + 1 / 50.0 + 1 / 200.0)));
+  CHECK(progression.find_reference(Reference::fa2)->tflops == doctest::Approx(200));
+}
+
+TEST_CASE("a harmonic mean of percentages needs every N's reference") {
+  Rows rows;
+  rows.add("fa2", "", 1024, 200);
+  rows.add("5", kConfig64, 1024, 100);
+  rows.add("5", kConfig64, 2048, 100);  // no reference at 2048
+  const Progression progression =
+      build_progression(rows.set(), {"fp16", std::nullopt, Reference::fa2});
+  REQUIRE(progression.steps.size() == 1);
+  CHECK(progression.steps[0].tflops == doctest::Approx(100));
+  CHECK_FALSE(progression.steps[0].percent.has_value());
+}
+
+TEST_CASE("change from the previous step with data") {
+  Rows rows;
+  ResultRow& first = rows.add("1", kConfig64, 4096, 50);
+  first.registers = 128;
+  first.l2_hit_pct = 80;
+  ResultRow& third = rows.add("3", kConfig128, 4096, 75);
+  third.registers = 160;
+  const RowSet set = rows.set();
+  const Progression progression = build_progression(set, {"fp16", 4096, Reference::fa2});
+
+  const StepChange change = change_from_previous_step(progression, 3, set, Reference::fa2);
+  REQUIRE(change.previous != nullptr);
+  CHECK(change.previous->step == "1");  // step 2 has no data
+  const MetricChange& tflops = change.changes.front();
+  CHECK(tflops.field == Field::tflops);
+  CHECK(*tflops.relative_change() == doctest::Approx(0.5));
+  for (const MetricChange& metric : change.changes) {
+    if (metric.field == Field::registers) {
+      CHECK(*metric.previous == 128);
+      CHECK(*metric.current == 160);
+    }
+    if (metric.field == Field::l2_hit_pct) CHECK_FALSE(metric.current.has_value());
+  }
+  CHECK(change_from_previous_step(progression, 1, set, Reference::fa2).previous == nullptr);
+  CHECK(change_from_previous_step(progression, 2, set, Reference::fa2).current == nullptr);
+}
+
+TEST_CASE("sweep series: fastest row per N, in the query's order") {
+  Rows rows;
+  rows.add("7", kConfig64, 1024, 100);
+  rows.add("7", kConfig128, 1024, 120);
+  rows.add("7", kConfig64, 4096, 150);
+  rows.add("fa2", "", 1024, 240);
+  rows.add("fa2", "", 4096, 300);
+  const RowSet set = rows.set();
+
+  CHECK(available_series_steps(set) == std::vector<std::string>{"7", "fa2"});
+  SweepQuery query{{"fa2", "7", "9"}, {"fp16"}, ValueMode::tflops, Reference::fa2};
+  const auto series = build_sweep_series(set, query);
+  REQUIRE(series.size() == 2);  // step 9 has no rows
+  CHECK(series[0].label == "FA2 fp16");
+  CHECK(series[1].points.size() == 2);
+  CHECK(series[1].points[0].value == doctest::Approx(120));
+  CHECK(series[1].points[1].seq_len == 4096);
+
+  query.mode = ValueMode::percent_of_reference;
+  const auto percent = build_sweep_series(set, query);
+  CHECK(percent[1].points[0].value == doctest::Approx(50));
+  CHECK(percent[1].points[1].value == doctest::Approx(50));
+}
+
+TEST_CASE("autotune model: shapes from the short form and the fastest config at each N") {
+  Rows rows;
+  rows.add("7", kConfig64, 1024, 100);
+  rows.add("7", kConfig128, 1024, 120);
+  rows.add("7", kConfig64, 2048, 140);
+  rows.add("7", kConfig128, 2048, 130);
+  rows.add("7", "not a config", 2048, 10);
+  ResultRow& failing = rows.add("7", kConfig128, 1024, 999);
+  failing.verdict = "fail";
+  rows.add("8", kConfig128, 1024, 500);  // other step
+
+  BlockShapeCache cache;
+  const AutotuneModel model = build_autotune_model(rows.set(), {"7", "fp16", std::nullopt}, cache);
+  CHECK(model.points.size() == 6);
+  REQUIRE(model.shapes.size() == 2);
+  CHECK(block_shape_label(model.shapes[0]) == "64x64");
+  CHECK(block_shape_label(model.shapes[1]) == "128x64");
+  CHECK(model.shape_index(std::nullopt) == 2);
+  REQUIRE(model.fastest.size() == 2);
+  CHECK(model.fastest[0]->tflops == doctest::Approx(120));  // the failing 999 does not count
+  CHECK(model.fastest[1]->tflops == doctest::Approx(140));
+  int highlighted = 0;
+  for (const AutotunePoint& point : model.points)
+    highlighted += point.fastest_at_seq_len;
+  CHECK(highlighted == 2);
+
+  const AutotuneModel at_2048 = build_autotune_model(rows.set(), {"7", "", 2048}, cache);
+  CHECK(at_2048.points.size() == 3);
+}
+
+TEST_CASE("table sort: several keys, missing values last in both directions") {
+  Rows rows;
+  ResultRow& a = rows.add("2", kConfig64, 4096, 100);
+  a.registers = 200;
+  ResultRow& b = rows.add("10", kConfig64, 4096, 300);
+  ResultRow& c = rows.add("2", kConfig128, 1024, 200);
+  c.registers = 100;
+  const RowSet set = rows.set();
+  std::vector<const ResultRow*> table{&a, &b, &c};
+
+  const SortKey by_registers[] = {{Field::registers, false}};
+  sort_rows(table, by_registers, set);
+  CHECK(table == std::vector<const ResultRow*>{&c, &a, &b});
+  const SortKey by_registers_descending[] = {{Field::registers, true}};
+  sort_rows(table, by_registers_descending, set);
+  CHECK(table == std::vector<const ResultRow*>{&a, &c, &b});
+
+  const SortKey by_step_then_tflops[] = {{Field::step, true}, {Field::tflops, false}};
+  sort_rows(table, by_step_then_tflops, set);
+  CHECK(table == std::vector<const ResultRow*>{&b, &a, &c});  // 10 after 2 numerically
+}
+
+TEST_CASE("table filter: all terms match, '-' excludes, quotes group, step= and n= are exact") {
+  Rows rows;
+  ResultRow& a = rows.add("7", kConfig64, 4096, 100);
+  ResultRow& b = rows.add("17", kConfig128, 1024, 100, "bf16");
+  b.status = "skipped: not built";
+
+  CHECK(RowTextFilter("").matches(a));
+  CHECK(RowTextFilter("LOAD_0_2_2").matches(a));
+  CHECK_FALSE(RowTextFilter("load_0_2_2").matches(b));
+  CHECK(RowTextFilter("eager bf16").matches(b));
+  CHECK_FALSE(RowTextFilter("eager -bf16").matches(b));
+  CHECK(RowTextFilter("\"128, 128, 64\"").matches(b));
+  CHECK_FALSE(RowTextFilter("\"128, 128, 64\"").matches(a));
+  CHECK(RowTextFilter("step=7").matches(a));
+  CHECK_FALSE(RowTextFilter("step=7").matches(b));
+  CHECK(RowTextFilter("n=1024").matches(b));
+  CHECK_FALSE(RowTextFilter("n=102").matches(b));
+  CHECK(RowTextFilter("skipped").matches(b));
+  CHECK(filter_rows({&a, &b}, RowTextFilter("-skipped")) == std::vector<const ResultRow*>{&a});
+}
+
+TEST_CASE("field formatting") {
+  Rows rows;
+  ResultRow& row = rows.add("3", kConfig64, 2048, 123.456);
+  row.l2_hit_pct = 97.26;
+  const RowSet set = rows.set();
+  CHECK(format_field(set, row, Field::tflops) == "123.5");
+  CHECK(format_field(set, row, Field::registers) == "-");
+  CHECK(format_field(set, row, Field::l2_hit_pct) == "97.3");
+  CHECK(format_field(set, row, Field::seq_len) == "2048");
+  CHECK(format_field(set, row, Field::config) == kConfig64);
+  CHECK_FALSE(numeric_field(set, row, Field::pct_fa2).has_value());
+}
+
+TEST_CASE("compare pairs rows by measurement and reports B/A") {
+  Rows a_rows, b_rows;
+  a_rows.add("7", kConfig64, 4096, 100);
+  a_rows.add("7", kConfig64, 4096, 90);  // duplicate: the faster copy is used
+  a_rows.add("8", kConfig128, 4096, 200);
+  a_rows.add("9", kConfig128, 4096, 150);  // only in A
+  b_rows.add("7", kConfig64, 4096, 110);
+  ResultRow& faulted = b_rows.add("8", kConfig128, 4096, 0);
+  faulted.status = "fault: timeout";
+  b_rows.add("16", kConfig128, 4096, 300);  // only in B
+  auto pointers = [](const Rows& rows) {
+    std::vector<const ResultRow*> out;
+    for (const ResultRow& row : rows.storage)
+      out.push_back(&row);
+    return out;
+  };
+
+  const Comparison comparison = compare_results(pointers(a_rows), pointers(b_rows));
+  CHECK(comparison.paired == 2);
+  CHECK(comparison.only_a == 1);
+  CHECK(comparison.only_b == 1);
+  REQUIRE(comparison.rows.size() == 4);
+  CHECK(*comparison.rows[0].ratio == doctest::Approx(1.1));
+  CHECK_FALSE(comparison.rows[1].ratio.has_value());  // B faulted
+  CHECK(comparison.rows[3].a == nullptr);
+  CHECK(*comparison.geometric_mean_ratio == doctest::Approx(1.1));
+  REQUIRE(comparison.per_step.size() == 1);
+  CHECK(comparison.per_step[0].step == "7");
+
+  std::vector<ComparedRow> sorted = comparison.rows;
+  const CompareSortKey by_ratio[] = {{CompareColumn::ratio, true}};
+  sort_compared_rows(sorted, by_ratio);
+  CHECK(sorted[0].ratio.has_value());
+  const CompareSortKey by_step[] = {{CompareColumn::step, true}};
+  sort_compared_rows(sorted, by_step);
+  CHECK(sorted[0].b->step == "16");
+}
+
+TEST_CASE("config change between neighbouring steps") {
+  const ConfigChange swizzle =
+      describe_config_change("(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles",
+                             "(FP16, 128, 64, 64, 4): async+swizzled+load_0_0_0_tiles");
+  CHECK(swizzle.added_features == std::vector<std::string>{"swizzled"});
+  CHECK(swizzle.removed_features.empty());
+  CHECK(swizzle.previous_shape.empty());
+
+  const ConfigChange shape = describe_config_change(kConfig64, kConfig128);
+  CHECK(shape.previous_shape == "(FP16, 128, 64, 64, 4)");
+  CHECK(shape.current_shape == "(FP16, 128, 128, 64, 4)");
+  CHECK(shape.added_features == std::vector<std::string>{"load_2_2_2_tiles"});
+  CHECK(shape.removed_features == std::vector<std::string>{"load_0_2_2_tiles"});
+  CHECK(describe_config_change(kConfig64, kConfig64).identical());
+}
+
+TEST_CASE("step titles") {
+  CHECK(step_title(1) == "Base implementation");
+  CHECK(step_title(16) == "Static GMEM stride");
+  CHECK(step_title(0).empty());
+  CHECK(step_title(17).empty());
+}
+
+TEST_CASE("every step has an embedded page entry") {
+  REQUIRE(embedded_step_pages().size() == kStepCount);
+  for (int step = 1; step <= kStepCount; ++step) {
+    const StepPage* page = embedded_step_page(step);
+    REQUIRE(page != nullptr);
+    CHECK(page->step == step);
+    CHECK_FALSE(page->diff_summary.empty());
+  }
+  CHECK(embedded_step_page(3)->source_folder == "kernels/versions/v01_07");
+  CHECK(embedded_step_page(9)->source_folder == "kernels/versions/v09");
+  CHECK(embedded_step_page(12)->doc_path == "docs/versions/12.md");
+  CHECK(embedded_step_page(0) == nullptr);
+  CHECK(embedded_step_page(17) == nullptr);
+}
+
+TEST_CASE("loading: bad files become problems naming the file; good files still load") {
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / "flashscope_explorer_model_test";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder / "h100");
+  {
+    std::ofstream good(folder / "h100" / "good.csv");
+    ResultsCsvWriter writer(good);
+    Rows rows;
+    writer.write(rows.add("1", kConfig64, 4096, 100));
+  }
+  { std::ofstream(folder / "foreign.csv") << "name,value\nfoo,1\n"; }
+  { std::ofstream(folder / "notes.txt") << "not a csv\n"; }
+
+  const auto paths = find_result_csvs(folder);
+  REQUIRE(paths.size() == 2);
+  CHECK(std::filesystem::path(paths[0]).filename() == "foreign.csv");
+  CHECK(find_result_csvs(folder / "missing").empty());
+
+  std::vector<std::string> to_load = paths;
+  to_load.push_back((folder / "absent.csv").string());
+  const LoadOutcome outcome = load_result_files(to_load);
+  INFO("problems: ", outcome.problems.size() > 0 ? outcome.problems[0] : "");
+  REQUIRE(outcome.files.size() == 1);
+  CHECK(outcome.files[0].label == "h100/good.csv");
+  CHECK(outcome.files[0].rows.size() == 1);
+  REQUIRE(outcome.problems.size() == 2);
+  CHECK(outcome.problems[0].find("foreign.csv") != std::string::npos);
+  CHECK(outcome.problems[1].find("absent.csv") != std::string::npos);
+  std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("row selection filters shown files by device and cache mode") {
+  std::vector<ResultFile> files(2);
+  Rows rows;
+  files[0].rows.push_back(rows.add("1", kConfig64, 4096, 100));
+  files[0].rows.push_back(rows.add("2", kConfig64, 4096, 100));
+  files[0].rows[1].device = "other device";
+  files[1].rows.push_back(rows.add("3", kConfig64, 4096, 100));
+  files[1].rows[0].cache_mode = "cold";
+
+  CHECK(select_rows(files, {}).size() == 3);
+  CHECK(select_rows(files, {"test device", ""}).size() == 2);
+  CHECK(select_rows(files, {"test device", "warm"}).size() == 1);
+  files[0].shown = false;
+  CHECK(select_rows(files, {}).size() == 1);
+  CHECK(distinct_devices(files) == std::vector<std::string>{"other device", "test device"});
+  CHECK(distinct_cache_modes(files) == std::vector<std::string>{"cold", "warm"});
+}

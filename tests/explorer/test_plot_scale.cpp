@@ -1,0 +1,113 @@
+// Axis arithmetic of the explorer's plots: tick placement and labels, fitting, zoom and pan.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "explorer/plot/scale.hpp"
+
+using namespace flashscope::plot;
+
+namespace {
+
+std::vector<std::string> labels(const std::vector<Tick>& ticks) {
+  std::vector<std::string> out;
+  for (const Tick& tick : ticks)
+    out.push_back(tick.label);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("linear ticks sit at 1, 2 or 5 times a power of ten") {
+  CHECK(labels(linear_ticks({0, 100}, 6)) ==
+        std::vector<std::string>{"0", "20", "40", "60", "80", "100"});
+  CHECK(labels(linear_ticks({0, 1}, 3)) == std::vector<std::string>{"0", "0.5", "1.0"});
+  CHECK(labels(linear_ticks({-3, 3}, 4)) == std::vector<std::string>{"-2", "0", "2"});
+  CHECK(labels(linear_ticks({0.12, 0.18}, 4)) ==
+        std::vector<std::string>{"0.12", "0.14", "0.16", "0.18"});
+  for (const auto& range : {Range{0, 637.3}, Range{13.7, 14.2}, Range{-1e6, 5e6}}) {
+    const auto ticks = linear_ticks(range, 8);
+    CHECK(ticks.size() >= 2);
+    CHECK(ticks.size() <= 8);
+    for (const Tick& tick : ticks) {
+      CHECK(tick.value >= range.min - 1e-9);
+      CHECK(tick.value <= range.max + 1e-9);
+    }
+  }
+}
+
+TEST_CASE("large linear labels share one suffix per axis") {
+  CHECK(labels(linear_ticks({0, 20000}, 5)) ==
+        std::vector<std::string>{"0", "5k", "10k", "15k", "20k"});
+  CHECK(labels(linear_ticks({1e7, 1.2e7}, 3)) == std::vector<std::string>{"10M", "11M", "12M"});
+  CHECK(labels(linear_ticks({0, 1.5e6}, 4)) ==
+        std::vector<std::string>{"0", "0.5M", "1.0M", "1.5M"});
+  CHECK(format_tick(2.5e9, 5e8, 3e9) == "2.5G");
+}
+
+TEST_CASE("linear ticks of an empty or reversed range") {
+  CHECK(linear_ticks({5, 5}, 6).empty());
+  CHECK(linear_ticks({5, 1}, 6).empty());
+  CHECK(linear_ticks({0, 1}, 1).empty());
+}
+
+TEST_CASE("log-2 ticks are powers of two labelled as integers") {
+  CHECK(labels(log2_ticks({400, 20000}, 10)) ==
+        std::vector<std::string>{"512", "1024", "2048", "4096", "8192", "16384"});
+  // Too many powers: every 2^k-th one, aligned to multiples of the stride so pans do not
+  // relabel.
+  CHECK(labels(log2_ticks({1, 1 << 20}, 6)) ==
+        std::vector<std::string>{"1", "16", "256", "4096", "65536", "1048576"});
+  CHECK(labels(log2_ticks({0.2, 2}, 5)) == std::vector<std::string>{"0.25", "0.5", "1", "2"});
+  CHECK(log2_ticks({0, 100}, 5).empty());  // a log axis has no zero
+  CHECK(axis_ticks({512, 4096}, AxisScale::log2, 8).size() == 4);
+}
+
+TEST_CASE("fit_range pads the data and anchors bars at zero") {
+  const double values[] = {100, 300};
+  const Range linear = fit_range(values, AxisScale::linear, 0.1, false);
+  CHECK(linear.min == doctest::Approx(80));
+  CHECK(linear.max == doctest::Approx(320));
+  const Range anchored = fit_range(values, AxisScale::linear, 0.1, true);
+  CHECK(anchored.min == 0);
+  CHECK(anchored.max == doctest::Approx(330));
+
+  const double seq_lens[] = {512, 16384};
+  const Range log_range = fit_range(seq_lens, AxisScale::log2, 0.1, false);
+  CHECK(std::log2(log_range.min) == doctest::Approx(9 - 0.5));
+  CHECK(std::log2(log_range.max) == doctest::Approx(14 + 0.5));
+}
+
+TEST_CASE("fit_range survives degenerate data") {
+  const double single[] = {42};
+  const Range around = fit_range(single, AxisScale::linear, 0.0, false);
+  CHECK(around.min < 42);
+  CHECK(around.max > 42);
+  CHECK(fit_range({}, AxisScale::linear, 0.1, false) == Range{0, 1});
+  const double non_positive[] = {0, -4};
+  CHECK(fit_range(non_positive, AxisScale::log2, 0.1, false) == Range{1, 2});
+  const double with_nan[] = {NAN, 10, 20};
+  CHECK(fit_range(with_nan, AxisScale::linear, 0.0, false) == Range{10, 20});
+}
+
+TEST_CASE("zoom keeps the anchor in place; pan shifts by a fraction of the span") {
+  const Range zoomed = zoom_range({0, 100}, 25, 0.5, AxisScale::linear);
+  CHECK(zoomed.min == doctest::Approx(12.5));
+  CHECK(zoomed.max == doctest::Approx(62.5));
+  const Range log_zoomed = zoom_range({256, 65536}, 4096, 0.5, AxisScale::log2);
+  CHECK(log_zoomed.min == doctest::Approx(1024));
+  CHECK(log_zoomed.max == doctest::Approx(16384));
+
+  const Range panned = pan_range({0, 100}, 0.25, AxisScale::linear);
+  CHECK(panned.min == doctest::Approx(25));
+  CHECK(panned.max == doctest::Approx(125));
+  const Range log_panned = pan_range({512, 2048}, -0.5, AxisScale::log2);
+  CHECK(log_panned.min == doctest::Approx(256));
+  CHECK(log_panned.max == doctest::Approx(1024));
+}
+
+TEST_CASE("axis space round trip") {
+  CHECK(to_axis_space(4096, AxisScale::log2) == doctest::Approx(12));
+  CHECK(from_axis_space(12, AxisScale::log2) == doctest::Approx(4096));
+  CHECK(to_axis_space(-3, AxisScale::linear) == -3);
+}

@@ -1,0 +1,324 @@
+// The results CSV: writer/reader round trip, quoting, optional fields, incremental parsing, and
+// the errors a corrupt file produces (file, line and problem in every message).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "profiling/results.hpp"
+
+using namespace flashscope;
+
+namespace {
+
+ResultRow measured_kernel_row() {
+  ResultRow row;
+  row.step = "7";
+  row.config = "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_2_2_tiles+opt_softmax";
+  row.dtype = "fp16";
+  row.d_head = 128;
+  row.batch = 16;
+  row.heads = 16;
+  row.seq_len = 4096;
+  row.runs = 30;
+  row.median_ms = 2.345678;
+  row.min_ms = 2.3125;
+  row.max_ms = 2.5;
+  row.tflops = 234.5678;
+  row.seed_attn_tflops = 245.6789;
+  row.pct_fa2 = 68.125;
+  row.pct_cudnn = std::nullopt;
+  row.registers = 229;
+  row.smem_bytes = 49152;
+  row.local_bytes = 0;
+  row.cycles = 4567890;
+  row.l2_hit_pct = 97.53125;
+  row.cupti_duration_ms = 2.4375;
+  row.verdict = "pass";
+  row.max_error = 0.0009765625;
+  row.status = "ok";
+  row.device = "NVIDIA H100 80GB HBM3";
+  row.sm_clock_mhz = 1980;
+  row.cache_mode = "warm";
+  row.git_commit = "229426e";
+  row.input_seed = 123456789012ull;
+  row.extra_metrics = {{"dram__bytes_read.sum", 1.5e9}};
+  return row;
+}
+
+ResultRow reference_row() {
+  ResultRow row;
+  row.step = "fa2";
+  row.dtype = "bf16";
+  row.batch = 4;
+  row.heads = 16;
+  row.seq_len = 16384;
+  row.runs = 30;
+  row.median_ms = 25.5;
+  row.min_ms = 25.25;
+  row.max_ms = 26;
+  row.tflops = 345.25;
+  row.seed_attn_tflops = 346.75;
+  row.verdict = "pass";
+  row.max_error = 0.0078125;
+  row.status = "ok";
+  row.device = "NVIDIA H100 80GB HBM3";
+  row.sm_clock_mhz = 1755;
+  row.cache_mode = "cold";
+  row.git_commit = "229426e";
+  row.input_seed = 7;
+  return row;
+}
+
+ResultRow faulted_row() {
+  ResultRow row;
+  row.step = "16";
+  row.config = "(BF16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles+buffer";
+  row.dtype = "bf16";
+  row.batch = 8;
+  row.heads = 16;
+  row.seq_len = 8192;
+  row.verdict = "unchecked";
+  // Commas, quotes and a line break: all must survive quoting.
+  row.status =
+      "fault: kernels/x.cu:12: launch failed: \"cudaErrorIllegalAddress\", code 700\nworker ended";
+  row.device = "NVIDIA H100 80GB HBM3";
+  row.cache_mode = "warm";
+  row.git_commit = "229426e";
+  row.input_seed = 99;
+  return row;
+}
+
+std::string write_csv(const std::vector<ResultRow>& rows,
+                      const std::vector<std::string>& extra_metrics) {
+  std::ostringstream out;
+  ResultsCsvWriter writer(out, extra_metrics);
+  for (const ResultRow& row : rows)
+    writer.write(row);
+  return out.str();
+}
+
+void check_equal(const ResultRow& a, const ResultRow& b) {
+  CHECK(a.step == b.step);
+  CHECK(a.config == b.config);
+  CHECK(a.dtype == b.dtype);
+  CHECK(a.d_head == b.d_head);
+  CHECK(a.batch == b.batch);
+  CHECK(a.heads == b.heads);
+  CHECK(a.seq_len == b.seq_len);
+  CHECK(a.runs == b.runs);
+  CHECK(a.median_ms == doctest::Approx(b.median_ms).epsilon(1e-7));
+  CHECK(a.min_ms == doctest::Approx(b.min_ms).epsilon(1e-7));
+  CHECK(a.max_ms == doctest::Approx(b.max_ms).epsilon(1e-7));
+  CHECK(a.tflops == doctest::Approx(b.tflops).epsilon(1e-7));
+  CHECK(a.seed_attn_tflops == doctest::Approx(b.seed_attn_tflops).epsilon(1e-7));
+  CHECK(a.pct_fa2 == b.pct_fa2);
+  CHECK(a.pct_cudnn == b.pct_cudnn);
+  CHECK(a.registers == b.registers);
+  CHECK(a.smem_bytes == b.smem_bytes);
+  CHECK(a.local_bytes == b.local_bytes);
+  CHECK(a.cycles == b.cycles);
+  CHECK(a.l2_hit_pct == b.l2_hit_pct);
+  CHECK(a.cupti_duration_ms == b.cupti_duration_ms);
+  CHECK(a.verdict == b.verdict);
+  CHECK(a.max_error == b.max_error);
+  CHECK(a.status == b.status);
+  CHECK(a.device == b.device);
+  CHECK(a.sm_clock_mhz == b.sm_clock_mhz);
+  CHECK(a.cache_mode == b.cache_mode);
+  CHECK(a.git_commit == b.git_commit);
+  CHECK(a.input_seed == b.input_seed);
+  CHECK(a.extra_metrics == b.extra_metrics);
+}
+
+std::string error_of(const std::string& text, const std::string& source = "results.csv") {
+  std::istringstream in(text);
+  try {
+    read_results_csv(in, source);
+  } catch (const ResultsFormatError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+// A valid file whose line `line` (1 = header) has `field` replaced by `value`.
+std::string with_field(int line, const std::string& column, const std::string& value) {
+  std::string text = write_csv({measured_kernel_row(), measured_kernel_row()}, {});
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    lines.push_back(l);
+  // Locate the column in the header (no quoted commas there) and in the row (quoted config).
+  const std::vector<std::string>& columns = result_columns();
+  const std::size_t index =
+      static_cast<std::size_t>(std::find(columns.begin(), columns.end(), column) - columns.begin());
+  std::vector<std::string> fields;
+  std::string field;
+  bool quoted = false;
+  for (const char c : lines[static_cast<std::size_t>(line - 1)]) {
+    if (c == '"') quoted = !quoted;
+    if (c == ',' && !quoted) {
+      fields.push_back(field);
+      field.clear();
+    } else {
+      field += c;
+    }
+  }
+  fields.push_back(field);
+  fields[index] = value;
+  std::string rebuilt;
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    rebuilt += (i ? "," : "") + fields[i];
+  lines[static_cast<std::size_t>(line - 1)] = rebuilt;
+  std::string out;
+  for (const std::string& l : lines)
+    out += l + "\n";
+  return out;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("the header lists every column in order, then the extra metrics") {
+  const std::string text = write_csv({}, {"dram__bytes_read.sum", "smsp__inst_executed.sum"});
+  std::string expected;
+  for (const std::string& column : result_columns())
+    expected += (expected.empty() ? "" : ",") + column;
+  expected += ",metric:dram__bytes_read.sum,metric:smsp__inst_executed.sum\n";
+  CHECK(text == expected);
+  CHECK(result_columns().front() == "step");
+}
+
+TEST_CASE("rows survive a write/read round trip, optional and quoted fields included") {
+  const std::vector<ResultRow> rows = {measured_kernel_row(), reference_row(), faulted_row()};
+  const std::string text = write_csv(rows, {"dram__bytes_read.sum"});
+  // The short form holds commas, so it is quoted; the fault text holds quotes and a newline.
+  CHECK(contains(text,
+                 "\"(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_2_2_tiles+opt_softmax\""));
+  CHECK(contains(text, "\"\"cudaErrorIllegalAddress\"\""));
+  std::istringstream in(text);
+  const std::vector<ResultRow> back = read_results_csv(in, "round-trip.csv");
+  REQUIRE(back.size() == rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(i);
+    check_equal(back[i], rows[i]);
+  }
+  CHECK(back[1].is_reference());
+  CHECK(back[0].step_number() == 7);
+  CHECK_FALSE(back[1].step_number().has_value());
+  CHECK(back[1].extra_metrics.empty());  // an empty metric field reads as absent
+}
+
+TEST_CASE("rows that were not measured leave the measurement columns empty") {
+  const std::string text = write_csv({faulted_row()}, {});
+  const std::string row_line = text.substr(text.find('\n') + 1);
+  // step..seq_len, then runs, median, min, max, tflops, seed tflops all empty.
+  CHECK(contains(row_line, ",8192,,,,,,,"));
+}
+
+TEST_CASE("the incremental parser gives the same rows however the text is cut") {
+  const std::vector<ResultRow> rows = {measured_kernel_row(), faulted_row(), reference_row()};
+  const std::string text = write_csv(rows, {"dram__bytes_read.sum"});
+  for (const std::size_t chunk : {std::size_t{1}, std::size_t{7}, std::size_t{64}, text.size()}) {
+    CAPTURE(chunk);
+    ResultsCsvParser parser("pipe");
+    std::vector<ResultRow> back;
+    for (std::size_t at = 0; at < text.size(); at += chunk)
+      for (ResultRow& row : parser.feed(std::string_view(text).substr(at, chunk)))
+        back.push_back(std::move(row));
+    for (ResultRow& row : parser.finish())
+      back.push_back(std::move(row));
+    REQUIRE(back.size() == rows.size());
+    check_equal(back[1], rows[1]);
+    CHECK(parser.extra_metric_names() == std::vector<std::string>{"dram__bytes_read.sum"});
+  }
+}
+
+TEST_CASE("a last record without a line end and CRLF line ends are read") {
+  std::string text = write_csv({measured_kernel_row(), reference_row()}, {});
+  std::string crlf;
+  for (const char c : text) {
+    if (c == '\n') crlf += '\r';
+    crlf += c;
+  }
+  crlf.pop_back();  // drop the final "\n", keeping "\r"
+  crlf.pop_back();
+  std::istringstream in(crlf);
+  const std::vector<ResultRow> back = read_results_csv(in, "crlf.csv");
+  REQUIRE(back.size() == 2);
+  check_equal(back[1], reference_row());
+}
+
+TEST_CASE("a corrupt file is reported with its name, the line and the problem") {
+  const std::string valid = write_csv({measured_kernel_row()}, {});
+
+  CHECK(error_of("") == "results.csv: empty file (no header line)");
+  CHECK(error_of("step,config\n") == "results.csv:1: the header lacks column 'dtype'");
+  CHECK(contains(error_of("step,nonsense\n"),
+                 "results.csv:1: unknown column 'nonsense' (not a flashscope results header"));
+  CHECK(contains(error_of("step,step\n"), "results.csv:1: column 'step' appears twice"));
+  CHECK(contains(error_of(with_field(3, "median_ms", "fast")),
+                 "results.csv:3: column 'median_ms': 'fast' is not a number"));
+  CHECK(contains(error_of(with_field(2, "batch", "16.5")),
+                 "results.csv:2: column 'batch': '16.5' is not an integer"));
+  CHECK(contains(error_of(with_field(2, "verdict", "maybe")),
+                 "results.csv:2: column 'verdict': 'maybe' is not pass, fail or unchecked"));
+  CHECK(contains(error_of(with_field(3, "dtype", "fp32")),
+                 "results.csv:3: column 'dtype': 'fp32' is not fp16 or bf16"));
+  CHECK(contains(error_of(with_field(2, "status", "broken")), "results.csv:2: column 'status'"));
+  CHECK(contains(error_of(with_field(2, "median_ms", "9")),
+                 "results.csv:2: column 'median_ms': median 9 ms lies outside [min"));
+  CHECK(contains(error_of(with_field(2, "config", "\"(FP16, 128): async\"")),
+                 "results.csv:2: column 'config': "));
+  CHECK(contains(error_of(with_field(2, "config", "")),
+                 "results.csv:2: column 'config': is empty on a kernel row (step 7)"));
+  CHECK(contains(error_of(with_field(2, "median_ms", "")),
+                 "results.csv:2: column 'median_ms': is empty but the row's status is ok"));
+  CHECK(contains(error_of(with_field(2, "input_seed", "-3")),
+                 "results.csv:2: column 'input_seed': '-3' is not an unsigned integer"));
+
+  // Field count, quotes.
+  CHECK(contains(error_of(valid + "7,x\n"),
+                 "results.csv:3: the record has 2 fields but the header has"));
+  CHECK(contains(error_of(valid + "7,\"unterminated\n\n"),
+                 "results.csv:3: the file ends inside a quoted field that opened on this line"));
+  CHECK(contains(error_of(valid + "7,\"a\"b\n"),
+                 "results.csv:3: unexpected character 'b' after the closing quote of field 2"));
+  CHECK(
+      contains(error_of(valid + "7,a\"b\n"), "results.csv:3: a quote inside the unquoted field 2"));
+
+  // An extra metric that is not a number.
+  std::string metrics = write_csv({measured_kernel_row()}, {"dram__bytes_read.sum"});
+  metrics.replace(metrics.rfind("1500000000"), 10, "lots");
+  CHECK(contains(error_of(metrics),
+                 "results.csv:2: column 'metric:dram__bytes_read.sum': 'lots' is not a number"));
+}
+
+TEST_CASE("read_results_file names a file it cannot open and reads one it can") {
+  const auto directory = std::filesystem::temp_directory_path() / "flashscope_test_results";
+  std::filesystem::create_directories(directory);
+  const std::string missing = (directory / "missing.csv").string();
+  std::filesystem::remove(missing);
+  try {
+    read_results_file(missing);
+    FAIL("no error for a missing file");
+  } catch (const ResultsFormatError& error) {
+    CHECK(std::string(error.what()) == missing + ": cannot open the file for reading");
+  }
+  const std::string path = (directory / "ok.csv").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    ResultsCsvWriter writer(out);
+    writer.write(reference_row());
+  }
+  const std::vector<ResultRow> rows = read_results_file(path);
+  REQUIRE(rows.size() == 1);
+  check_equal(rows[0], reference_row());
+}

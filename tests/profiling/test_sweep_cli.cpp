@@ -1,0 +1,445 @@
+// The headless modes without a GPU: option parsing and its errors, the sweep plan (what a --set
+// means for each step), the worker command line round trip, the check's kernel resolution, and
+// what `explorer --csv` / `explorer check` do on a machine without a usable GPU.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "configs/config_sets.hpp"
+#include "explorer/check_mode.hpp"
+#include "explorer/sweep_mode.hpp"
+#include "profiling/check.hpp"
+#include "profiling/sweep_plan.hpp"
+#include "tests/profiling/scratch_files.hpp"
+
+using namespace flashscope;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Parses `args` (without the program name) as the explorer's top level would.
+SweepOptions parse_sweep(std::vector<std::string> args) {
+  CLI::App app;
+  cli::SweepCli sweep;
+  cli::add_sweep_options(app, sweep);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 wants them reversed
+  app.parse(reversed);
+  return cli::sweep_options_from_cli(sweep);
+}
+
+std::string sweep_error(std::vector<std::string> args) {
+  try {
+    parse_sweep(std::move(args));
+  } catch (const CLI::ParseError& error) {
+    return std::string("CLI: ") + error.what();
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  return "(accepted)";
+}
+
+cudaError_t launch_nothing(const ForwardArgs&, cudaStream_t) {
+  return cudaSuccess;
+}
+
+KernelEntry entry_for(int step, const KernelConfig& config) {
+  KernelEntry entry;
+  entry.step = step;
+  entry.config = config;
+  entry.launch = &launch_nothing;
+  entry.display_name = std::to_string(step) + " " + to_short_form(config);
+  return entry;
+}
+
+KernelConfig fp16(const KernelConfig& c) {
+  return configs::with_dtype(c, DType::FP16);
+}
+KernelConfig bf16(const KernelConfig& c) {
+  return configs::with_dtype(c, DType::BF16);
+}
+
+// Step 1: its progression config in both dtypes. Step 3: its progression config in fp16 only and
+// one tune config. Step 8: the seed's A100 pick in fp16.
+KernelRegistry synthetic_registry() {
+  KernelRegistry registry;
+  const std::vector<KernelConfig> progression = configs::progression();
+  registry.add(entry_for(1, fp16(progression[0])));
+  registry.add(entry_for(1, bf16(progression[0])));
+  registry.add(entry_for(3, fp16(progression[2])));
+  registry.add(entry_for(3, fp16(configs::tune_set().back())));
+  registry.add(entry_for(8, fp16(*configs::step_picks(8).seed_a100)));
+  return registry;
+}
+
+std::size_t count_items(const SweepUnit& unit, DType dtype) {
+  std::size_t count = 0;
+  for (const MeasurementItem& item : unit.items)
+    count += item.dtype == dtype;
+  return count;
+}
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+// Runs the explorer with every GPU hidden, capturing stdout (and stderr when `with_stderr`).
+ProcessResult run_explorer_without_gpu(const std::string& arguments, bool with_stderr) {
+  const std::string command = "CUDA_VISIBLE_DEVICES=-1 '" FLASHSCOPE_EXPLORER_PATH "' " +
+                              arguments + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  ProcessResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  std::size_t count = 0;
+  while ((count = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    result.output.append(buffer, count);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("sweep defaults follow the seed's benchmark shapes") {
+  const SweepOptions options = parse_sweep({"--csv"});
+  CHECK(options.set_key == "prog");
+  CHECK(options.seq_lens == std::vector<int>{512, 1024, 2048, 4096, 8192, 16384});
+  CHECK(options.dtypes == std::vector<DType>{DType::FP16, DType::BF16});
+  CHECK_FALSE(options.batch.has_value());
+  CHECK(options.heads == 16);
+  CHECK(options.timing.timed_runs == 30);
+  CHECK(options.timing.warmup_runs == 10);
+  CHECK(options.timing.cache_mode == CacheMode::warm);
+  CHECK(options.collect_metrics);
+  CHECK(options.extra_metrics.empty());
+  CHECK(options.metric_runs == 3);
+  CHECK(options.references == std::vector<std::string>{"fa2", "cudnn"});
+  // Spec §1.2's batch table, and the same rule beyond it.
+  std::vector<int> batches;
+  for (const int n : options.seq_lens)
+    batches.push_back(seed_batch_for(n));
+  CHECK(batches == std::vector<int>{16, 16, 16, 16, 8, 4});
+  CHECK(seed_batch_for(256) == 16);
+  CHECK(seed_batch_for(32768) == 2);
+  CHECK(seed_batch_for(1 << 20) == 1);
+}
+
+TEST_CASE("sweep options are parsed and converted") {
+  const SweepOptions options =
+      parse_sweep({"--csv",       "--steps",    "1-3,8",
+                   "--seq-lens",  "1024, 4096", "--dtypes",
+                   "bf16",        "--batch",    "2",
+                   "--heads",     "8",          "--runs",
+                   "5",           "--warmup",   "1",
+                   "--cold-l2",   "--metrics",  "dram__bytes_read.sum,lts__t_sector_hit_rate.pct",
+                   "--reference", "cudnn",      "--device",
+                   "1",           "--seed",     "42",
+                   "--timeout",   "12.5",       "--set",
+                   "128,64"});
+  CHECK(options.steps == std::vector<int>{1, 2, 3, 8});
+  CHECK(options.seq_lens == std::vector<int>{1024, 4096});
+  CHECK(options.dtypes == std::vector<DType>{DType::BF16});
+  CHECK(options.batch == 2);
+  CHECK(options.heads == 8);
+  CHECK(options.timing.timed_runs == 5);
+  CHECK(options.timing.warmup_runs == 1);
+  CHECK(options.timing.cache_mode == CacheMode::cold);
+  CHECK(options.extra_metrics ==
+        std::vector<std::string>{"dram__bytes_read.sum", "lts__t_sector_hit_rate.pct"});
+  // A default metric named again gets no second column.
+  CHECK(extra_metric_columns(options) == std::vector<std::string>{"dram__bytes_read.sum"});
+  CHECK(sweep_metric_names(options).size() == 4);
+  CHECK(options.references == std::vector<std::string>{"cudnn"});
+  CHECK(options.device == 1);
+  CHECK(options.seed == 42);
+  CHECK(options.timeout_s == 12.5);
+  CHECK(options.set_key == "128,64");
+
+  const SweepOptions off = parse_sweep({"--csv", "--metrics", "none", "--reference", "none"});
+  CHECK_FALSE(off.collect_metrics);
+  CHECK(sweep_metric_names(off).empty());
+  CHECK(off.references.empty());
+
+  const SweepOptions explicit_configs = parse_sweep(
+      {"--csv", "--config", "(BF16, 128, 64, 64, 4): async+load_0_0_0_tiles", "--config",
+       "FlashForwardKernelConfig{5, 128, 64, 64, 4, 1, 0, 1, 0, 0, 0, 0, 0}"});
+  REQUIRE(explicit_configs.configs.size() == 2);
+  CHECK(explicit_configs.configs[0].dtype == DType::BF16);
+  CHECK(explicit_configs.configs[1].swizzled);
+}
+
+TEST_CASE("invalid sweep options are refused with the option's name") {
+  CHECK(sweep_error({"--csv", "--seq-lens", "512,abc"}) ==
+        "--seq-lens: 'abc' is not a positive integer (expected e.g. 512,1024,4096)");
+  CHECK(sweep_error({"--csv", "--seq-lens", "512,-4"}) ==
+        "--seq-lens: '-4' is not a positive integer (expected e.g. 512,1024,4096)");
+  CHECK(sweep_error({"--csv", "--dtypes", "fp32"}) == "--dtypes: 'fp32' is not fp16 or bf16");
+  CHECK(sweep_error({"--csv", "--reference", "fa3"}) ==
+        "--reference: 'fa3' is not a reference (known: fa2,cudnn, or none)");
+  CHECK(sweep_error({"--csv", "--metrics", "none,dram__bytes_read.sum"}) ==
+        "--metrics: 'none' cannot be combined with metric names");
+  CHECK(sweep_error({"--csv", "--metrics", "a,,b"}) == "--metrics: empty metric name in 'a,,b'");
+  CHECK(contains(sweep_error({"--csv", "--set", "everything"}),
+                 "invalid kernels key \"everything\""));
+  CHECK(contains(sweep_error({"--csv", "--steps", "0-3"}), "--steps: invalid step list \"0-3\""));
+  CHECK(contains(sweep_error({"--csv", "--config", "(FP16, 128): async"}), "--config: "));
+  CHECK(sweep_error({"--csv", "--runs", "0"}) == "--runs: at least one timed run is needed");
+  CHECK(sweep_error({"--csv", "--metric-runs", "0"}) ==
+        "--metric-runs: at least one profiled launch is needed");
+  CHECK(sweep_error({"--csv", "--batch", "0"}) == "--batch: 0 is not a positive batch size");
+  CHECK(sweep_error({"--csv", "--heads", "0"}) == "--heads: 0 is not positive");
+  CHECK(sweep_error({"--csv", "--timeout", "0"}) ==
+        "--timeout: must be a positive number of seconds");
+  // CLI11's own checks: sweep options need --csv; --config and --set exclude each other.
+  CHECK(contains(sweep_error({"--steps", "1"}), "CLI: --steps requires --csv"));
+  CHECK(contains(sweep_error({"--csv", "--set", "tune", "--config",
+                              "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"}),
+                 "excludes"));
+  CHECK(contains(sweep_error({"--csv", "--runs", "many"}), "CLI: "));
+}
+
+TEST_CASE("the worker command line parses back to the same options") {
+  SweepOptions options;
+  options.configs = {configs::progression()[3], bf16(configs::progression()[0])};
+  options.steps = {2, 5};
+  options.seq_lens = {256, 8192};
+  options.dtypes = {DType::BF16};
+  options.batch = 3;
+  options.heads = 4;
+  options.timing = {2, 7, CacheMode::cold};
+  options.extra_metrics = {"dram__bytes_read.sum"};
+  options.metric_runs = 5;
+  options.references = {};
+  options.device = 1;
+  options.seed = 987654321;
+  options.timeout_s = 45.5;
+  const std::vector<std::string> args = cli::sweep_worker_arguments(options, 2, 5, 3);
+
+  CLI::App app;
+  cli::SweepCli sweep;
+  cli::add_sweep_options(app, sweep);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  app.parse(reversed);
+  const SweepOptions back = cli::sweep_options_from_cli(sweep);
+  CHECK(back.configs == options.configs);
+  CHECK(back.steps == options.steps);
+  CHECK(back.seq_lens == options.seq_lens);
+  CHECK(back.dtypes == options.dtypes);
+  CHECK(back.batch == options.batch);
+  CHECK(back.heads == options.heads);
+  CHECK(back.timing.warmup_runs == 2);
+  CHECK(back.timing.timed_runs == 7);
+  CHECK(back.timing.cache_mode == CacheMode::cold);
+  CHECK(back.collect_metrics);
+  CHECK(back.extra_metrics == options.extra_metrics);
+  CHECK(back.metric_runs == 5);
+  CHECK(back.references.empty());
+  CHECK(back.device == 1);
+  CHECK(back.seed == options.seed);
+  CHECK(back.timeout_s == options.timeout_s);
+  CHECK(sweep.worker_unit == 2);
+  CHECK(sweep.worker_start == 5);
+  CHECK(sweep.worker_fd == 3);
+
+  options.collect_metrics = false;
+  options.configs.clear();
+  options.set_key = "tune";
+  const std::vector<std::string> no_metrics = cli::sweep_worker_arguments(options, 0, 0, 3);
+  CLI::App app2;
+  cli::SweepCli sweep2;
+  cli::add_sweep_options(app2, sweep2);
+  std::vector<std::string> reversed2(no_metrics.rbegin(), no_metrics.rend());
+  app2.parse(reversed2);
+  const SweepOptions back2 = cli::sweep_options_from_cli(sweep2);
+  CHECK_FALSE(back2.collect_metrics);
+  CHECK(back2.set_key == "tune");
+}
+
+TEST_CASE("--set prog measures each step's own picks as built, references first") {
+  const KernelRegistry registry = synthetic_registry();
+  SweepOptions options;  // prog, both dtypes, six lengths
+  const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
+  REQUIRE(plan.units.size() == 4);
+  CHECK(plan.units[0].name == "references");
+  CHECK(plan.units[0].items.size() == 12);  // 2 dtypes x 6 N, cudnn only
+  CHECK(plan.units[0].items[0].step == "cudnn");
+  CHECK(plan.units[0].items[0].shape.batch == 16);
+  CHECK(plan.units[0].items[5].shape.batch == 4);
+  CHECK(plan.units[1].name == "step 1");
+  CHECK(count_items(plan.units[1], DType::FP16) == 6);
+  CHECK(count_items(plan.units[1], DType::BF16) == 6);
+  CHECK(plan.units[2].name == "step 3");
+  CHECK(plan.units[2].items.size() == 6);  // the tune config is not a prog pick
+  CHECK(*plan.units[2].items[0].config == fp16(configs::progression()[2]));
+  CHECK(plan.units[3].name == "step 8");
+  CHECK(plan.units[3].items.size() == 6);
+  CHECK(plan.item_count() == 36);
+  // Items run dtype-major, then N, then config: one input set per (dtype, N).
+  CHECK(plan.units[1].items[0].dtype == DType::FP16);
+  CHECK(plan.units[1].items[0].shape.seq_len == 512);
+  CHECK(plan.units[1].items[1].shape.seq_len == 1024);
+  CHECK(plan.units[1].items[6].dtype == DType::BF16);
+
+  bool noted_fa2 = false, noted_step3 = false;
+  for (const std::string& note : plan.notes) {
+    noted_fa2 = noted_fa2 || contains(note, "reference 'fa2' is not built");
+    noted_step3 =
+        noted_step3 || contains(note, "step 3: 1 of 2 configs of set 'prog' (fp16,bf16) are built");
+  }
+  CHECK(noted_fa2);
+  CHECK(noted_step3);
+}
+
+TEST_CASE("other sets intersect with what is built for each step") {
+  const KernelRegistry registry = synthetic_registry();
+  SweepOptions options;
+  options.references = {};
+  options.seq_lens = {2048};
+
+  options.set_key = "built";
+  SweepPlan plan = plan_sweep(options, registry, {});
+  REQUIRE(plan.units.size() == 3);
+  CHECK(plan.units[1].items.size() == 2);  // step 3: both of its fp16 configs
+
+  options.set_key = "tune";
+  options.steps = {3};
+  plan = plan_sweep(options, registry, {});
+  REQUIRE(plan.units.size() == 1);
+  CHECK(plan.units[0].items.size() == 2);  // progression[2] is a tune member too (spec §5.3)
+
+  options.set_key = "prog";
+  options.steps = {12};
+  try {
+    plan_sweep(options, registry, {});
+    FAIL("a plan without kernels was accepted");
+  } catch (const std::invalid_argument& error) {
+    CHECK(contains(error.what(), "nothing to measure"));
+    CHECK(contains(error.what(), "step 12: no kernel of this step is built"));
+  }
+}
+
+TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name the closest") {
+  const KernelRegistry registry = synthetic_registry();
+  SweepOptions options;
+  options.references = {"cudnn"};
+  options.seq_lens = {1024};
+  options.configs = {bf16(configs::progression()[0]), fp16(configs::progression()[1])};
+  const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
+  REQUIRE(plan.units.size() == 2);
+  CHECK(plan.units[0].items.size() == 2);  // cudnn in both configs' dtypes
+  CHECK(plan.units[1].name == "step 1");
+  REQUIRE(plan.units[1].items.size() == 1);
+  CHECK(plan.units[1].items[0].dtype == DType::BF16);
+  bool named_closest = false;
+  for (const std::string& note : plan.notes)
+    named_closest = named_closest || contains(note, "closest built configs of step 1");
+  CHECK(named_closest);
+}
+
+TEST_CASE("input seeds are a function of the sweep seed and the shape") {
+  const AttentionShape a{16, 512, 16, 128};
+  const AttentionShape b{16, 1024, 16, 128};
+  CHECK(input_seed_for(1, DType::FP16, a) == input_seed_for(1, DType::FP16, a));
+  CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(1, DType::FP16, b));
+  CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(1, DType::BF16, a));
+  CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(2, DType::FP16, a));
+}
+
+TEST_CASE("check resolves its kernel or says which configs exist") {
+  const KernelRegistry registry = synthetic_registry();
+  CheckRequest request;
+  request.step = 1;
+  CHECK(&resolve_check_kernel(request, registry) ==
+        registry.try_find(1, fp16(configs::progression()[0])));
+  request.dtype = DType::BF16;
+  CHECK(resolve_check_kernel(request, registry).config.dtype == DType::BF16);
+
+  request.config = fp16(configs::progression()[0]);
+  CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),
+                       "--dtype bf16 contradicts the config's dtype FP16", std::invalid_argument);
+
+  request = CheckRequest{};
+  request.step = 3;  // two fp16 kernels built; the step's headline (progression) config wins
+  CHECK(resolve_check_kernel(request, registry).config == fp16(configs::progression()[2]));
+  request.step = 8;
+  request.config = fp16(*configs::step_picks(8).seed_rtx3090);
+  try {
+    resolve_check_kernel(request, registry);
+    FAIL("an unbuilt config was accepted");
+  } catch (const KernelLookupError& error) {
+    CHECK(contains(error.what(), "step 8 has no kernel built for"));
+    CHECK(contains(error.what(), "closest built configs of step 8"));
+  }
+  request = CheckRequest{};
+  request.step = 17;
+  CHECK_THROWS_AS(resolve_check_kernel(request, registry), std::out_of_range);
+  request.step = 1;
+  request.shape.seq_len = 0;
+  CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),
+                       "batch, seq_len, heads and d_head must be positive; got B=16 N=0 H=16 d=128",
+                       std::invalid_argument);
+}
+
+TEST_CASE("check options are converted with clear errors") {
+  cli::CheckCli check;
+  check.step = 4;
+  check.dtype = "half";
+  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check), "--dtype: 'half' is not fp16 or bf16",
+                       std::invalid_argument);
+  check.dtype = "bf16";
+  check.config = "(FP16, 128, 64): async";
+  CHECK_THROWS_AS(cli::check_request_from_cli(check), std::invalid_argument);
+  check.config.clear();
+  check.input_scale = 0;
+  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check), "--input-scale must be positive",
+                       std::invalid_argument);
+  check.input_scale = 2;
+  check.seed = 5;
+  const CheckRequest request = cli::check_request_from_cli(check);
+  CHECK(request.step == 4);
+  CHECK(request.dtype == DType::BF16);
+  CHECK(request.seed == 5);
+  CHECK(request.shape.batch == 16);
+  CHECK(request.shape.seq_len == 2048);
+}
+
+TEST_CASE("without a GPU, explorer --csv fails with a clear message and writes no CSV") {
+  const std::string output =
+      testing::scratch_folder("flashscope_test_sweep_cli", "no_gpu") + "/sweep.csv";
+
+  const ProcessResult stdout_only = run_explorer_without_gpu("--csv --seq-lens 512", false);
+  CHECK(stdout_only.exit_code == 1);
+  CHECK(stdout_only.output.empty());  // no header, no rows
+
+  const ProcessResult all =
+      run_explorer_without_gpu("--csv --seq-lens 512 --output '" + output + "'", true);
+  CHECK(all.exit_code == 1);
+  CHECK(contains(all.output,
+                 "explorer --csv: no usable CUDA device: cudaGetDeviceCount failed with"));
+  CHECK(contains(all.output, "the sweep needs a GPU"));
+  CHECK_FALSE(testing::path_exists(output));
+
+  const ProcessResult bad_option = run_explorer_without_gpu("--csv --dtypes fp8", true);
+  CHECK(bad_option.exit_code == 2);
+  CHECK(contains(bad_option.output, "explorer --csv: --dtypes: 'fp8' is not fp16 or bf16"));
+}
+
+TEST_CASE("without a GPU, explorer check fails with exit code 3; bad requests with 2") {
+  const ProcessResult no_gpu = run_explorer_without_gpu(
+      "check --step " + std::to_string(built_kernels().entries().front()->step), true);
+  CHECK(no_gpu.exit_code == 3);
+  CHECK(contains(no_gpu.output, "explorer check: no usable CUDA device"));
+  const ProcessResult unknown = run_explorer_without_gpu(
+      "check --step 1 --config '(FP16, 128, 64, 64, 4): async+eager+load_0_0_0_tiles+buffer'",
+      true);
+  CHECK(unknown.exit_code == 2);
+  CHECK(contains(unknown.output, "explorer check: step 1 has no kernel built for"));
+}
