@@ -129,20 +129,18 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
     return shape;
   };
 
-  SweepUnit references{"references", {}};
+  // One unit, one worker process: the inputs and both §1.4 references of a (dtype, N) are made
+  // once and every reference and kernel of that shape is measured on them. A fault costs only
+  // its own row: the parent restarts a worker at the next item.
+  std::vector<std::string> references;
   for (const std::string& name : options.references) {
     if (std::find(built_references.begin(), built_references.end(), name) == built_references.end())
       plan.notes.push_back("reference '" + name + "' is not built into this binary; no " + name +
                            " rows");
+    else
+      references.push_back(name);
   }
-  for (const DType dtype : dtypes)
-    for (const int seq_len : options.seq_lens)
-      for (const std::string& name : options.references)
-        if (std::find(built_references.begin(), built_references.end(), name) !=
-            built_references.end())
-          references.items.push_back({name, std::nullopt, dtype, shape_for(seq_len, 128)});
-  if (!references.items.empty()) plan.units.push_back(std::move(references));
-
+  std::vector<std::pair<int, std::vector<KernelConfig>>> kernels_by_step;
   const std::vector<int> steps = options.steps.empty() ? registry.steps() : options.steps;
   for (const int step : steps) {
     if (registry.entries_of_step(step).empty()) {
@@ -173,19 +171,22 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
                            options.set_key + "' (" + dtype_list(options.dtypes) +
                            ") are built; the other " + std::to_string(not_built) +
                            " are not in this binary (FLASHSCOPE_KERNEL_SET)");
-    SweepUnit unit{"step " + std::to_string(step), {}};
-    for (const DType dtype : dtypes)
-      for (const int seq_len : options.seq_lens)
+    if (!built.empty()) kernels_by_step.emplace_back(step, std::move(built));
+  }
+
+  SweepUnit unit{"measurements", {}};
+  for (const DType dtype : dtypes)
+    for (const int seq_len : options.seq_lens) {
+      for (const std::string& name : references)
+        unit.items.push_back({name, std::nullopt, dtype, shape_for(seq_len, 128)});
+      for (const auto& [step, built] : kernels_by_step)
         for (const KernelConfig& c : built)
           if (c.dtype == dtype)
             unit.items.push_back({std::to_string(step), c, dtype, shape_for(seq_len, c.d_head)});
-    if (!unit.items.empty()) plan.units.push_back(std::move(unit));
-  }
+    }
+  if (!unit.items.empty()) plan.units.push_back(std::move(unit));
 
-  bool any_kernel = false;
-  for (const SweepUnit& unit : plan.units)
-    any_kernel = any_kernel || (!unit.items.empty() && !unit.items.front().is_reference());
-  if (!any_kernel) {
+  if (kernels_by_step.empty()) {
     std::string message = "nothing to measure: the options select no built kernel";
     for (const std::string& note : plan.notes)
       message += "\n  " + note;

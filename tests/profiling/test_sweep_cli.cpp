@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -267,26 +268,31 @@ TEST_CASE("--set prog measures each step's own picks as built, references first"
   const KernelRegistry registry = synthetic_registry();
   SweepOptions options;  // prog, both dtypes, six lengths
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
-  REQUIRE(plan.units.size() == 4);
-  CHECK(plan.units[0].name == "references");
-  CHECK(plan.units[0].items.size() == 12);  // 2 dtypes x 6 N, cudnn only
-  CHECK(plan.units[0].items[0].step == "cudnn");
-  CHECK(plan.units[0].items[0].shape.batch == 16);
-  CHECK(plan.units[0].items[5].shape.batch == 4);
-  CHECK(plan.units[1].name == "step 1");
-  CHECK(count_items(plan.units[1], DType::FP16) == 6);
-  CHECK(count_items(plan.units[1], DType::BF16) == 6);
-  CHECK(plan.units[2].name == "step 3");
-  CHECK(plan.units[2].items.size() == 6);  // the tune config is not a prog pick
-  CHECK(*plan.units[2].items[0].config == fp16(configs::progression()[2]));
-  CHECK(plan.units[3].name == "step 8");
-  CHECK(plan.units[3].items.size() == 6);
-  CHECK(plan.item_count() == 36);
-  // Items run dtype-major, then N, then config: one input set per (dtype, N).
-  CHECK(plan.units[1].items[0].dtype == DType::FP16);
-  CHECK(plan.units[1].items[0].shape.seq_len == 512);
-  CHECK(plan.units[1].items[1].shape.seq_len == 1024);
-  CHECK(plan.units[1].items[6].dtype == DType::BF16);
+  // One worker unit: per (dtype, N) the references, then every step's configs, so one input
+  // set and one pair of §1.4 references serve every measurement of that shape.
+  REQUIRE(plan.units.size() == 1);
+  const std::vector<MeasurementItem>& items = plan.units[0].items;
+  CHECK(plan.item_count() == 36);  // cudnn and step 1 in both dtypes, steps 3 and 8 in fp16
+  REQUIRE(items.size() == 36);
+  CHECK(items[0].step == "cudnn");
+  CHECK(items[0].dtype == DType::FP16);
+  CHECK(items[0].shape.seq_len == 512);
+  CHECK(items[0].shape.batch == 16);
+  CHECK(items[1].step == "1");
+  CHECK(items[2].step == "3");
+  CHECK(*items[2].config == fp16(configs::progression()[2]));  // the tune config is not a pick
+  CHECK(items[3].step == "8");
+  CHECK(items[4].step == "cudnn");
+  CHECK(items[4].shape.seq_len == 1024);
+  CHECK(items[20].step == "cudnn");
+  CHECK(items[20].shape.seq_len == 16384);
+  CHECK(items[20].shape.batch == 4);
+  CHECK(items[24].dtype == DType::BF16);
+  CHECK(items[24].shape.seq_len == 512);
+  std::map<std::string, int> per_step;
+  for (const MeasurementItem& item : items)
+    ++per_step[item.step];
+  CHECK(per_step == std::map<std::string, int>{{"cudnn", 12}, {"1", 12}, {"3", 6}, {"8", 6}});
 
   bool noted_fa2 = false, noted_step3 = false;
   for (const std::string& note : plan.notes) {
@@ -305,9 +311,10 @@ TEST_CASE("other sets intersect with what is built for each step") {
   options.seq_lens = {2048};
 
   options.set_key = "built";
+  options.steps = {3};
   SweepPlan plan = plan_sweep(options, registry, {});
-  REQUIRE(plan.units.size() == 3);
-  CHECK(plan.units[1].items.size() == 2);  // step 3: both of its fp16 configs
+  REQUIRE(plan.units.size() == 1);
+  CHECK(plan.units[0].items.size() == 2);  // step 3: both of its fp16 configs
 
   options.set_key = "tune";
   options.steps = {3};
@@ -333,11 +340,15 @@ TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name t
   options.seq_lens = {1024};
   options.configs = {bf16(configs::progression()[0]), fp16(configs::progression()[1])};
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
-  REQUIRE(plan.units.size() == 2);
-  CHECK(plan.units[0].items.size() == 2);  // cudnn in both configs' dtypes
-  CHECK(plan.units[1].name == "step 1");
-  REQUIRE(plan.units[1].items.size() == 1);
-  CHECK(plan.units[1].items[0].dtype == DType::BF16);
+  REQUIRE(plan.units.size() == 1);
+  const std::vector<MeasurementItem>& items = plan.units[0].items;
+  REQUIRE(items.size() == 3);  // cudnn in both configs' dtypes, then the built step-1 config
+  CHECK(items[0].step == "cudnn");
+  CHECK(items[0].dtype == DType::FP16);
+  CHECK(items[1].step == "cudnn");
+  CHECK(items[1].dtype == DType::BF16);
+  CHECK(items[2].step == "1");
+  CHECK(items[2].dtype == DType::BF16);
   bool named_closest = false;
   for (const std::string& note : plan.notes)
     named_closest = named_closest || contains(note, "closest built configs of step 1");
