@@ -29,9 +29,13 @@ if(NOT _gen_build_result EQUAL 0)
   message(FATAL_ERROR "flashscope: building the instantiation generator failed:\n${_gen_build_error}")
 endif()
 
-execute_process(
-  COMMAND git -C "${PROJECT_SOURCE_DIR}" rev-parse --short=12 HEAD
-  OUTPUT_VARIABLE FLASHSCOPE_GIT_COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+# A source tree without .git (an exported snapshot) can name its commit with
+# -DFLASHSCOPE_GIT_COMMIT=<sha>.
+if(NOT FLASHSCOPE_GIT_COMMIT)
+  execute_process(
+    COMMAND git -C "${PROJECT_SOURCE_DIR}" rev-parse --short=12 HEAD
+    OUTPUT_VARIABLE FLASHSCOPE_GIT_COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+endif()
 if(NOT FLASHSCOPE_GIT_COMMIT)
   set(FLASHSCOPE_GIT_COMMIT "unknown")
 endif()

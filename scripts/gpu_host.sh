@@ -2,13 +2,15 @@
 # End-to-end run on a GPU host: configure and build with every core, run the tests (GPU tests
 # included), then the stages asked for, writing every log under LOG_DIR.
 #
-#   scripts/gpu_host.sh LOG_DIR [--stages build,test,sweep,sanitize,sass] [--set prog]
+#   scripts/gpu_host.sh LOG_DIR [--stages build,test,sweep,sanitize,sass,results] [--set prog]
 #                               [--steps 1-16] [--arch native] [--sweep-args "..."] [--no-torch]
 #
 # --no-torch skips the FA2 reference (libtorch makes configure and build slower).
 # Stages: build (always), test (ctest: host + GPU tests), sweep (explorer --csv over the built
 # kernels), sanitize (compute-sanitizer memcheck + racecheck on each built kernel at a small
-# shape), sass (per-kernel SASS instruction counts from cuobjdump). Header-only dependencies a
+# shape), sass (per-kernel SASS instruction counts from cuobjdump), results (the shipped
+# dataset: the progression of every built step and the tune sweeps of --tune-steps, written to
+# LOG_DIR with a manifest of device, driver, commit and date). Header-only dependencies a
 # GPU host lacks (CLI11, doctest) are read from .deps/include: fill it on a machine that has
 # them with `scripts/vendor_header_deps.sh` and send it along with the tree.
 set -euo pipefail
@@ -23,6 +25,7 @@ STEPS=""
 ARCH="native"
 SWEEP_ARGS=""
 WITH_TORCH=1
+TUNE_STEPS="7,16"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --stages) STAGES="$2"; shift 2 ;;
@@ -31,6 +34,7 @@ while [[ $# -gt 0 ]]; do
     --arch) ARCH="$2"; shift 2 ;;
     --sweep-args) SWEEP_ARGS="$2"; shift 2 ;;
     --no-torch) WITH_TORCH=0; shift ;;
+    --tune-steps) TUNE_STEPS="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "gpu_host.sh: unknown option $1" >&2; usage ;;
   esac
@@ -47,6 +51,8 @@ log "host: $(hostname), $JOBS cores; $(nvidia-smi --query-gpu=name,driver_versio
 CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
             -DFLASHSCOPE_KERNEL_SET="$KERNEL_SET" -DFLASHSCOPE_STEPS="$STEPS"
             -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DFLASHSCOPE_PTXAS_VERBOSE=ON)
+# An exported tree without .git names its commit through FLASHSCOPE_GIT_COMMIT.
+[[ -n ${FLASHSCOPE_GIT_COMMIT:-} ]] && CMAKE_ARGS+=(-DFLASHSCOPE_GIT_COMMIT="$FLASHSCOPE_GIT_COMMIT")
 if [[ $WITH_TORCH == 1 ]] && TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
   CMAKE_ARGS+=(-DCMAKE_PREFIX_PATH="$TORCH_PREFIX")
 fi
@@ -81,18 +87,50 @@ if has_stage sweep && "$EXPLORER" --help | grep -q -- "--csv"; then
 fi
 
 if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
-  log "compute-sanitizer memcheck + racecheck on every built kernel (B=1, H=2, N=256)"
+  # Each step's progression config or picks, fp16, at a small shape (16 heads for step 16,
+  # whose GMEM row stride is compiled for 16).
+  log "compute-sanitizer memcheck + racecheck on every built fp16 kernel (B=1, N=256)"
   : > "$LOG_DIR/sanitizer.log"
   while read -r step config; do
+    heads=2
+    [[ $step == 16 ]] && heads=16
     for tool in memcheck racecheck; do
+      echo "=== $tool step $step $config" >> "$LOG_DIR/sanitizer.log"
       if ! compute-sanitizer --tool "$tool" --error-exitcode 9 "$EXPLORER" check --step "$step" \
-          --config "$config" --batch 1 --heads 2 --seq-len 256 >> "$LOG_DIR/sanitizer.log" 2>&1; then
+          --config "$config" --batch 1 --heads "$heads" --seq-len 256 >> "$LOG_DIR/sanitizer.log" 2>&1; then
         echo "SANITIZER FAILURE: $tool step $step $config" | tee -a "$LOG_DIR/summary.txt"
         STATUS=1
       fi
     done
-  done < <("$EXPLORER" --list | grep -E "^[0-9]+ \((FP16|BF16), 128, (64|128), (32|64), 4\)")
-  log "sanitizer: $(grep -c 'ERROR SUMMARY: 0 errors' "$LOG_DIR/sanitizer.log") clean runs, $(grep -E 'ERROR SUMMARY: [1-9]' -c "$LOG_DIR/sanitizer.log") with errors"
+  done < <("$EXPLORER" --list | grep -E "^[0-9]+ \(FP16, ")
+  log "sanitizer: $(grep -c 'ERROR SUMMARY: 0 errors' "$LOG_DIR/sanitizer.log") clean runs, $(grep -cE 'ERROR SUMMARY: [1-9]' "$LOG_DIR/sanitizer.log") with errors"
+fi
+
+if has_stage results; then
+  GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+  COMMIT=$("$EXPLORER" --version | awk '{print $2}')
+  PROGRESSION_ARGS=(--csv --set prog --output "$LOG_DIR/progression.csv")
+  TUNE_ARGS=(--csv --set tune --steps "$TUNE_STEPS" --seq-lens 1024,2048,4096,8192,16384
+             --runs 20 --warmup 5 --output "$LOG_DIR/tune.csv")
+  log "results: explorer ${PROGRESSION_ARGS[*]}"
+  "$EXPLORER" "${PROGRESSION_ARGS[@]}" 2> "$LOG_DIR/results.log" || STATUS=1
+  log "results: explorer ${TUNE_ARGS[*]}"
+  "$EXPLORER" "${TUNE_ARGS[@]}" 2>> "$LOG_DIR/results.log" || STATUS=1
+  {
+    echo "# Measured results"
+    echo
+    echo "| what | value |"
+    echo "| --- | --- |"
+    echo "| device | $GPU_NAME |"
+    echo "| driver | $DRIVER |"
+    echo "| CUDA (nvcc) | $(nvcc --version | grep -o 'release [0-9.]*' | head -1) |"
+    echo "| commit | $COMMIT |"
+    echo "| date (UTC) | $(date -u +%Y-%m-%dT%H:%M:%SZ) |"
+    echo "| progression.csv | \`explorer ${PROGRESSION_ARGS[*]/#$LOG_DIR\//}\` |"
+    echo "| tune.csv | \`explorer ${TUNE_ARGS[*]/#$LOG_DIR\//}\` |"
+  } > "$LOG_DIR/MANIFEST.md"
+  log "results: $(($(wc -l < "$LOG_DIR/progression.csv") - 1)) progression rows, $(($(wc -l < "$LOG_DIR/tune.csv") - 1)) tune rows"
 fi
 
 if has_stage sass; then
