@@ -25,7 +25,9 @@ constexpr std::string_view kProgression[] = {
 };
 
 // Spec §4.0: the configs whose SASS the seed archived per GPU for steps 8–16, and the Hopper
-// pick flashscope measured (empty until a device sweep has chosen one; docs/results.md).
+// pick flashscope measured: the fastest tune config of that step at N = 4096, B = 16, H = 16,
+// fp16, on an H200 (CUDA events, median; the same config was fastest or within 1 % in bf16).
+// docs/versions/NN.md gives each step's measurement.
 struct PickRow {
   int step;
   std::string_view a100;
@@ -34,27 +36,37 @@ struct PickRow {
 };
 constexpr PickRow kPicks[] = {
     {8, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer", ""},
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer",
+     "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles+buffer"},
     {9, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_2_tiles+buffer", ""},
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_2_tiles+buffer",
+     "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax"},
     {10, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles+opt_softmax",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles", ""},
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles",
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax"},
     {11, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax", ""},
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax",
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax"},
     {12, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles+opt_softmax",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax", ""},
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax",
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_2_tiles"},
     {13, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_2_tiles+buffer", ""},
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_2_tiles+buffer",
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer+opt_softmax"},
     {14, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer", ""},
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer",
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer+opt_softmax"},
     {15, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_2_tiles+buffer+opt_softmax", ""},
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_2_tiles+buffer+opt_softmax",
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax"},
     {16, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles+buffer",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer+opt_softmax", ""},
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer+opt_softmax",
+     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer+opt_softmax"},
 };
 
-// Step 7's Hopper pick from the step-7 tune sweep (empty until measured).
-constexpr std::string_view kStep7HopperPick = "";
+// Step 7's Hopper pick, measured the same way (ties with 128x64 load_2_2_2+opt_softmax).
+constexpr std::string_view kStep7HopperPick =
+    "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_0_0_tiles+opt_softmax";
 
 // Spec §5.2: the auto-tune axes, in nesting order.
 constexpr DType kTuneDtypes[] = {DType::BF16, DType::FP16};

@@ -41,7 +41,12 @@ std::optional<std::string> unsupported_combination(int step, const KernelConfig&
     return "steps 1–7 copy K/V per warp and need B_c / 8 >= n_warps; B_c = " +
            std::to_string(c.B_c) + " with " + std::to_string(c.n_warps) +
            " warps would leave K and V unloaded (spec §7.1)";
-  // Steps 8+ copy CTA-cooperatively in patches of (threads / 8) rows.
+  // Steps 8+ copy CTA-cooperatively in patches of (threads / 8) rows, and each patch must hold
+  // whole 8-row swizzle periods so the per-thread swizzle stays a compile-time step.
+  if (step >= 8 && c.n_warps % 2 != 0)
+    return "steps 8–16 copy in patches of 4 * n_warps rows, which must be a multiple of 8 (the "
+           "swizzle period); n_warps = " +
+           std::to_string(c.n_warps) + " is odd";
   if (step >= 8 && (c.B_c % (4 * c.n_warps) != 0 || c.B_r % (4 * c.n_warps) != 0))
     return "steps 8–16 copy blocks in patches of 32 * n_warps / 8 rows; B_r = " +
            std::to_string(c.B_r) + " and B_c = " + std::to_string(c.B_c) +

@@ -115,6 +115,15 @@ TEST_CASE("known-bad combinations of spec §7 are rejected, not run") {
   CHECK(unsupported_combination(3, eight_warps).has_value());
   CHECK_FALSE(unsupported_combination(8, eight_warps).has_value());  // CTA-cooperative copies
 
+  KernelConfig three_warps = kConfig;
+  three_warps.B_r = 96;
+  three_warps.B_c = 48;
+  three_warps.n_warps = 3;
+  REQUIRE(is_statically_valid(three_warps));
+  CHECK(unsupported_combination(12, three_warps).value().find("n_warps = 3 is odd") !=
+        std::string::npos);
+  CHECK_FALSE(unsupported_combination(7, three_warps).has_value());  // per-warp copies: fine
+
   KernelEntry step16 = entry_for(16);
   step16.static_head_counts = {16};
   CHECK(message(step16, tensors({1, 1024, 16, 128})) == "valid");
