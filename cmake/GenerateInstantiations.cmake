@@ -42,6 +42,7 @@ endif()
 
 execute_process(
   COMMAND "${_gen_exe}" --set "${FLASHSCOPE_KERNEL_SET}" --steps "${FLASHSCOPE_STEPS}"
+          --tune-steps "${FLASHSCOPE_TUNE_STEPS}"
           --versions-dir "${PROJECT_SOURCE_DIR}/kernels/versions" --out-dir "${_gen_dir}"
           --architectures "${CMAKE_CUDA_ARCHITECTURES}" --git-commit "${FLASHSCOPE_GIT_COMMIT}"
   RESULT_VARIABLE _gen_result

@@ -276,7 +276,16 @@ std::string_view build_set_name(BuildSet set) {
   return "?";
 }
 
-BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter) {
+std::vector<int> default_tune_steps() {
+  std::vector<int> out;
+  for (int step = 7; step <= kLastStep; ++step)
+    out.push_back(step);
+  return out;
+}
+
+BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter,
+                     const std::vector<int>& tune_steps) {
+  const std::vector<int> tuned = tune_steps.empty() ? default_tune_steps() : tune_steps;
   std::vector<Instantiation> wanted;
   for (int step = kFirstStep; step <= kLastStep; ++step) {
     if (!step_filter.empty() &&
@@ -289,7 +298,8 @@ BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter) {
     }
     for (const auto& pick : {picks.progression, picks.seed_a100, picks.seed_rtx3090, picks.hopper})
       if (pick) append_both_dtypes(wanted, step, *pick);
-    if ((set == BuildSet::tune || set == BuildSet::all) && step >= 7)
+    if ((set == BuildSet::tune || set == BuildSet::all) &&
+        std::find(tuned.begin(), tuned.end(), step) != tuned.end())
       for (const KernelConfig& c : tune_set())
         wanted.push_back({step, c});
     if (set == BuildSet::all)

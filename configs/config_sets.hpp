@@ -66,7 +66,7 @@ std::string selection_keys_help();
 enum class BuildSet {
   ci,    // every step once per dtype: its progression config or seed A100 pick
   prog,  // every step's picks (StepPicks) in FP16 and BF16
-  tune,  // prog plus the 80 tune configs for steps 7–16
+  tune,  // prog plus the 80 tune configs for the tuned steps (default 7–16)
   all,   // tune plus the extended progression (both dtypes) for every step
 };
 std::optional<BuildSet> build_set_from_string(std::string_view name);
@@ -88,8 +88,13 @@ struct BuildPlan {
   std::vector<SkippedInstantiation> skipped;
 };
 
-// `step_filter` empty = every step 1–16.
-BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter = {});
+// The steps the seed re-tuned (spec §5.6): 7 and every own-tree step after it.
+std::vector<int> default_tune_steps();
+
+// `step_filter` empty = every step 1–16. `tune_steps` (sets tune and all): the steps that get
+// the 80 tune configs; empty = default_tune_steps().
+BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter = {},
+                     const std::vector<int>& tune_steps = {});
 
 KernelConfig with_dtype(KernelConfig c, DType dtype);
 

@@ -5,6 +5,8 @@
 #   scripts/gpu_host.sh LOG_DIR [--stages build,test,sweep,sanitize,sass,results] [--set prog]
 #                               [--steps 1-16] [--arch native] [--sweep-args "..."] [--no-torch]
 #
+# --tune-steps LIST (default 7,16): the steps that get the 80 tune configs (--set tune) and
+# the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder.
 # --no-torch skips the FA2 reference (libtorch makes configure and build slower).
 # Stages: build (always), test (ctest: host + GPU tests), sweep (explorer --csv over the built
 # kernels), sanitize (compute-sanitizer memcheck + racecheck on each built kernel at a small
@@ -42,7 +44,7 @@ done
 has_stage() { [[ ",$STAGES," == *",$1,"* ]]; }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD="$ROOT/build-gpu"
+BUILD=${FLASHSCOPE_BUILD_DIR:-"$ROOT/build-gpu"}
 JOBS=$(nproc)
 SECONDS=0
 log() { echo "[gpu_host $(printf '%4d' $SECONDS)s] $*" | tee -a "$LOG_DIR/summary.txt"; }
@@ -50,6 +52,7 @@ log() { echo "[gpu_host $(printf '%4d' $SECONDS)s] $*" | tee -a "$LOG_DIR/summar
 log "host: $(hostname), $JOBS cores; $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1 | head -1)"
 CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
             -DFLASHSCOPE_KERNEL_SET="$KERNEL_SET" -DFLASHSCOPE_STEPS="$STEPS"
+            -DFLASHSCOPE_TUNE_STEPS="$TUNE_STEPS"
             -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DFLASHSCOPE_PTXAS_VERBOSE=ON)
 # An exported tree without .git names its commit through FLASHSCOPE_GIT_COMMIT.
 [[ -n ${FLASHSCOPE_GIT_COMMIT:-} ]] && CMAKE_ARGS+=(-DFLASHSCOPE_GIT_COMMIT="$FLASHSCOPE_GIT_COMMIT")

@@ -22,6 +22,7 @@ namespace {
 struct Options {
   std::string set = "prog";
   std::string steps;
+  std::string tune_steps;
   fs::path versions_dir;
   fs::path out_dir;
   std::string architectures;
@@ -71,7 +72,10 @@ int run(const Options& options) {
                                 "\" is not one of ci, prog, tune, all");
   const std::vector<int> step_filter =
       options.steps.empty() ? std::vector<int>{} : configs::parse_step_list(options.steps);
-  const configs::BuildPlan plan = configs::build_plan(*set, step_filter);
+  const std::vector<int> tune_steps = options.tune_steps.empty()
+                                          ? std::vector<int>{}
+                                          : configs::parse_step_list(options.tune_steps);
+  const configs::BuildPlan plan = configs::build_plan(*set, step_filter, tune_steps);
 
   std::set<int> written_steps;
   for (const configs::StepInfo& info : configs::steps())
@@ -143,8 +147,8 @@ int run(const Options& options) {
            << "}\n\n"
            << "const BuildInfo& build_info() {\n"
            << "  static const BuildInfo kInfo{\"" << options.set << "\", \"" << options.steps
-           << "\", {" << written_list << "}, \"" << options.architectures << "\", \""
-           << options.git_commit << "\"};\n"
+           << "\", \"" << options.tune_steps << "\", {" << written_list << "}, \""
+           << options.architectures << "\", \"" << options.git_commit << "\"};\n"
            << "  return kInfo;\n"
            << "}\n\n"
            << "}  // namespace flashscope\n";
@@ -183,6 +187,8 @@ int main(int argc, char** argv) {
       options.set = value();
     else if (arg == "--steps")
       options.steps = value();
+    else if (arg == "--tune-steps")
+      options.tune_steps = value();
     else if (arg == "--versions-dir")
       options.versions_dir = value();
     else if (arg == "--out-dir")
@@ -192,8 +198,9 @@ int main(int argc, char** argv) {
     else if (arg == "--git-commit")
       options.git_commit = value();
     else {
-      std::cerr << "usage: flashscope-generate --set ci|prog|tune|all [--steps LIST] "
-                   "--versions-dir DIR --out-dir DIR [--architectures A] [--git-commit C]\n";
+      std::cerr
+          << "usage: flashscope-generate --set ci|prog|tune|all [--steps LIST] [--tune-steps LIST] "
+             "--versions-dir DIR --out-dir DIR [--architectures A] [--git-commit C]\n";
       return 2;
     }
   }

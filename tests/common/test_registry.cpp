@@ -17,8 +17,10 @@ std::set<configs::Instantiation> expected_instantiations() {
   REQUIRE(set.has_value());
   const std::vector<int> filter =
       info.step_filter.empty() ? std::vector<int>{} : configs::parse_step_list(info.step_filter);
+  const std::vector<int> tuned =
+      info.tune_steps.empty() ? std::vector<int>{} : configs::parse_step_list(info.tune_steps);
   std::set<configs::Instantiation> expected;
-  for (const auto& item : configs::build_plan(*set, filter).instantiations)
+  for (const auto& item : configs::build_plan(*set, filter, tuned).instantiations)
     if (std::find(info.written_steps.begin(), info.written_steps.end(), item.step) !=
         info.written_steps.end())
       expected.insert(item);

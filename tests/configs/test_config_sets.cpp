@@ -154,6 +154,13 @@ TEST_CASE("build plans") {
   const BuildPlan tune = build_plan(BuildSet::tune, {7});
   CHECK(tune.instantiations.size() ==
         80);  // both dtypes of step 7's progression config are tune members
+  const BuildPlan tuned_16 = build_plan(BuildSet::tune, {7, 8, 16}, {16});
+  std::map<int, int> per_step;
+  for (const auto& item : tuned_16.instantiations)
+    ++per_step[item.step];
+  CHECK(per_step[7] == 2 + 2);    // progression and Hopper picks, both dtypes
+  CHECK(per_step[8] == 3 * 2);    // seed A100, seed 3090 and Hopper picks, both dtypes
+  CHECK(per_step[16] == 80 + 2);  // tune set plus the seed A100 pick (the 3090 pick is tuned)
   const BuildPlan all = build_plan(BuildSet::all, {1});
   for (const auto& skipped : all.skipped)
     CHECK(skipped.reason.find("B_c / 8 >= n_warps") != std::string::npos);
