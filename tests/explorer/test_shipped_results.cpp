@@ -1,0 +1,103 @@
+// The dataset shipped in results/ is the explorer's default and the source of every measured
+// number in docs/: it must cover every step x dtype x N with both references, and every
+// generated block of docs/results.md and docs/versions/*.md must match it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "configs/config_sets.hpp"
+#include "explorer/model/result_files.hpp"
+#include "explorer/report/results_report.hpp"
+
+using namespace flashscope;
+using namespace flashscope::explorer;
+
+namespace {
+
+const std::string kSourceDir = FLASHSCOPE_SOURCE_DIR;
+constexpr int kSeqLens[] = {512, 1024, 2048, 4096, 8192, 16384};
+
+struct Dataset {
+  std::vector<ResultFile> files;
+  std::vector<const ResultRow*> rows;
+};
+
+Dataset load_shipped() {
+  const std::vector<std::string> paths = find_result_csvs(kSourceDir + "/results");
+  REQUIRE_MESSAGE(!paths.empty(), "no CSVs under results/");
+  LoadOutcome outcome = load_result_files(paths);
+  for (const std::string& problem : outcome.problems)
+    FAIL_CHECK(problem);
+  Dataset dataset{std::move(outcome.files), {}};
+  for (const ResultFile& file : dataset.files)
+    for (const ResultRow& row : file.rows)
+      dataset.rows.push_back(&row);
+  return dataset;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace
+
+TEST_CASE("the shipped dataset covers every step x dtype x N with both references") {
+  const Dataset dataset = load_shipped();
+  std::set<std::tuple<std::string, std::string, int>> covered;
+  for (const ResultRow* row : dataset.rows)
+    if (is_usable(*row)) covered.insert({row->step, row->dtype, row->seq_len});
+  for (const char* dtype : {"fp16", "bf16"})
+    for (const int n : kSeqLens) {
+      for (int step = configs::kFirstStep; step <= configs::kLastStep; ++step) {
+        CAPTURE(step);
+        CAPTURE(dtype);
+        CAPTURE(n);
+        CHECK(covered.contains({std::to_string(step), dtype, n}));
+      }
+      for (const char* reference : {"fa2", "cudnn"}) {
+        CAPTURE(reference);
+        CAPTURE(dtype);
+        CAPTURE(n);
+        CHECK(covered.contains({reference, dtype, n}));
+      }
+    }
+  for (const ResultRow* row : dataset.rows) {
+    CAPTURE(row->step);
+    CAPTURE(row->config);
+    CHECK(row->verdict != "fail");  // a failing kernel's speed is not a result
+    CHECK_FALSE(row->git_commit.empty());
+    CHECK_FALSE(row->device.empty());
+  }
+}
+
+TEST_CASE("every generated block in docs/ matches the shipped dataset") {
+  const Dataset dataset = load_shipped();
+  const RowSet set(dataset.rows);
+  const auto blocks = report_blocks(set);
+  std::vector<std::string> documents = {kSourceDir + "/docs/results.md"};
+  for (const auto& entry : std::filesystem::directory_iterator(kSourceDir + "/docs/versions"))
+    if (entry.path().extension() == ".md") documents.push_back(entry.path().string());
+  std::sort(documents.begin(), documents.end());
+  int generated_blocks = 0;
+  for (const std::string& path : documents) {
+    CAPTURE(path);
+    const std::string text = read_file(path);
+    const BlockUpdate update = update_blocks(text, blocks);
+    CHECK_MESSAGE(update.changed.empty(),
+                  "stale blocks: run `explorer report --update " << path << "`");
+    CHECK(update.unknown.empty());
+    for (std::size_t at = text.find("<!-- flashscope:begin "); at != std::string::npos;
+         at = text.find("<!-- flashscope:begin ", at + 1))
+      ++generated_blocks;
+  }
+  // docs/results.md's tables and one block per step page.
+  CHECK(generated_blocks >= 16 + 3);
+}
