@@ -28,6 +28,22 @@ int list_built_kernels() {
   return 0;
 }
 
+// The built kernels that are their step's progression config or one of its picks (configs/), in
+// either dtype: what the progression measures and the GPU host script sanitizes.
+int list_built_picks() {
+  for (const KernelEntry* entry : built_kernels().entries()) {
+    const configs::StepPicks picks = configs::step_picks(entry->step);
+    for (const auto& pick :
+         {picks.progression, picks.seed_a100, picks.seed_rtx3090, picks.hopper}) {
+      if (pick && configs::with_dtype(*pick, entry->config.dtype) == entry->config) {
+        std::cout << entry->step << " " << to_short_form(entry->config) << "\n";
+        break;
+      }
+    }
+  }
+  return 0;
+}
+
 int list_selection(const std::string& key) {
   for (const KernelConfig& c : configs::select(key))
     std::cout << to_short_form(c) << "\n";
@@ -45,9 +61,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "flashscope " + std::string(build_info().git_commit));
 
   bool list = false;
+  bool list_picks = false;
   std::string list_set;
   app.add_flag("--list", list,
                "Print every kernel built into this binary, one per line: step, space, short form");
+  app.add_flag("--list-picks", list_picks,
+               "Like --list, only the kernels that are a step's progression config or pick")
+      ->excludes("--list");
   app.add_option("--list-set", list_set,
                  "Print the configs a selection key yields, built or not: " +
                      configs::selection_keys_help())
@@ -73,6 +93,7 @@ int main(int argc, char** argv) {
 
   try {
     if (list) return list_built_kernels();
+    if (list_picks) return list_built_picks();
     if (!list_set.empty()) return list_selection(list_set);
   } catch (const std::exception& error) {
     std::cerr << "explorer: " << error.what() << "\n";

@@ -9,8 +9,9 @@
 # the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder.
 # --no-torch skips the FA2 reference (libtorch makes configure and build slower).
 # Stages: build (always), test (ctest: host + GPU tests), sweep (explorer --csv over the built
-# kernels), sanitize (compute-sanitizer memcheck + racecheck on each built kernel at a small
-# shape), sass (per-kernel SASS instruction counts from cuobjdump), results (the shipped
+# kernels), sanitize (compute-sanitizer memcheck + racecheck at a small shape on each step's
+# fp16 progression config and picks), sass (per-kernel SASS instruction counts from
+# cuobjdump), results (the shipped
 # dataset: the progression of every built step and the tune sweeps of --tune-steps, written to
 # LOG_DIR with a manifest of device, driver, commit and date). Header-only dependencies a
 # GPU host lacks (CLI11, doctest) are read from .deps/include: fill it on a machine that has
@@ -92,7 +93,7 @@ fi
 if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
   # Each step's progression config or picks, fp16, at a small shape (16 heads for step 16,
   # whose GMEM row stride is compiled for 16).
-  log "compute-sanitizer memcheck + racecheck on every built fp16 kernel (B=1, N=256)"
+  log "compute-sanitizer memcheck + racecheck on every step's fp16 progression config and picks (B=1, N=256)"
   : > "$LOG_DIR/sanitizer.log"
   while read -r step config; do
     heads=2
@@ -105,7 +106,7 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
         STATUS=1
       fi
     done
-  done < <("$EXPLORER" --list | grep -E "^[0-9]+ \(FP16, ")
+  done < <("$EXPLORER" --list-picks | grep -E "^[0-9]+ \(FP16, ")
   log "sanitizer: $(grep -c 'ERROR SUMMARY: 0 errors' "$LOG_DIR/sanitizer.log") clean runs, $(grep -cE 'ERROR SUMMARY: [1-9]' "$LOG_DIR/sanitizer.log") with errors"
 fi
 
