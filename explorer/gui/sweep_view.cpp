@@ -33,18 +33,7 @@ void SweepView::draw(ExplorerState& state) {
     }
     ImGui::SameLine();
   }
-  ImGui::TextUnformatted("  show");
-  ImGui::SameLine();
-  int mode = selection.mode == ValueMode::tflops ? 0 : 1;
-  ImGui::RadioButton("TFLOP/s", &mode, 0);
-  ImGui::SameLine();
-  ImGui::RadioButton("% of", &mode, 1);
-  selection.mode = mode == 0 ? ValueMode::tflops : ValueMode::percent_of_reference;
-  ImGui::SameLine();
-  int reference = selection.reference == Reference::fa2 ? 0 : 1;
-  ImGui::SetNextItemWidth(80);
-  ImGui::Combo("##sweep_reference", &reference, "FA2\0cuDNN\0");
-  selection.reference = reference == 0 ? Reference::fa2 : Reference::cudnn;
+  value_mode_controls(selection);
 
   if (steps_generation_ != state.generation()) {
     available_steps_ = available_series_steps(set);

@@ -81,6 +81,10 @@ void selection_controls(ExplorerState& state) {
   ImGui::SetNextItemWidth(190);
   seq_len_combo("##N", selection.seq_len, set.seq_lens(selection.dtype), "harmonic mean over N");
   ImGui::SameLine();
+  value_mode_controls(selection);
+}
+
+void value_mode_controls(Selection& selection) {
   ImGui::TextUnformatted("  show");
   ImGui::SameLine();
   int mode = selection.mode == ValueMode::tflops ? 0 : 1;

@@ -37,6 +37,8 @@ bool seq_len_combo(const char* label, std::optional<int>& seq_len, const std::ve
 // The controls the progression and detail views share: dtype, N (or the harmonic mean over N),
 // TFLOP/s or % of a reference.
 void selection_controls(ExplorerState& state);
+// The "show TFLOP/s | % of <reference>" controls alone (the sweep view picks its own dtypes).
+void value_mode_controls(Selection& selection);
 
 // The body of a tooltip describing one measured row.
 void row_details(const RowSet& set, const ResultRow& row);
