@@ -280,13 +280,14 @@ struct FrameStatistics {
     std::sort(sorted.begin(), sorted.end());
     const double mean =
         std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(sorted.size());
+    const double median = sorted[sorted.size() / 2];
     const double p95 = sorted[std::min(sorted.size() - 1, sorted.size() * 95 / 100)];
     const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
     std::printf(
-        "explorer: view %s: mean frame time %.2f ms (min %.2f, p95 %.2f, max %.2f) over %zu "
-        "frames; %zu rows loaded; %dx%d framebuffer; renderer %s\n",
-        options.view.c_str(), mean, sorted.front(), p95, sorted.back(), sorted.size(), rows, width,
-        height, renderer ? renderer : "unknown");
+        "explorer: view %s: median frame time %.2f ms (mean %.2f, min %.2f, p95 %.2f, max %.2f) "
+        "over %zu frames; %zu rows loaded; %dx%d framebuffer; renderer %s\n",
+        options.view.c_str(), median, mean, sorted.front(), p95, sorted.back(), sorted.size(), rows,
+        width, height, renderer ? renderer : "unknown");
   }
 };
 

@@ -3,12 +3,13 @@
 #   cmake -DEXPLORER=<exe> -DXVFB_RUN=<xvfb-run> -DOUTPUT=<png> -DARGS=<arg|arg|...>
 #         [-DCHECKER=<check_screenshot> -DMIN_COLOURS=<n> -DMIN_FOREGROUND_PERCENT=<p>]
 #         [-DEXPECT_OUTPUT=<regex>]
-#         [-DMAX_MEAN_FRAME_MS=<ms>] -P run_explorer_gui_test.cmake
+#         [-DMAX_MEDIAN_FRAME_MS=<ms>] -P run_explorer_gui_test.cmake
 #
 # The explorer must exit 0 and write OUTPUT; the screenshot must pass CHECKER (enough colours
 # and enough pixels off the background, so not blank); its output must match
-# EXPECT_OUTPUT; with --bench-frames, the printed mean frame time must stay under
-# MAX_MEAN_FRAME_MS.
+# EXPECT_OUTPUT; with --bench-frames, the printed median frame time (a
+# scheduler hiccup of a shared 2-core machine must not decide the verdict) must stay under
+# MAX_MEDIAN_FRAME_MS.
 cmake_minimum_required(VERSION 3.21)
 
 foreach(required EXPLORER XVFB_RUN OUTPUT)
@@ -51,11 +52,11 @@ if(DEFINED CHECKER)
   endif()
 endif()
 
-if(DEFINED MAX_MEAN_FRAME_MS)
-  if(NOT output MATCHES "mean frame time ([0-9.]+) ms")
+if(DEFINED MAX_MEDIAN_FRAME_MS)
+  if(NOT output MATCHES "median frame time ([0-9.]+) ms")
     message(FATAL_ERROR "no frame time in the explorer's output")
   endif()
-  if(CMAKE_MATCH_1 GREATER MAX_MEAN_FRAME_MS)
-    message(FATAL_ERROR "mean frame time ${CMAKE_MATCH_1} ms exceeds ${MAX_MEAN_FRAME_MS} ms")
+  if(CMAKE_MATCH_1 GREATER MAX_MEDIAN_FRAME_MS)
+    message(FATAL_ERROR "median frame time ${CMAKE_MATCH_1} ms exceeds ${MAX_MEDIAN_FRAME_MS} ms")
   endif()
 endif()
