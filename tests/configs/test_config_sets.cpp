@@ -158,9 +158,9 @@ TEST_CASE("build plans") {
   std::map<int, int> per_step;
   for (const auto& item : tuned_16.instantiations)
     ++per_step[item.step];
-  CHECK(per_step[7] == 2 + 2);    // progression and Hopper picks, both dtypes
-  CHECK(per_step[8] == 3 * 2);    // seed A100, seed 3090 and Hopper picks, both dtypes
-  CHECK(per_step[16] == 80);  // every pick of step 16 is a tune config
+  CHECK(per_step[7] == 2 + 2);  // progression and Hopper picks, both dtypes
+  CHECK(per_step[8] == 3 * 2);  // seed A100, seed 3090 and Hopper picks, both dtypes
+  CHECK(per_step[16] == 80);    // every pick of step 16 is a tune config
   const BuildPlan all = build_plan(BuildSet::all, {1});
   for (const auto& skipped : all.skipped)
     CHECK(skipped.reason.find("B_c / 8 >= n_warps") != std::string::npos);
