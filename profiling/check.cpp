@@ -81,8 +81,21 @@ const KernelEntry& resolve_check_kernel(const CheckRequest& request,
   throw std::invalid_argument(message);
 }
 
+// The shape, dtype and step rules of launch validation need no GPU: check them first, so a bad
+// request is named as such on any machine. Validation only inspects the descriptors, so a
+// placeholder address stands in for the device buffers allocated later.
+void validate_request_shape(const KernelEntry& entry, const AttentionShape& shape) {
+  static const char kPlaceholder = 0;
+  const std::array<std::int64_t, 4> dims{shape.batch, shape.seq_len, shape.heads, shape.d_head};
+  const TensorView view{&kPlaceholder, entry.config.dtype, MemoryLocation::device, dims,
+                        contiguous_strides(dims)};
+  constexpr int kLowestSupportedComputeCapability = 80;
+  validate_launch(entry, {view, view, view, view}, kLowestSupportedComputeCapability);
+}
+
 CheckReport run_check(const CheckRequest& request) {
   const KernelEntry& entry = resolve_check_kernel(request, built_kernels());
+  validate_request_shape(entry, request.shape);
   const DeviceDescription device = describe_device(request.device);
   activate_device(request.device);
 

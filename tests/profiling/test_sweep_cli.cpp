@@ -453,4 +453,13 @@ TEST_CASE("without a GPU, explorer check fails with exit code 3; bad requests wi
       true);
   CHECK(unknown.exit_code == 2);
   CHECK(contains(unknown.output, "explorer check: step 1 has no kernel built for"));
+  // Shape rules need no GPU: they are reported as the bad request they are.
+  const KernelEntry& entry = *built_kernels().entries().front();
+  const ProcessResult bad_length = run_explorer_without_gpu(
+      "check --step " + std::to_string(entry.step) + " --config '" + to_short_form(entry.config) +
+          "' --seq-len " + std::to_string(entry.config.B_r * 3 + 8),
+      true);
+  CHECK(bad_length.exit_code == 2);
+  CHECK(contains(bad_length.output,
+                 "is not a multiple of B_r = " + std::to_string(entry.config.B_r)));
 }
