@@ -3,7 +3,8 @@
 # included), then the stages asked for, writing every log under LOG_DIR.
 #
 #   scripts/gpu_host.sh LOG_DIR [--stages build,test,sweep,sanitize,sass,results] [--set prog]
-#                               [--steps 1-16] [--arch native] [--sweep-args "..."] [--no-torch]
+#                               [--steps 1-16] [--tune-steps 7,16] [--arch native]
+#                               [--sweep-args "..."] [--no-torch]
 #
 # --tune-steps LIST (default 7,16): the steps that get the 80 tune configs (--set tune) and
 # the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder.
@@ -18,7 +19,8 @@
 # them with `scripts/vendor_header_deps.sh` and send it along with the tree.
 set -euo pipefail
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+# Prints the comment block at the top of this file (everything before `set -euo pipefail`).
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
 [[ $# -ge 1 && $1 != -* ]] || usage
 LOG_DIR=$(mkdir -p "$1" && cd "$1" && pwd)
 shift
