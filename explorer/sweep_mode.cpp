@@ -94,9 +94,23 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
                               "Batch size for every N (default: the seed's table, min(16, "
                               "65536 / N): 16,16,16,16,8,4 for N = 512..16384)"));
   sweep_option(app.add_option("--heads", cli.heads, "Heads")->capture_default_str());
-  sweep_option(
-      app.add_option("--runs", cli.runs, "Timed launches per measurement")->capture_default_str());
-  sweep_option(app.add_option("--warmup", cli.warmup, "Untimed launches before them")
+  sweep_option(app.add_option("--runs", cli.runs,
+                              "Timed launches per measurement, at most; the row's runs column "
+                              "says how many were made")
+                   ->capture_default_str());
+  sweep_option(app.add_option("--min-runs", cli.min_runs,
+                              "Timed launches per measurement, at least (capped by --runs)")
+                   ->capture_default_str());
+  sweep_option(app.add_option("--target-ms", cli.target_ms,
+                              "GPU time the timed launches of one measurement aim to cover: "
+                              "ceil(target / duration) launches, within --min-runs..--runs; 0 "
+                              "always makes --runs (for a fixed count, or set --min-runs equal "
+                              "to --runs)")
+                   ->capture_default_str());
+  sweep_option(app.add_option("--warmup", cli.warmup,
+                              "Untimed launches before them, at most; they stop once they cover "
+                              "half of --target-ms (at least 2); the first one's duration sizes "
+                              "the rest")
                    ->capture_default_str());
   sweep_option(app.add_flag("--cold-l2", cli.cold_l2,
                             "Evict L2 before every launch (memset of 2x the L2 size) instead of "
@@ -164,6 +178,8 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
   options.batch = cli.batch;
   options.heads = cli.heads;
   options.timing.timed_runs = cli.runs;
+  options.timing.min_timed_runs = cli.min_runs;
+  options.timing.target_ms = cli.target_ms;
   options.timing.warmup_runs = cli.warmup;
   options.timing.cache_mode = cli.cold_l2 ? CacheMode::cold : CacheMode::warm;
   if (cli.metrics == "none") {
@@ -225,6 +241,8 @@ std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, std
   if (options.batch) add("--batch", std::to_string(*options.batch));
   add("--heads", std::to_string(options.heads));
   add("--runs", std::to_string(options.timing.timed_runs));
+  add("--min-runs", std::to_string(options.timing.min_timed_runs));
+  add("--target-ms", format_seconds(options.timing.target_ms));
   add("--warmup", std::to_string(options.timing.warmup_runs));
   if (options.timing.cache_mode == CacheMode::cold) args.push_back("--cold-l2");
   if (!options.collect_metrics)

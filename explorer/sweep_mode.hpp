@@ -24,6 +24,8 @@ struct SweepCli {
   std::optional<int> batch;
   int heads = 16;
   int runs = 30;
+  int min_runs = 10;
+  double target_ms = 200;
   int warmup = 10;
   bool cold_l2 = false;
   std::string metrics;  // extra metrics, comma-separated, or "none"

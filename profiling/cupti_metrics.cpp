@@ -325,10 +325,11 @@ std::string device_chip_name(int device) {
 
 // ---- KernelProfiler --------------------------------------------------------------------------
 
-namespace {
+namespace detail {
 
-// The range profiler enabled on a context for one collection, with its counter-data image;
-// disabled on every path out, so a failed collection leaves the context as it found it.
+// The range profiler enabled on a context, with its counter-data image. Enabling costs far more
+// than a collection (it sets up the counter hardware), so one session serves every collect() of a
+// KernelProfiler; each collection re-initialises the counter data and sets the configuration again.
 class RangeSession {
  public:
   RangeSession(CUcontext context, const std::vector<std::string>& metrics)
@@ -345,25 +346,30 @@ class RangeSession {
     size.numMetrics = names_.size();
     size.maxNumOfRanges = kMaxRanges;
     size.maxNumRangeTreeNodes = kMaxRanges;
-    FS_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
+    try {
+      FS_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
+    } catch (...) {
+      disable();
+      throw;
+    }
     counter_data_.resize(size.counterDataSize);
+  }
+  ~RangeSession() { disable(); }
+  RangeSession(const RangeSession&) = delete;
+  RangeSession& operator=(const RangeSession&) = delete;
+
+  // Empties the counter data and applies the configuration, ready for pass 0. User replay: we
+  // repeat the launch once per pass, so no device memory is saved and restored.
+  CUptiResult begin_collection(std::vector<unsigned char>& config_image,
+                               CUpti_ProfilerRange range) {
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params initialize{
         CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
     initialize.pRangeProfilerObject = object_;
     initialize.counterDataSize = counter_data_.size();
     initialize.pCounterData = counter_data_.data();
-    FS_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&initialize));
-  }
-  ~RangeSession() {
-    CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-    disable.pRangeProfilerObject = object_;
-    cuptiRangeProfilerDisable(&disable);
-  }
-  RangeSession(const RangeSession&) = delete;
-  RangeSession& operator=(const RangeSession&) = delete;
-
-  // User replay: we repeat the launch once per pass, so no device memory is saved and restored.
-  CUptiResult set_config(std::vector<unsigned char>& config_image, CUpti_ProfilerRange range) {
+    if (const CUptiResult status = cuptiRangeProfilerCounterDataImageInitialize(&initialize);
+        status != CUPTI_SUCCESS)
+      return status;
     CUpti_RangeProfiler_SetConfig_Params config{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
     config.pRangeProfilerObject = object_;
     config.configSize = config_image.size();
@@ -385,12 +391,20 @@ class RangeSession {
   std::vector<const char*>& names() { return names_; }
 
  private:
+  void disable() {
+    if (!object_) return;
+    CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+    disable.pRangeProfilerObject = object_;
+    cuptiRangeProfilerDisable(&disable);
+    object_ = nullptr;
+  }
+
   std::vector<const char*> names_;
   CUpti_RangeProfiler_Object* object_ = nullptr;
   std::vector<std::uint8_t> counter_data_;
 };
 
-}  // namespace
+}  // namespace detail
 
 KernelProfiler::KernelProfiler(int device, std::vector<std::string> metrics)
     : device_(device), metrics_(std::move(metrics)) {
@@ -416,22 +430,52 @@ KernelProfiler::KernelProfiler(int device, std::vector<std::string> metrics)
   // A trial configuration surfaces a counter permission problem before any measurement, and
   // picks the range mode: auto ranges (one per kernel) where this driver supports them with
   // user replay, else one user range around the whole launch.
-  RangeSession trial(context, metrics_);
-  if (trial.set_config(config_image_, CUPTI_AutoRange) == CUPTI_SUCCESS) {
+  session_ = std::make_unique<detail::RangeSession>(context, metrics_);
+  if (session_->begin_collection(config_image_, CUPTI_AutoRange) == CUPTI_SUCCESS) {
     range_mode_ = RangeMode::per_kernel;
   } else {
-    FS_CUPTI_CHECK(trial.set_config(config_image_, CUPTI_UserRange));
+    FS_CUPTI_CHECK(session_->begin_collection(config_image_, CUPTI_UserRange));
     range_mode_ = RangeMode::whole_launch;
   }
 }
 
 KernelProfiler::~KernelProfiler() = default;
 
+void KernelProfiler::end_session() {
+  session_.reset();
+}
+
 KernelMetrics KernelProfiler::collect(const std::function<void()>& before_pass,
                                       const std::function<void()>& launch, cudaStream_t stream) {
-  RangeSession session(current_context(), metrics_);
+  try {
+    KernelMetrics result = collect_in_session(before_pass, launch, stream);
+    if (!reuse_session_) session_.reset();
+    return result;
+  } catch (...) {
+    // A collection that failed half way leaves the session in an unknown state: the next one
+    // starts from a fresh session.
+    session_.reset();
+    throw;
+  }
+}
+
+KernelMetrics KernelProfiler::collect_in_session(const std::function<void()>& before_pass,
+                                                 const std::function<void()>& launch,
+                                                 cudaStream_t stream) {
   const bool per_kernel = range_mode_ == RangeMode::per_kernel;
-  FS_CUPTI_CHECK(session.set_config(config_image_, per_kernel ? CUPTI_AutoRange : CUPTI_UserRange));
+  const CUpti_ProfilerRange range = per_kernel ? CUPTI_AutoRange : CUPTI_UserRange;
+  if (!session_) {
+    session_ = std::make_unique<detail::RangeSession>(current_context(), metrics_);
+    FS_CUPTI_CHECK(session_->begin_collection(config_image_, range));
+  } else if (session_->begin_collection(config_image_, range) != CUPTI_SUCCESS) {
+    // A driver that does not take a second configuration on one session: from here on every
+    // collection enables its own.
+    reuse_session_ = false;
+    session_.reset();
+    session_ = std::make_unique<detail::RangeSession>(current_context(), metrics_);
+    FS_CUPTI_CHECK(session_->begin_collection(config_image_, range));
+  }
+  detail::RangeSession& session = *session_;
 
   KernelMetrics result;
   bool all_passes_submitted = false;

@@ -21,8 +21,9 @@
 namespace flashscope {
 
 namespace detail {
-class CuptiHost;  // a Profiler Host API object (cupti_metrics.cpp)
-}
+class CuptiHost;     // a Profiler Host API object (cupti_metrics.cpp)
+class RangeSession;  // the range profiler enabled on a context (cupti_metrics.cpp)
+}  // namespace detail
 
 // gpu__time_duration.sum (ns), sm__cycles_elapsed.max, lts__t_sector_hit_rate.pct.
 const std::vector<std::string>& default_metrics();
@@ -78,7 +79,11 @@ struct KernelMetrics {
 // (CUPTI_UserRange) on drivers that do not combine auto ranges with user replay.
 enum class RangeMode { per_kernel, whole_launch };
 
-// Collects `metrics` for launches on the current context of `device`.
+// Collects `metrics` for launches on the current context of `device`. The range profiler stays
+// enabled on the context from construction until end_session() or destruction: enabling it costs
+// about as much as a whole collection of a short kernel, so a sweep enables it once. Enabled but
+// not started, it does not touch other launches (tests/profiling/test_profiler_gpu.cpp checks
+// that event timings agree with and without it).
 class KernelProfiler {
  public:
   // Throws CountersNotPermitted, UnknownMetric or CuptiError.
@@ -93,12 +98,21 @@ class KernelProfiler {
   RangeMode range_mode() const { return range_mode_; }
 
   // Per pass: before_pass() (e.g. the cold-L2 flush), then the profiled launch(), which enqueues
-  // one forward on `stream`. The profiler is enabled only inside this call, so launches timed
-  // outside it run without CUPTI in the way. Throws CountersNotPermitted or CuptiError.
+  // one forward on `stream`. Counters run only between this call's start and stop of each pass.
+  // Throws CountersNotPermitted or CuptiError; after a throw the next call starts a new session.
   KernelMetrics collect(const std::function<void()>& before_pass,
                         const std::function<void()>& launch, cudaStream_t stream);
 
+  // Disables the range profiler on the context; the next collect() enables it again.
+  void end_session();
+
+  // False once the driver refused to reconfigure a session: each collection then enables its own.
+  bool reuses_session() const { return reuse_session_; }
+
  private:
+  KernelMetrics collect_in_session(const std::function<void()>& before_pass,
+                                   const std::function<void()>& launch, cudaStream_t stream);
+
   int device_;
   std::vector<std::string> metrics_;
   std::string chip_name_;
@@ -107,6 +121,8 @@ class KernelProfiler {
   std::size_t passes_ = 0;
   RangeMode range_mode_ = RangeMode::per_kernel;
   std::unique_ptr<detail::CuptiHost> host_;
+  std::unique_ptr<detail::RangeSession> session_;
+  bool reuse_session_ = true;
 };
 
 }  // namespace flashscope

@@ -73,7 +73,11 @@ void validate_sweep_options(const SweepOptions& options) {
     fail("--batch: " + std::to_string(*options.batch) + " is not a positive batch size");
   if (options.heads <= 0) fail("--heads: " + std::to_string(options.heads) + " is not positive");
   if (options.timing.timed_runs < 1) fail("--runs: at least one timed run is needed");
-  if (options.timing.warmup_runs < 0) fail("--warmup: cannot be negative");
+  if (options.timing.min_timed_runs < 1) fail("--min-runs: at least one timed run is needed");
+  if (options.timing.warmup_runs < 1)
+    fail("--warmup: at least 1 is needed (the first warm-up launch sizes the timed batch)");
+  if (!(options.timing.target_ms >= 0))
+    fail("--target-ms: must be 0 (always --runs) or a positive number of milliseconds");
   if (options.metric_runs < 1) fail("--metric-runs: at least one profiled launch is needed");
   if (options.device < 0) fail("--device: " + std::to_string(options.device) + " is negative");
   if (!(options.timeout_s > 0)) fail("--timeout: must be a positive number of seconds");

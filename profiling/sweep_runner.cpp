@@ -344,9 +344,8 @@ SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& wor
       << device.compute_capability / 10 << "." << device.compute_capability % 10 << ", "
       << device.sm_count << " SMs, L2 " << device.l2_bytes / (1024 * 1024) << " MiB); "
       << plan.item_count() << " measurements in " << plan.units.size() << " worker units; "
-      << cache_mode_name(options.timing.cache_mode) << " L2, " << options.timing.warmup_runs
-      << " warm-up + " << options.timing.timed_runs << " timed runs each; input seed "
-      << options.seed << "\n";
+      << cache_mode_name(options.timing.cache_mode) << " L2, " << timing_summary(options.timing)
+      << "; input seed " << options.seed << "\n";
 
   SweepOptions worker_options = options;
   if (options.collect_metrics && !metrics_available(options, log))

@@ -5,8 +5,13 @@
 
 #include <csignal>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <iomanip>
+#include <optional>
+#include <sstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -132,6 +137,52 @@ double tflops_of(double flops, double ms) {
   return ms > 0 ? flops / (ms * 1e-3) / 1e12 : 0.0;
 }
 
+// Where a worker's wall time goes, printed when it ends: the sweep's time budget is mostly GPU
+// time in `timing`, and anything else growing shows up here.
+class PhaseClock {
+ public:
+  enum Phase { inputs, setup, check, timing, metrics, count };
+
+  // Adds the time from construction to destruction to `phase`.
+  class Scope {
+   public:
+    Scope(PhaseClock& clock, Phase phase)
+        : clock_(clock), phase_(phase), start_(std::chrono::steady_clock::now()) {}
+    ~Scope() {
+      clock_.seconds_[phase_] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    PhaseClock& clock_;
+    Phase phase_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
+  std::string summary(std::size_t measurements) const {
+    static constexpr const char* kNames[count] = {"inputs and §1.4 references", "setup",
+                                                  "§1.4 checks", "timing", "hardware metrics"};
+    const double total =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(1) << measurements << " measurements in " << total
+         << " s: ";
+    double accounted = 0;
+    for (int phase = 0; phase < count; ++phase) {
+      text << kNames[phase] << " " << seconds_[phase] << " s, ";
+      accounted += seconds_[phase];
+    }
+    text << "other " << std::max(0.0, total - accounted) << " s";
+    return text.str();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double seconds_[count] = {};
+};
+
 // Everything one worker keeps between items.
 class UnitRunner {
  public:
@@ -161,6 +212,7 @@ class UnitRunner {
   }
 
   ResultRow measure(const MeasurementItem& item) {
+    ++measured_;
     ResultRow row = row_skeleton(item, options_, device_name_);
     try {
       measure_into(item, row);
@@ -190,14 +242,26 @@ class UnitRunner {
   // Set by measure() when the row it returned reports a context-breaking fault.
   std::optional<std::string> throw_after_;
 
+  // "worker: 70 measurements in 31.2 s: inputs ... (CUPTI session kept)"
+  std::string time_summary() const {
+    std::string text = "worker: " + phases_.summary(measured_);
+    if (profiler_)
+      text += profiler_->reuses_session()
+                  ? " (one CUPTI session for all collections)"
+                  : " (a CUPTI session per collection: this driver refused to reconfigure one)";
+    return text;
+  }
+
  private:
   void measure_into(const MeasurementItem& item, ResultRow& row) {
     const std::uint64_t seed = input_seed_for(options_.seed, item.dtype, item.shape);
     if (!inputs_ || !inputs_->matches(item.dtype, item.shape)) {
+      const PhaseClock::Scope scope(phases_, PhaseClock::inputs);
       inputs_.reset();  // free the previous shape's buffers first
       inputs_ = std::make_unique<InputSet>(item.dtype, item.shape, seed, stream_);
     }
     InputSet& inputs = *inputs_;
+    std::optional<PhaseClock::Scope> setup_scope(std::in_place, phases_, PhaseClock::setup);
     row.input_seed = inputs.seed();
 
     std::function<void(cudaStream_t)> launch;
@@ -225,7 +289,9 @@ class UnitRunner {
       inject_test_fault_if_requested(item, stream_);
     }
 
+    setup_scope.reset();
     // §1.4 before timing: a poisoned output, one launch, both references.
+    std::optional<PhaseClock::Scope> check_scope(std::in_place, phases_, PhaseClock::check);
     poison_output(inputs.o(), item.dtype, item.shape.elements(), stream_);
     launch(stream_);
     FS_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -235,9 +301,12 @@ class UnitRunner {
     if (!verdict.passed)
       log_ << "warning: " << item.label() << " fails the §1.4 check: " << verdict.summary() << "\n";
 
+    check_scope.reset();
+    std::optional<PhaseClock::Scope> timing_scope(std::in_place, phases_, PhaseClock::timing);
     const TimingStats timing = time_launches(launch, options_.timing, stream_, flusher_.get(),
                                              MeasurementRangeName{range_name});
-    row.runs = options_.timing.timed_runs;
+    timing_scope.reset();
+    row.runs = static_cast<int>(timing.samples_ms.size());
     row.median_ms = timing.median_ms;
     row.min_ms = timing.min_ms;
     row.max_ms = timing.max_ms;
@@ -247,7 +316,10 @@ class UnitRunner {
         tflops_of(seed_attention_flops(s.batch, s.heads, s.seq_len, s.d_head), timing.median_ms);
     row.sm_clock_mhz = timing.sm_clock_mhz;
 
-    if (profiler_) collect_metrics(item, launch, row);
+    if (profiler_) {
+      const PhaseClock::Scope scope(phases_, PhaseClock::metrics);
+      collect_metrics(item, launch, row);
+    }
   }
 
   void collect_metrics(const MeasurementItem& item, const std::function<void(cudaStream_t)>& launch,
@@ -299,6 +371,8 @@ class UnitRunner {
   std::unique_ptr<KernelProfiler> profiler_;
   std::unique_ptr<InputSet> inputs_;
   std::map<std::string, std::unique_ptr<ReferenceAttention>> references_;
+  PhaseClock phases_;
+  std::size_t measured_ = 0;
 };
 
 }  // namespace
@@ -327,8 +401,12 @@ void run_sweep_unit(const SweepOptions& options, const SweepUnit& unit, std::siz
   for (std::size_t i = start; i < unit.items.size(); ++i) {
     const ResultRow row = runner.measure(unit.items[i]);
     sink(row);
-    if (runner.throw_after_) throw CudaContextLost(*runner.throw_after_);
+    if (runner.throw_after_) {
+      log << runner.time_summary() << "\n";
+      throw CudaContextLost(*runner.throw_after_);
+    }
   }
+  log << runner.time_summary() << "\n";
 }
 
 int run_sweep_worker(const SweepOptions& options, std::size_t unit_index, std::size_t start,

@@ -1,6 +1,8 @@
 #include "profiling/timing.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "kernels/common/cuda_check.hpp"
@@ -101,22 +103,82 @@ void L2Flusher::flush(cudaStream_t stream) {
   if (bytes_ > 0) FS_CUDA_CHECK(cudaMemsetAsync(buffer_, 0, bytes_, stream));
 }
 
+void validate_timing_settings(const TimingSettings& settings) {
+  if (settings.timed_runs < 1) throw std::invalid_argument("timed_runs must be at least 1");
+  if (settings.min_timed_runs < 1) throw std::invalid_argument("min_timed_runs must be at least 1");
+  if (settings.warmup_runs < 1)
+    throw std::invalid_argument("warmup_runs must be at least 1 (the first gives the estimate)");
+  if (!(settings.target_ms >= 0)) throw std::invalid_argument("target_ms must be 0 or more");
+}
+
+int timed_launch_count(const TimingSettings& settings, double estimate_ms) {
+  if (settings.target_ms <= 0 || estimate_ms <= 0) return settings.timed_runs;
+  const double wanted = std::ceil(settings.target_ms / estimate_ms);
+  const int at_least = std::min(settings.min_timed_runs, settings.timed_runs);
+  return static_cast<int>(std::clamp(wanted, double(at_least), double(settings.timed_runs)));
+}
+
+int further_warmup_count(const TimingSettings& settings, double estimate_ms) {
+  if (settings.target_ms <= 0 || estimate_ms <= 0) return settings.warmup_runs - 1;
+  const double wanted = std::ceil(settings.target_ms / 2 / estimate_ms);
+  const int at_least = std::min(2, settings.warmup_runs);
+  return static_cast<int>(std::clamp(wanted, double(at_least), double(settings.warmup_runs))) - 1;
+}
+
+std::string timing_summary(const TimingSettings& settings) {
+  if (settings.target_ms <= 0)
+    return std::to_string(settings.warmup_runs) + " warm-up + " +
+           std::to_string(settings.timed_runs) + " timed launches";
+  const int at_least = std::min(settings.min_timed_runs, settings.timed_runs);
+  std::string timed = at_least == settings.timed_runs
+                          ? std::to_string(at_least)
+                          : std::to_string(at_least) + ".." + std::to_string(settings.timed_runs);
+  std::ostringstream target;
+  target << settings.target_ms;
+  return "up to " + std::to_string(settings.warmup_runs) + " warm-up + " + timed +
+         " timed launches (target " + target.str() + " ms)";
+}
+
 TimingStats time_launches(const LaunchFunction& launch, const TimingSettings& settings,
                           cudaStream_t stream, L2Flusher* flusher,
                           const MeasurementRangeName& range_name) {
-  if (settings.timed_runs < 1) throw std::invalid_argument("timed_runs must be at least 1");
+  validate_timing_settings(settings);
   const bool cold = settings.cache_mode == CacheMode::cold;
   if (cold && flusher == nullptr)
     throw std::invalid_argument("time_launches: cold-L2 timing needs an L2Flusher");
-  for (int i = 0; i < settings.warmup_runs; ++i) {
-    if (cold) flusher->flush(stream);
+
+  // Warm-up: the first launch, timed, sizes the rest; the later ones refine the estimate that
+  // sizes the timed batch.
+  const EventPairs warmup_events(2);
+  if (cold) flusher->flush(stream);
+  {
     const MeasurementRange range{range_name};
+    FS_CUDA_CHECK(cudaEventRecord(warmup_events.start(0), stream));
     launch(stream);
+    FS_CUDA_CHECK(cudaEventRecord(warmup_events.stop(0), stream));
   }
   FS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  float first_ms = 0;
+  FS_CUDA_CHECK(cudaEventElapsedTime(&first_ms, warmup_events.start(0), warmup_events.stop(0)));
+  const int further_warmups = further_warmup_count(settings, first_ms);
+  double estimate_ms = first_ms;
+  for (int i = 0; i < further_warmups; ++i) {
+    if (cold) flusher->flush(stream);
+    const MeasurementRange range{range_name};
+    FS_CUDA_CHECK(cudaEventRecord(warmup_events.start(1), stream));
+    launch(stream);
+    FS_CUDA_CHECK(cudaEventRecord(warmup_events.stop(1), stream));
+  }
+  FS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (further_warmups > 0) {
+    float last_ms = 0;
+    FS_CUDA_CHECK(cudaEventElapsedTime(&last_ms, warmup_events.start(1), warmup_events.stop(1)));
+    estimate_ms = last_ms;
+  }
 
-  const EventPairs events(settings.timed_runs);
-  for (int i = 0; i < settings.timed_runs; ++i) {
+  const int timed_runs = timed_launch_count(settings, estimate_ms);
+  const EventPairs events(timed_runs);
+  for (int i = 0; i < timed_runs; ++i) {
     if (cold) flusher->flush(stream);
     const MeasurementRange range{range_name};
     FS_CUDA_CHECK(cudaEventRecord(events.start(i), stream));
@@ -125,8 +187,8 @@ TimingStats time_launches(const LaunchFunction& launch, const TimingSettings& se
   }
   FS_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  std::vector<double> samples(static_cast<std::size_t>(settings.timed_runs));
-  for (int i = 0; i < settings.timed_runs; ++i) {
+  std::vector<double> samples(static_cast<std::size_t>(timed_runs));
+  for (int i = 0; i < timed_runs; ++i) {
     float ms = 0;
     FS_CUDA_CHECK(cudaEventElapsedTime(&ms, events.start(i), events.stop(i)));
     samples[static_cast<std::size_t>(i)] = ms;

@@ -1,8 +1,10 @@
 // Kernel timing with CUDA events: warm-up launches, then one event pair around each of N timed
-// launches, summarised as median, min and max. In "cold" mode a memset evicts L2 before every
-// launch (outside the events); "warm" launches back to back. The SM clock is sampled alongside
-// three extra launches right after the timed ones, so every number is labelled with the clock it
-// ran at.
+// launches, summarised as median, min and max. N adapts to the kernel's duration (as nvbench's
+// minimum time does): short kernels get the full count, long ones stop at a GPU-time target,
+// where the median of fewer samples is already as stable. In "cold" mode a memset evicts L2 before
+// every launch (outside the events); "warm" launches back to back. The SM clock is sampled
+// alongside three extra launches right after the timed ones, so every number is labelled with the
+// clock it ran at.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,10 +26,22 @@ std::string_view cache_mode_name(CacheMode mode);  // "warm" / "cold"
 std::optional<CacheMode> cache_mode_from_string(std::string_view text);
 
 struct TimingSettings {
-  int warmup_runs = 10;
-  int timed_runs = 30;
+  int warmup_runs = 10;     // at most; fewer once they cover half of target_ms (at least 2)
+  int timed_runs = 30;      // at most
+  int min_timed_runs = 10;  // at least (never more than timed_runs)
+  double target_ms = 200;   // timed launches stop once they cover this; 0: always timed_runs
   CacheMode cache_mode = CacheMode::warm;
 };
+
+// The timed launches for a kernel that takes about `estimate_ms`:
+// clamp(ceil(target_ms / estimate_ms), min(min_timed_runs, timed_runs), timed_runs), or
+// timed_runs when target_ms is 0.
+int timed_launch_count(const TimingSettings& settings, double estimate_ms);
+
+// The warm-up launches after the first, which gives the estimate:
+// clamp(ceil(target_ms / 2 / estimate_ms), min(2, warmup_runs), warmup_runs) - 1, or
+// warmup_runs - 1 when target_ms is 0.
+int further_warmup_count(const TimingSettings& settings, double estimate_ms);
 
 struct TimingStats {
   std::vector<double> samples_ms;  // in launch order
@@ -60,9 +74,16 @@ class L2Flusher {
 // Enqueues exactly one forward pass on the stream; throws (CudaError) if the launch fails.
 using LaunchFunction = std::function<void(cudaStream_t)>;
 
-// Runs `settings.warmup_runs` untimed launches, then `settings.timed_runs` timed ones, each inside
-// an NVTX range named `range_name` of the flashscope domain. `flusher` is required in cold mode
-// and ignored in warm mode.
+// "up to 10 warm-up + 10..30 timed launches (target 200 ms)", for logs.
+std::string timing_summary(const TimingSettings& settings);
+
+// Throws std::invalid_argument naming the setting at fault.
+void validate_timing_settings(const TimingSettings& settings);
+
+// Runs the warm-up launches (the first one timed for an estimate of the duration), then
+// timed_launch_count() timed ones, each inside an NVTX range named `range_name` of the flashscope
+// domain. TimingStats::samples_ms.size() is the count actually timed. `flusher` is required in cold
+// mode and ignored in warm mode.
 TimingStats time_launches(const LaunchFunction& launch, const TimingSettings& settings,
                           cudaStream_t stream, L2Flusher* flusher,
                           const MeasurementRangeName& range_name);

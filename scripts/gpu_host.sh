@@ -4,17 +4,21 @@
 #
 #   scripts/gpu_host.sh LOG_DIR [--stages build,test,sweep,sanitize,sass,results] [--set prog]
 #                               [--steps 1-16] [--tune-steps 7,16] [--arch native]
-#                               [--sweep-args "..."] [--no-torch]
+#                               [--sweep-args "..."] [--no-torch] [--tests REGEX]
+#                               [--sanitize-steps LIST]
 #
 # --tune-steps LIST (default 7,16): the steps that get the 80 tune configs (--set tune) and
 # the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder.
 # --no-torch skips the FA2 reference (libtorch makes configure and build slower).
+# --tests REGEX runs only the ctest tests it matches; --sanitize-steps LIST (e.g. 16 or 13-16)
+# sanitizes only those steps' picks.
 # Stages: build (always), test (ctest: host + GPU tests), sweep (explorer --csv over the built
 # kernels), sanitize (compute-sanitizer memcheck + racecheck at a small shape on each step's
 # fp16 progression config and picks), sass (per-kernel SASS instruction counts from
 # cuobjdump), results (the shipped
-# dataset: the progression of every built step and the tune sweeps of --tune-steps, written to
-# LOG_DIR with a manifest of device, driver, commit and date). Header-only dependencies a
+# dataset: progression + tune, each also a stage of its own: the progression of every built
+# step, and the tune sweeps of --tune-steps, written to LOG_DIR with a manifest of device,
+# driver, commit, date and each sweep's command and wall time). Header-only dependencies a
 # GPU host lacks (CLI11, doctest) are read from .deps/include: fill it on a machine that has
 # them with `scripts/vendor_header_deps.sh` and send it along with the tree.
 set -euo pipefail
@@ -31,6 +35,8 @@ ARCH="native"
 SWEEP_ARGS=""
 WITH_TORCH=1
 TUNE_STEPS="7,16"
+TEST_REGEX=""
+SANITIZE_STEPS=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --stages) STAGES="$2"; shift 2 ;;
@@ -40,11 +46,25 @@ while [[ $# -gt 0 ]]; do
     --sweep-args) SWEEP_ARGS="$2"; shift 2 ;;
     --no-torch) WITH_TORCH=0; shift ;;
     --tune-steps) TUNE_STEPS="$2"; shift 2 ;;
+    --tests) TEST_REGEX="$2"; shift 2 ;;
+    --sanitize-steps) SANITIZE_STEPS="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "gpu_host.sh: unknown option $1" >&2; usage ;;
   esac
 done
 has_stage() { [[ ",$STAGES," == *",$1,"* ]]; }
+# in_step_list 14 "7,13-16": is the step in a list of numbers and ranges?
+in_step_list() {
+  local item
+  for item in ${2//,/ }; do
+    if [[ $item == *-* ]]; then
+      (( $1 >= ${item%-*} && $1 <= ${item#*-} )) && return 0
+    elif (( $1 == item )); then
+      return 0
+    fi
+  done
+  return 1
+}
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${FLASHSCOPE_BUILD_DIR:-"$ROOT/build-gpu"}
@@ -79,7 +99,9 @@ EXPLORER="$BUILD/explorer/explorer"
 STATUS=0
 if has_stage test; then
   log "ctest"
-  if ! ctest --test-dir "$BUILD" --output-on-failure -j 1 > "$LOG_DIR/ctest.log" 2>&1; then
+  CTEST_ARGS=(--test-dir "$BUILD" --output-on-failure -j 1)
+  [[ -n $TEST_REGEX ]] && CTEST_ARGS+=(-R "$TEST_REGEX")
+  if ! ctest "${CTEST_ARGS[@]}" > "$LOG_DIR/ctest.log" 2>&1; then
     STATUS=1
   fi
   tail -15 "$LOG_DIR/ctest.log" | tee -a "$LOG_DIR/summary.txt"
@@ -108,21 +130,20 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
         STATUS=1
       fi
     done
-  done < <("$EXPLORER" --list-picks | grep -E "^[0-9]+ \(FP16, ")
+  done < <("$EXPLORER" --list-picks | grep -E "^[0-9]+ \(FP16, " | while read -r step config; do
+    if [[ -z $SANITIZE_STEPS ]] || in_step_list "$step" "$SANITIZE_STEPS"; then
+      echo "$step $config"
+    fi
+  done)
   log "sanitizer: $(grep -c 'ERROR SUMMARY: 0 errors' "$LOG_DIR/sanitizer.log") clean runs, $(grep -cE 'ERROR SUMMARY: [1-9]' "$LOG_DIR/sanitizer.log") with errors"
 fi
 
-if has_stage results; then
+# results = progression + tune; each can run alone (a device call has a time limit).
+if has_stage results; then STAGES="$STAGES,progression,tune"; fi
+if has_stage progression || has_stage tune; then
   GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
   DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
   COMMIT=$("$EXPLORER" --version | awk '{print $2}')
-  PROGRESSION_ARGS=(--csv --set prog --output "$LOG_DIR/progression.csv")
-  TUNE_ARGS=(--csv --set tune --steps "$TUNE_STEPS" --seq-lens 1024,2048,4096,8192,16384
-             --runs 20 --warmup 5 --output "$LOG_DIR/tune.csv")
-  log "results: explorer ${PROGRESSION_ARGS[*]}"
-  "$EXPLORER" "${PROGRESSION_ARGS[@]}" 2> "$LOG_DIR/results.log" || STATUS=1
-  log "results: explorer ${TUNE_ARGS[*]}"
-  "$EXPLORER" "${TUNE_ARGS[@]}" 2>> "$LOG_DIR/results.log" || STATUS=1
   {
     echo "# Measured results"
     echo
@@ -133,10 +154,20 @@ if has_stage results; then
     echo "| CUDA (nvcc) | $(nvcc --version | grep -o 'release [0-9.]*' | head -1) |"
     echo "| commit | $COMMIT |"
     echo "| date (UTC) | $(date -u +%Y-%m-%dT%H:%M:%SZ) |"
-    echo "| progression.csv | \`explorer ${PROGRESSION_ARGS[*]/#$LOG_DIR\//}\` |"
-    echo "| tune.csv | \`explorer ${TUNE_ARGS[*]/#$LOG_DIR\//}\` |"
   } > "$LOG_DIR/MANIFEST.md"
-  log "results: $(($(wc -l < "$LOG_DIR/progression.csv") - 1)) progression rows, $(($(wc -l < "$LOG_DIR/tune.csv") - 1)) tune rows"
+  # Runs one results sweep: NAME then explorer's arguments (without --output).
+  results_sweep() {
+    local name=$1 started=$SECONDS
+    shift
+    log "results: explorer $* --output $name.csv"
+    "$EXPLORER" "$@" --output "$LOG_DIR/$name.csv" 2>> "$LOG_DIR/results.log" || STATUS=1
+    log "results: $(($(wc -l < "$LOG_DIR/$name.csv") - 1)) $name rows in $((SECONDS - started)) s"
+    echo "| $name.csv | \`explorer $*\` ($((SECONDS - started)) s) |" >> "$LOG_DIR/MANIFEST.md"
+  }
+  if has_stage progression; then results_sweep progression --csv --set prog; fi
+  if has_stage tune; then
+    results_sweep tune --csv --set tune --steps "$TUNE_STEPS" --seq-lens 1024,2048,4096,8192,16384
+  fi
 fi
 
 if has_stage sass; then

@@ -117,6 +117,8 @@ TEST_CASE("sweep defaults follow the seed's benchmark shapes") {
   CHECK_FALSE(options.batch.has_value());
   CHECK(options.heads == 16);
   CHECK(options.timing.timed_runs == 30);
+  CHECK(options.timing.min_timed_runs == 10);
+  CHECK(options.timing.target_ms == 200);
   CHECK(options.timing.warmup_runs == 10);
   CHECK(options.timing.cache_mode == CacheMode::warm);
   CHECK(options.collect_metrics);
@@ -135,22 +137,30 @@ TEST_CASE("sweep defaults follow the seed's benchmark shapes") {
 
 TEST_CASE("sweep options are parsed and converted") {
   const SweepOptions options =
-      parse_sweep({"--csv",       "--steps",    "1-3,8",
-                   "--seq-lens",  "1024, 4096", "--dtypes",
-                   "bf16",        "--batch",    "2",
-                   "--heads",     "8",          "--runs",
-                   "5",           "--warmup",   "1",
-                   "--cold-l2",   "--metrics",  "dram__bytes_read.sum,lts__t_sector_hit_rate.pct",
-                   "--reference", "cudnn",      "--device",
-                   "1",           "--seed",     "42",
-                   "--timeout",   "12.5",       "--set",
-                   "128,64"});
+      parse_sweep({"--csv",       "--steps",
+                   "1-3,8",       "--seq-lens",
+                   "1024, 4096",  "--dtypes",
+                   "bf16",        "--batch",
+                   "2",           "--heads",
+                   "8",           "--runs",
+                   "5",           "--warmup",
+                   "1",           "--min-runs",
+                   "3",           "--target-ms",
+                   "0",           "--cold-l2",
+                   "--metrics",   "dram__bytes_read.sum,lts__t_sector_hit_rate.pct",
+                   "--reference", "cudnn",
+                   "--device",    "1",
+                   "--seed",      "42",
+                   "--timeout",   "12.5",
+                   "--set",       "128,64"});
   CHECK(options.steps == std::vector<int>{1, 2, 3, 8});
   CHECK(options.seq_lens == std::vector<int>{1024, 4096});
   CHECK(options.dtypes == std::vector<DType>{DType::BF16});
   CHECK(options.batch == 2);
   CHECK(options.heads == 8);
   CHECK(options.timing.timed_runs == 5);
+  CHECK(options.timing.min_timed_runs == 3);
+  CHECK(options.timing.target_ms == 0);
   CHECK(options.timing.warmup_runs == 1);
   CHECK(options.timing.cache_mode == CacheMode::cold);
   CHECK(options.extra_metrics ==
@@ -193,6 +203,12 @@ TEST_CASE("invalid sweep options are refused with the option's name") {
   CHECK(contains(sweep_error({"--csv", "--steps", "0-3"}), "--steps: invalid step list \"0-3\""));
   CHECK(contains(sweep_error({"--csv", "--config", "(FP16, 128): async"}), "--config: "));
   CHECK(sweep_error({"--csv", "--runs", "0"}) == "--runs: at least one timed run is needed");
+  CHECK(sweep_error({"--csv", "--min-runs", "0"}) ==
+        "--min-runs: at least one timed run is needed");
+  CHECK(sweep_error({"--csv", "--warmup", "0"}) ==
+        "--warmup: at least 1 is needed (the first warm-up launch sizes the timed batch)");
+  CHECK(sweep_error({"--csv", "--target-ms", "-1"}) ==
+        "--target-ms: must be 0 (always --runs) or a positive number of milliseconds");
   CHECK(sweep_error({"--csv", "--metric-runs", "0"}) ==
         "--metric-runs: at least one profiled launch is needed");
   CHECK(sweep_error({"--csv", "--batch", "0"}) == "--batch: 0 is not a positive batch size");
@@ -215,7 +231,11 @@ TEST_CASE("the worker command line parses back to the same options") {
   options.dtypes = {DType::BF16};
   options.batch = 3;
   options.heads = 4;
-  options.timing = {2, 7, CacheMode::cold};
+  options.timing.warmup_runs = 2;
+  options.timing.timed_runs = 7;
+  options.timing.min_timed_runs = 4;
+  options.timing.target_ms = 125.5;
+  options.timing.cache_mode = CacheMode::cold;
   options.extra_metrics = {"dram__bytes_read.sum"};
   options.metric_runs = 5;
   options.references = {};
@@ -238,6 +258,8 @@ TEST_CASE("the worker command line parses back to the same options") {
   CHECK(back.heads == options.heads);
   CHECK(back.timing.warmup_runs == 2);
   CHECK(back.timing.timed_runs == 7);
+  CHECK(back.timing.min_timed_runs == 4);
+  CHECK(back.timing.target_ms == 125.5);
   CHECK(back.timing.cache_mode == CacheMode::cold);
   CHECK(back.collect_metrics);
   CHECK(back.extra_metrics == options.extra_metrics);

@@ -1,0 +1,111 @@
+// The CUPTI range profiler on the device. A sweep keeps one profiler session enabled for all its
+// rows (enabling costs more than a collection), which is sound only if (1) every collection in a
+// reused session measures the launch it brackets, and (2) the session, enabled but idle, leaves the
+// event timings of the launches between collections alone. Both are checked here, and the cost of
+// a collection is printed for docs/profiling.md.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/common/launch_validation.hpp"
+#include "kernels/common/registry.hpp"
+#include "profiling/cupti_metrics.hpp"
+#include "profiling/timing.hpp"
+#include "tests/support/device_tensors.hpp"
+
+using namespace flashscope;
+using namespace flashscope::testing;
+
+namespace {
+
+// The step-16 fp16 kernel when built (the fastest, so the smallest relative launch gaps), else
+// the last fp16 kernel.
+const KernelEntry& kernel_under_test() {
+  const KernelEntry* chosen = nullptr;
+  for (const KernelEntry* entry : built_kernels().entries())
+    if (entry->config.dtype == DType::FP16) chosen = entry;
+  REQUIRE_MESSAGE(chosen != nullptr, "this build has no fp16 kernel");
+  return *chosen;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+TEST_CASE("one profiler session serves many collections and leaves timings alone") {
+  const KernelEntry& entry = kernel_under_test();
+  AttentionShape shape{8, 2048, 16, 128};
+  if (!entry.static_head_counts.empty()) shape.heads = entry.static_head_counts.front();
+  const AttentionInputs inputs(shape, DType::FP16, fresh_seed(), 1.0f);
+  const ForwardArgs args = make_forward_args(entry, inputs.tensors());
+  cudaStream_t stream = nullptr;
+  FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const LaunchFunction launch = [&](cudaStream_t s) { FS_CUDA_CHECK(entry.launch(args, s)); };
+  const MeasurementRangeName range_name{"test_profiler_gpu"};
+  TimingSettings timing;
+  timing.target_ms = 0;  // a fixed, large batch: the comparison below is between medians
+  timing.timed_runs = 60;
+  std::printf("kernel: %s, B=%d N=%d H=%d\n", entry.display_name.c_str(), shape.batch,
+              shape.seq_len, shape.heads);
+
+  const double before_ms = time_launches(launch, timing, stream, nullptr, range_name).median_ms;
+
+  std::vector<double> durations_ms, collect_seconds;
+  double fresh_session_seconds = 0;
+  std::size_t passes = 0;
+  {
+    KernelProfiler profiler(0, default_metrics());
+    for (int i = 0; i < 6; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      const KernelMetrics metrics = profiler.collect([] {}, [&] { launch(stream); }, stream);
+      collect_seconds.push_back(seconds_since(start));
+      CAPTURE(i);
+      REQUIRE(metrics.values.count("gpu__time_duration.sum") == 1);
+      durations_ms.push_back(metrics.values.at("gpu__time_duration.sum") / 1e6);
+      const double l2_hit = metrics.values.at("lts__t_sector_hit_rate.pct");
+      CHECK(l2_hit >= 0);
+      CHECK(l2_hit <= 100);
+      CHECK(metrics.values.at("sm__cycles_elapsed.max") > 0);
+      CHECK(metrics.passes == profiler.passes());
+    }
+    passes = profiler.passes();
+    // For comparison, the cost when every collection enables its own session.
+    constexpr int kFresh = 3;
+    for (int i = 0; i < kFresh; ++i) {
+      profiler.end_session();
+      const auto start = std::chrono::steady_clock::now();
+      const KernelMetrics metrics = profiler.collect([] {}, [&] { launch(stream); }, stream);
+      fresh_session_seconds += seconds_since(start) / kFresh;
+      durations_ms.push_back(metrics.values.at("gpu__time_duration.sum") / 1e6);
+    }
+    std::printf("session reused across collections: %s\n",
+                profiler.reuses_session() ? "yes" : "no (this driver needs one per collection)");
+
+    // (2): the session is enabled and idle now.
+    const double idle_ms = time_launches(launch, timing, stream, nullptr, range_name).median_ms;
+    std::printf("median event time: %.4f ms without a profiler, %.4f ms with an idle session\n",
+                before_ms, idle_ms);
+    CHECK_MESSAGE(std::abs(idle_ms - before_ms) <= 0.02 * before_ms,
+                  "an idle profiler session changed the event timings");
+  }
+
+  // (1): every collection measured the kernel: the same duration each time, near the event time.
+  for (std::size_t i = 0; i < durations_ms.size(); ++i) {
+    CAPTURE(i);
+    CHECK(durations_ms[i] == doctest::Approx(before_ms).epsilon(0.05));
+  }
+  double later = 0;
+  for (std::size_t i = 1; i < collect_seconds.size(); ++i)
+    later += collect_seconds[i];
+  later /= static_cast<double>(collect_seconds.size() - 1);
+  std::printf(
+      "collection wall time (%zu passes): first %.1f ms, later ones in the same session %.1f ms, "
+      "each in a fresh session %.1f ms\n",
+      passes, collect_seconds.front() * 1e3, later * 1e3, fresh_session_seconds * 1e3);
+  FS_CUDA_CHECK(cudaStreamDestroy(stream));
+}
