@@ -16,7 +16,7 @@ namespace flashscope {
 
 namespace {
 
-constexpr std::size_t kMaxRanges = 64;   // kernels one profiled launch may enqueue
+constexpr std::size_t kMaxRanges = 64;   // kernels one collection may profile
 constexpr std::size_t kMaxPasses = 256;  // a guard against a replay that never completes
 constexpr const char* kDurationMetric = "gpu__time_duration.sum";
 
@@ -447,8 +447,18 @@ void KernelProfiler::end_session() {
 
 KernelMetrics KernelProfiler::collect(const std::function<void()>& before_pass,
                                       const std::function<void()>& launch, cudaStream_t stream) {
+  return collect(before_pass, launch, stream, 1).front();
+}
+
+std::vector<KernelMetrics> KernelProfiler::collect(const std::function<void()>& before_pass,
+                                                   const std::function<void()>& launch,
+                                                   cudaStream_t stream, int launches) {
+  if (launches < 1 || launches > kMaxLaunchesPerCollection)
+    throw std::invalid_argument("KernelProfiler::collect: launches must be 1.." +
+                                std::to_string(kMaxLaunchesPerCollection) + ", not " +
+                                std::to_string(launches));
   try {
-    KernelMetrics result = collect_in_session(before_pass, launch, stream);
+    std::vector<KernelMetrics> result = collect_in_session(before_pass, launch, stream, launches);
     if (!reuse_session_) session_.reset();
     return result;
   } catch (...) {
@@ -459,9 +469,9 @@ KernelMetrics KernelProfiler::collect(const std::function<void()>& before_pass,
   }
 }
 
-KernelMetrics KernelProfiler::collect_in_session(const std::function<void()>& before_pass,
-                                                 const std::function<void()>& launch,
-                                                 cudaStream_t stream) {
+std::vector<KernelMetrics> KernelProfiler::collect_in_session(
+    const std::function<void()>& before_pass, const std::function<void()>& launch,
+    cudaStream_t stream, int launches) {
   const bool per_kernel = range_mode_ == RangeMode::per_kernel;
   const CUpti_ProfilerRange range = per_kernel ? CUPTI_AutoRange : CUPTI_UserRange;
   if (!session_) {
@@ -477,10 +487,10 @@ KernelMetrics KernelProfiler::collect_in_session(const std::function<void()>& be
   }
   detail::RangeSession& session = *session_;
 
-  KernelMetrics result;
+  std::size_t passes = 0;
   bool all_passes_submitted = false;
   while (!all_passes_submitted) {
-    if (result.passes == kMaxPasses)
+    if (passes == kMaxPasses)
       throw CuptiError(
           0, "the range profiler asked for more than " + std::to_string(kMaxPasses) + " passes");
     before_pass();
@@ -489,24 +499,27 @@ KernelMetrics KernelProfiler::collect_in_session(const std::function<void()>& be
     CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     start.pRangeProfilerObject = session.object();
     FS_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
-    if (!per_kernel) {
-      CUpti_RangeProfiler_PushRange_Params push{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
-      push.pRangeProfilerObject = session.object();
-      push.pRangeName = "forward";
-      FS_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
+    for (int i = 0; i < launches; ++i) {
+      if (!per_kernel) {
+        CUpti_RangeProfiler_PushRange_Params push{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
+        push.pRangeProfilerObject = session.object();
+        push.pRangeName = "forward";
+        FS_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
+      }
+      launch();
+      if (!per_kernel) {
+        FS_CUDA_CHECK(cudaStreamSynchronize(stream));
+        CUpti_RangeProfiler_PopRange_Params pop{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
+        pop.pRangeProfilerObject = session.object();
+        FS_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
+      }
     }
-    launch();
     FS_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (!per_kernel) {
-      CUpti_RangeProfiler_PopRange_Params pop{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
-      pop.pRangeProfilerObject = session.object();
-      FS_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
-    }
     CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
     stop.pRangeProfilerObject = session.object();
     FS_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
     all_passes_submitted = stop.isAllPassSubmitted != 0;
-    ++result.passes;
+    ++passes;
   }
 
   CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
@@ -514,7 +527,7 @@ KernelMetrics KernelProfiler::collect_in_session(const std::function<void()>& be
   FS_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
   if (decode.numOfRangeDropped > 0)
     throw CuptiError(0, std::to_string(decode.numOfRangeDropped) +
-                            " profiler ranges were dropped (the launch enqueued more than " +
+                            " profiler ranges were dropped (the launches enqueued more than " +
                             std::to_string(kMaxRanges) + " kernels)");
 
   std::vector<std::uint8_t>& counter_data = session.counter_data();
@@ -523,41 +536,54 @@ KernelMetrics KernelProfiler::collect_in_session(const std::function<void()>& be
   info.pCounterDataImage = counter_data.data();
   info.counterDataImageSize = counter_data.size();
   FS_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
-  result.kernel_count = per_kernel ? info.numTotalRanges : 0;
-  if (info.numTotalRanges == 0) throw CuptiError(0, "the profiled launch produced no range");
+  const std::size_t count = static_cast<std::size_t>(launches);
+  if (info.numTotalRanges == 0) throw CuptiError(0, "the profiled launches produced no range");
+  if (info.numTotalRanges % count != 0)
+    throw CuptiError(0, std::to_string(launches) + " identical launches produced " +
+                            std::to_string(info.numTotalRanges) +
+                            " ranges, which do not split evenly among them");
+  // Ranges come in launch order: each launch owns the same number of consecutive ones.
+  const std::size_t ranges_per_launch = info.numTotalRanges / count;
 
   const auto duration_at = static_cast<std::size_t>(
       std::find(metrics_.begin(), metrics_.end(), kDurationMetric) - metrics_.begin());
-  double longest = -1;
+  std::vector<KernelMetrics> results(count);
   std::vector<double> values(metrics_.size());
-  for (std::size_t range = 0; range < info.numTotalRanges; ++range) {
-    CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate{
-        CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-    evaluate.pHostObject = host_->object;
-    evaluate.pCounterDataImage = counter_data.data();
-    evaluate.counterDataImageSize = counter_data.size();
-    evaluate.rangeIndex = range;
-    evaluate.ppMetricNames = session.names().data();
-    evaluate.numMetrics = session.names().size();
-    evaluate.pMetricValues = values.data();
-    FS_CUPTI_CHECK(cuptiProfilerHostEvaluateToGpuValues(&evaluate));
-    // With several kernels (a reference's helpers), report the one that dominates the time.
-    const double duration = duration_at < values.size() ? values[duration_at] : 0.0;
-    if (duration <= longest) continue;
-    longest = duration;
-    CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range_info{
-        CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
-    range_info.pCounterDataImage = counter_data.data();
-    range_info.counterDataImageSize = counter_data.size();
-    range_info.rangeIndex = range;
-    range_info.rangeDelimiter = "/";
-    FS_CUPTI_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo(&range_info));
-    result.kernel_name = range_info.rangeName ? range_info.rangeName : "";
-    result.values.clear();
-    for (std::size_t m = 0; m < metrics_.size(); ++m)
-      result.values[metrics_[m]] = values[m];
+  for (std::size_t index = 0; index < count; ++index) {
+    KernelMetrics& result = results[index];
+    result.passes = passes;
+    result.kernel_count = per_kernel ? ranges_per_launch : 0;
+    double longest = -1;
+    for (std::size_t range = index * ranges_per_launch; range < (index + 1) * ranges_per_launch;
+         ++range) {
+      CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate{
+          CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+      evaluate.pHostObject = host_->object;
+      evaluate.pCounterDataImage = counter_data.data();
+      evaluate.counterDataImageSize = counter_data.size();
+      evaluate.rangeIndex = range;
+      evaluate.ppMetricNames = session.names().data();
+      evaluate.numMetrics = session.names().size();
+      evaluate.pMetricValues = values.data();
+      FS_CUPTI_CHECK(cuptiProfilerHostEvaluateToGpuValues(&evaluate));
+      // With several kernels (a reference's helpers), report the one that dominates the time.
+      const double duration = duration_at < values.size() ? values[duration_at] : 0.0;
+      if (duration <= longest) continue;
+      longest = duration;
+      CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range_info{
+          CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
+      range_info.pCounterDataImage = counter_data.data();
+      range_info.counterDataImageSize = counter_data.size();
+      range_info.rangeIndex = range;
+      range_info.rangeDelimiter = "/";
+      FS_CUPTI_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo(&range_info));
+      result.kernel_name = range_info.rangeName ? range_info.rangeName : "";
+      result.values.clear();
+      for (std::size_t m = 0; m < metrics_.size(); ++m)
+        result.values[metrics_[m]] = values[m];
+    }
   }
-  return result;
+  return results;
 }
 
 }  // namespace flashscope

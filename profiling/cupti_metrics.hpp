@@ -103,6 +103,15 @@ class KernelProfiler {
   KernelMetrics collect(const std::function<void()>& before_pass,
                         const std::function<void()>& launch, cudaStream_t stream);
 
+  // As above with `launches` back-to-back launches per pass (after one before_pass()), one
+  // KernelMetrics each: one collection's set-up, passes and decode serve them all. They must
+  // enqueue the same kernels each time, at most kMaxLaunchesPerCollection launches and 64 kernels
+  // in all.
+  static constexpr int kMaxLaunchesPerCollection = 16;
+  std::vector<KernelMetrics> collect(const std::function<void()>& before_pass,
+                                     const std::function<void()>& launch, cudaStream_t stream,
+                                     int launches);
+
   // Disables the range profiler on the context; the next collect() enables it again.
   void end_session();
 
@@ -110,8 +119,9 @@ class KernelProfiler {
   bool reuses_session() const { return reuse_session_; }
 
  private:
-  KernelMetrics collect_in_session(const std::function<void()>& before_pass,
-                                   const std::function<void()>& launch, cudaStream_t stream);
+  std::vector<KernelMetrics> collect_in_session(const std::function<void()>& before_pass,
+                                                const std::function<void()>& launch,
+                                                cudaStream_t stream, int launches);
 
   int device_;
   std::vector<std::string> metrics_;

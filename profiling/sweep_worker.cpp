@@ -329,11 +329,16 @@ class UnitRunner {
         if (flusher_) flusher_->flush(stream_);
       };
       std::map<std::string, std::vector<double>> samples;
-      for (int run = 0; run < options_.metric_runs; ++run) {
-        const KernelMetrics metrics = profiler_->collect(
-            before_pass, [&] { launch(stream_); }, stream_);
-        for (const auto& [name, value] : metrics.values)
-          samples[name].push_back(value);
+      // Warm: the profiled launches run back to back in one collection, as the timed ones do.
+      // Cold: each needs its own flush, so each gets its own collection.
+      const int per_collection =
+          flusher_ ? 1 : std::min(options_.metric_runs, KernelProfiler::kMaxLaunchesPerCollection);
+      for (int done = 0; done < options_.metric_runs; done += per_collection) {
+        const int launches = std::min(per_collection, options_.metric_runs - done);
+        for (const KernelMetrics& metrics : profiler_->collect(
+                 before_pass, [&] { launch(stream_); }, stream_, launches))
+          for (const auto& [name, value] : metrics.values)
+            samples[name].push_back(value);
       }
       const auto value = [&samples](const std::string& name) -> std::optional<double> {
         const auto found = samples.find(name);

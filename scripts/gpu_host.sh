@@ -135,7 +135,10 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
       echo "$step $config"
     fi
   done)
-  log "sanitizer: $(grep -c 'ERROR SUMMARY: 0 errors' "$LOG_DIR/sanitizer.log") clean runs, $(grep -cE 'ERROR SUMMARY: [1-9]' "$LOG_DIR/sanitizer.log") with errors"
+  # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: ... (N errors, ...)".
+  CLEAN=$(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors' "$LOG_DIR/sanitizer.log")
+  DIRTY=$(grep -cE 'ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: .*\([1-9][0-9]* errors' "$LOG_DIR/sanitizer.log")
+  log "sanitizer: $CLEAN clean runs, $DIRTY with errors"
 fi
 
 # results = progression + tune; each can run alone (a device call has a time limit).

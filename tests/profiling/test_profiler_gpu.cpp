@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/launch_validation.hpp"
@@ -56,7 +57,8 @@ TEST_CASE("one profiler session serves many collections and leaves timings alone
   const double before_ms = time_launches(launch, timing, stream, nullptr, range_name).median_ms;
 
   std::vector<double> durations_ms, collect_seconds;
-  double fresh_session_seconds = 0;
+  double fresh_session_seconds = 0, batched_seconds = 0;
+  std::size_t single_kernel_count = 0;
   std::size_t passes = 0;
   {
     KernelProfiler profiler(0, default_metrics());
@@ -72,6 +74,7 @@ TEST_CASE("one profiler session serves many collections and leaves timings alone
       CHECK(l2_hit <= 100);
       CHECK(metrics.values.at("sm__cycles_elapsed.max") > 0);
       CHECK(metrics.passes == profiler.passes());
+      single_kernel_count = metrics.kernel_count;
     }
     passes = profiler.passes();
     // For comparison, the cost when every collection enables its own session.
@@ -83,6 +86,19 @@ TEST_CASE("one profiler session serves many collections and leaves timings alone
       fresh_session_seconds += seconds_since(start) / kFresh;
       durations_ms.push_back(metrics.values.at("gpu__time_duration.sum") / 1e6);
     }
+    // Several launches in one collection: one result each, each measuring one launch.
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<KernelMetrics> batch =
+        profiler.collect([] {}, [&] { launch(stream); }, stream, 3);
+    batched_seconds = seconds_since(start);
+    REQUIRE(batch.size() == 3);
+    for (const KernelMetrics& metrics : batch) {
+      CHECK(metrics.kernel_count == single_kernel_count);
+      durations_ms.push_back(metrics.values.at("gpu__time_duration.sum") / 1e6);
+    }
+    CHECK_THROWS_AS(profiler.collect([] {}, [&] { launch(stream); }, stream, 0),
+                    std::invalid_argument);
+
     std::printf("session reused across collections: %s\n",
                 profiler.reuses_session() ? "yes" : "no (this driver needs one per collection)");
 
@@ -105,7 +121,8 @@ TEST_CASE("one profiler session serves many collections and leaves timings alone
   later /= static_cast<double>(collect_seconds.size() - 1);
   std::printf(
       "collection wall time (%zu passes): first %.1f ms, later ones in the same session %.1f ms, "
-      "each in a fresh session %.1f ms\n",
-      passes, collect_seconds.front() * 1e3, later * 1e3, fresh_session_seconds * 1e3);
+      "each in a fresh session %.1f ms; three launches in one collection %.1f ms\n",
+      passes, collect_seconds.front() * 1e3, later * 1e3, fresh_session_seconds * 1e3,
+      batched_seconds * 1e3);
   FS_CUDA_CHECK(cudaStreamDestroy(stream));
 }
