@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -126,7 +127,26 @@ std::string references_block(const RowSet& set) {
   return out;
 }
 
-std::string autotune_block(const RowSet& set, const std::string& step) {
+// The rows of the campaign that measured most of `step`'s rows, told apart by commit: a tune
+// sweep's configs must compete with each other, not with the same step's picks measured in
+// another run (another host or clock, which moves every time by a percent or so).
+std::vector<const ResultRow*> rows_of_main_campaign(const RowSet& set, const std::string& step) {
+  std::map<std::string, int> rows_by_commit;
+  for (const ResultRow* row : set.rows())
+    if (row->step == step) ++rows_by_commit[row->git_commit];
+  if (rows_by_commit.empty()) return {};
+  const std::string commit =
+      std::max_element(rows_by_commit.begin(), rows_by_commit.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; })
+          ->first;
+  std::vector<const ResultRow*> rows;
+  for (const ResultRow* row : set.rows())
+    if (row->git_commit == commit) rows.push_back(row);
+  return rows;
+}
+
+std::string autotune_block(const RowSet& all, const std::string& step) {
+  const RowSet set(rows_of_main_campaign(all, step));
   BlockShapeCache shapes;
   const AutotuneModel model = build_autotune_model(set, {step, "", std::nullopt}, shapes);
   std::map<std::pair<std::string, int>, int> configs_measured;

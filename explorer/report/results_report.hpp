@@ -18,7 +18,8 @@ inline constexpr int kHeadlineSeqLen = 4096;
 //   progression        per step and dtype: % of FA2 at N = 4096 and harmonic mean over N, with
 //                      the seed's A100 and RTX 3090 columns (spec §1.5)
 //   references         FA2 and cuDNN TFLOP/s per N and dtype
-//   autotune-<step>    fastest config per dtype and N among a step's measured configs
+//   autotune-<step>    fastest config per dtype and N among a step's configs measured by one
+//                      campaign (the commit with most of the step's rows, e.g. a tune sweep)
 //   step-<NN>          a step's measured effect versus the previous step (docs/versions pages)
 //   dataset            devices, commits and row counts of the data
 std::map<std::string, std::string> report_blocks(const RowSet& set);
