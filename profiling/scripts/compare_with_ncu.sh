@@ -15,14 +15,15 @@ mkdir -p "$OUT"
 COMMON=(--csv --steps "$STEP" --config "$CONFIG" --seq-lens "$N" --reference none --seed 1)
 PROFILED=(--metric-runs 5)  # ncu below profiles 5 launches too
 
-"$EXPLORER" "${COMMON[@]}" "${PROFILED[@]}" --cold-l2 --runs 30 --warmup 10 --output "$OUT/flashscope_cold.csv" \
+"$EXPLORER" "${COMMON[@]}" "${PROFILED[@]}" --cold-l2 --runs 30 --warmup 10 --target-ms 0 --output "$OUT/flashscope_cold.csv" \
   2> "$OUT/flashscope_cold.log"
-"$EXPLORER" "${COMMON[@]}" "${PROFILED[@]}" --runs 30 --warmup 10 --output "$OUT/flashscope_warm.csv" \
+"$EXPLORER" "${COMMON[@]}" "${PROFILED[@]}" --runs 30 --warmup 10 --target-ms 0 --output "$OUT/flashscope_warm.csv" \
   2> "$OUT/flashscope_warm.log"
-# Under ncu the sweep collects no counters itself (one profiler at a time); ncu follows the worker.
+# Under ncu the sweep collects no counters itself (one profiler at a time); ncu follows the worker
+# and profiles its first 5 launches: the correctness launch, 1 warm-up and the 3 timed ones.
 ncu --clock-control none --print-units base --csv -k regex:flash_forward_kernel --launch-count 5 \
   --metrics gpu__time_duration.sum,lts__t_sector_hit_rate.pct,sm__cycles_elapsed.max \
-  "$EXPLORER" "${COMMON[@]}" --metrics none --runs 4 --warmup 0 --output "$OUT/under_ncu.csv" \
+  "$EXPLORER" "${COMMON[@]}" --metrics none --runs 3 --warmup 1 --target-ms 0 --output "$OUT/under_ncu.csv" \
   > "$OUT/ncu.csv" 2> "$OUT/ncu.log"
 
 python3 - "$OUT" <<'PY'

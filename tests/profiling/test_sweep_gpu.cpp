@@ -142,6 +142,8 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
     MESSAGE("hardware counters are not permitted here; metric columns were checked empty only");
   CHECK(contains(run.output,
                  "[" + std::to_string(rows.size()) + "/" + std::to_string(rows.size()) + ", "));
+  // The worker's closing line says where its time went.
+  CHECK(contains(run.output, "worker: " + std::to_string(rows.size()) + " measurements in "));
 }
 
 TEST_CASE("a faulting kernel costs its own row; the rows before and after are kept") {
