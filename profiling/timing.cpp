@@ -147,8 +147,8 @@ TimingStats time_launches(const LaunchFunction& launch, const TimingSettings& se
   if (cold && flusher == nullptr)
     throw std::invalid_argument("time_launches: cold-L2 timing needs an L2Flusher");
 
-  // Warm-up: the first launch, timed, sizes the rest; the later ones refine the estimate that
-  // sizes the timed batch.
+  // Warm-up: the first launch, timed, sizes the rest of the warm-up; the last one, timed once the
+  // clocks have settled, sizes the timed batch.
   const EventPairs warmup_events(2);
   if (cold) flusher->flush(stream);
   {
