@@ -52,6 +52,11 @@ while [[ $# -gt 0 ]]; do
     *) echo "gpu_host.sh: unknown option $1" >&2; usage ;;
   esac
 done
+STEP_LIST_RE='^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$'
+if [[ -n $SANITIZE_STEPS && ! $SANITIZE_STEPS =~ $STEP_LIST_RE ]]; then
+  echo "gpu_host.sh: --sanitize-steps '$SANITIZE_STEPS' is not a step list such as 16 or 7,13-16" >&2
+  exit 2
+fi
 has_stage() { [[ ",$STAGES," == *",$1,"* ]]; }
 # in_step_list 14 "7,13-16": is the step in a list of numbers and ranges?
 in_step_list() {
