@@ -1,0 +1,117 @@
+#include "explorer/sass/sass_selection.hpp"
+
+#include <array>
+
+#include "configs/config_sets.hpp"
+
+namespace flashscope::sass {
+
+namespace {
+
+// The parts a config can play in a step (configs::StepPicks), with the name people know them by.
+enum class Part { progression, seed_a100, seed_rtx3090, hopper };
+
+std::optional<KernelConfig> pick_of(const configs::StepPicks& picks, Part part) {
+  switch (part) {
+    case Part::progression:
+      return picks.progression;
+    case Part::seed_a100:
+      return picks.seed_a100;
+    case Part::seed_rtx3090:
+      return picks.seed_rtx3090;
+    case Part::hopper:
+      return picks.hopper;
+  }
+  return std::nullopt;
+}
+
+std::string_view part_name(Part part) {
+  switch (part) {
+    case Part::progression:
+      return "progression config";
+    case Part::seed_a100:
+      return "seed A100 pick";
+    case Part::seed_rtx3090:
+      return "seed RTX 3090 pick";
+    case Part::hopper:
+      return "Hopper pick";
+  }
+  return "";
+}
+
+constexpr std::array kParts = {Part::progression, Part::seed_a100, Part::seed_rtx3090,
+                               Part::hopper};
+
+std::optional<configs::StepPicks> picks_of(int step) {
+  if (step < configs::kFirstStep || step > configs::kLastStep) return std::nullopt;
+  return configs::step_picks(step);
+}
+
+bool same_ignoring_dtype(const std::optional<KernelConfig>& pick, const KernelConfig& config) {
+  return pick && configs::with_dtype(*pick, config.dtype) == config;
+}
+
+}  // namespace
+
+const SassKernelRecord* default_kernel(const SassArtifact& artifact, int step,
+                                       std::string_view arch, DType dtype) {
+  const auto kernels = artifact.kernels_of(step, arch);
+  if (kernels.empty()) return nullptr;
+  if (step >= configs::kFirstStep && step <= configs::kLastStep) {
+    const KernelConfig headline = configs::with_dtype(configs::headline_config(step), dtype);
+    for (const SassKernelRecord* record : kernels)
+      if (record->config == headline) return record;
+  }
+  for (const SassKernelRecord* record : kernels)
+    if (record->config.dtype == dtype) return record;
+  return kernels.front();
+}
+
+std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifact,
+                                                     const SassKernelRecord& current) {
+  int previous = 0;
+  for (const int step : artifact.steps())
+    if (step < current.step && !artifact.kernels_of(step, current.arch).empty()) previous = step;
+  if (previous == 0) return std::nullopt;
+  const std::string label = "step " + std::to_string(previous) + "'s ";
+
+  if (const SassKernelRecord* same = artifact.find(previous, current.config, current.arch))
+    return Counterpart{same, "same config"};
+
+  const auto current_picks = picks_of(current.step);
+  const auto previous_picks = picks_of(previous);
+  if (current_picks && previous_picks) {
+    for (const Part part : kParts) {
+      if (!same_ignoring_dtype(pick_of(*current_picks, part), current.config)) continue;
+      // Steps 1-7 have one progression config each; the seed's GPU picks start at step 8 and
+      // follow from step 7's progression config.
+      std::optional<KernelConfig> counterpart = pick_of(*previous_picks, part);
+      Part counterpart_part = part;
+      if (!counterpart && (part == Part::seed_a100 || part == Part::seed_rtx3090)) {
+        counterpart = previous_picks->progression;
+        counterpart_part = Part::progression;
+      }
+      if (!counterpart) continue;
+      const KernelConfig wanted = configs::with_dtype(*counterpart, current.config.dtype);
+      if (const SassKernelRecord* record = artifact.find(previous, wanted, current.arch))
+        return Counterpart{record, label + std::string(part_name(counterpart_part))};
+    }
+  }
+  if (const SassKernelRecord* fallback =
+          default_kernel(artifact, previous, current.arch, current.config.dtype))
+    return Counterpart{fallback, label + "default kernel (no kernel of the same config or part)"};
+  return std::nullopt;
+}
+
+bool is_progression_kernel(int step, const KernelConfig& config, bool include_previous_picks) {
+  for (const int candidate : {step, step - 1}) {
+    if (candidate != step && !include_previous_picks) continue;
+    const auto picks = picks_of(candidate);
+    if (!picks) continue;
+    for (const Part part : kParts)
+      if (same_ignoring_dtype(pick_of(*picks, part), config)) return true;
+  }
+  return false;
+}
+
+}  // namespace flashscope::sass

@@ -1,0 +1,40 @@
+// Which kernels of a SASS artifact the views compare: the kernel a step is shown with, and the
+// previous step's kernel it is compared against.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "explorer/sass/sass_artifact.hpp"
+
+namespace flashscope::sass {
+
+// The kernel of `step` on `arch` a view shows when no config is named: the step's headline
+// config (configs::headline_config) in `dtype`, else its first kernel in `dtype`, else its first.
+const SassKernelRecord* default_kernel(const SassArtifact& artifact, int step,
+                                       std::string_view arch, DType dtype = DType::FP16);
+
+struct Counterpart {
+  const SassKernelRecord* record = nullptr;
+  std::string
+      relation;  // how it was chosen, for people: "same config", "step 7's progression config"
+};
+
+// The kernel `current` is compared with: the nearest earlier step in the artifact, with
+//   1. the same config, else
+//   2. the config that plays the same part there (a seed A100 or RTX 3090 pick of steps 8–16
+//      against step 7's progression config or the previous step's pick of that GPU; a Hopper
+//      pick against the previous step's Hopper pick; a progression config against the previous
+//      progression config), else
+//   3. that step's default kernel in the same dtype.
+// nullopt when no earlier step has a kernel on the same architecture.
+std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifact,
+                                                     const SassKernelRecord& current);
+
+// Whether `config` is `step`'s progression config or one of its picks in either dtype, or, for
+// `include_previous_picks`, one of step - 1's (what a shipped artifact keeps: the measured kernels
+// and the previous step's picks built at this step, for same-config diffs).
+bool is_progression_kernel(int step, const KernelConfig& config, bool include_previous_picks);
+
+}  // namespace flashscope::sass
