@@ -52,8 +52,12 @@ enum Column : int {
   kCacheMode,
   kGitCommit,
   kInputSeed,
+  kGbytesPerS,
   kColumnCount
 };
+
+// Columns a file may lack because it was written before they existed.
+constexpr Column kLaterColumns[] = {kGbytesPerS};
 
 const std::array<std::string, kColumnCount> kColumnNames = {"step",
                                                             "config",
@@ -83,7 +87,8 @@ const std::array<std::string, kColumnCount> kColumnNames = {"step",
                                                             "sm_clock_mhz",
                                                             "cache_mode",
                                                             "git_commit",
-                                                            "input_seed"};
+                                                            "input_seed",
+                                                            "gbytes_per_s"};
 
 // ---- Writing ------------------------------------------------------------------------------
 
@@ -254,6 +259,16 @@ const std::vector<std::string>& result_columns() {
   return columns;
 }
 
+const std::vector<std::string>& later_result_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> names;
+    for (const Column column : kLaterColumns)
+      names.push_back(kColumnNames[static_cast<std::size_t>(column)]);
+    return names;
+  }();
+  return columns;
+}
+
 ResultsCsvWriter::ResultsCsvWriter(std::ostream& out, std::vector<std::string> extra_metric_names)
     : out_(out), extra_metric_names_(std::move(extra_metric_names)) {
   bool first = true;
@@ -307,6 +322,7 @@ void ResultsCsvWriter::write(const ResultRow& row) {
   fields[kCacheMode] = row.cache_mode;
   fields[kGitCommit] = row.git_commit;
   fields[kInputSeed] = std::to_string(row.input_seed);
+  fields[kGbytesPerS] = format_optional(row.gbytes_per_s);
   for (int i = 0; i < kColumnCount; ++i) {
     if (i > 0) out_ << ',';
     write_field(out_, fields[static_cast<std::size_t>(i)]);
@@ -354,10 +370,13 @@ struct ResultsCsvParser::State {
                                        "docs/csv-schema.md)");
       column_index[static_cast<std::size_t>(known - kColumnNames.begin())] = static_cast<int>(i);
     }
-    for (int c = 0; c < kColumnCount; ++c)
-      if (column_index[static_cast<std::size_t>(c)] < 0)
+    for (int c = 0; c < kColumnCount; ++c) {
+      const bool later = std::find(std::begin(kLaterColumns), std::end(kLaterColumns),
+                                   static_cast<Column>(c)) != std::end(kLaterColumns);
+      if (column_index[static_cast<std::size_t>(c)] < 0 && !later)
         splitter.fail(record.line, "the header lacks column '" +
                                        kColumnNames[static_cast<std::size_t>(c)] + "'");
+    }
     field_count = record.fields.size();
     have_header = true;
   }
@@ -366,8 +385,10 @@ struct ResultsCsvParser::State {
     if (record.fields.size() != field_count)
       splitter.fail(record.line, "the record has " + std::to_string(record.fields.size()) +
                                      " fields but the header has " + std::to_string(field_count));
+    static const std::string kAbsent;  // a later column the file's header lacks
     const auto field = [&](Column c) -> const std::string& {
-      return record.fields[static_cast<std::size_t>(column_index[static_cast<std::size_t>(c)])];
+      const int index = column_index[static_cast<std::size_t>(c)];
+      return index < 0 ? kAbsent : record.fields[static_cast<std::size_t>(index)];
     };
     const auto fail = [&](Column c, const std::string& problem) {
       splitter.fail(record.line,
@@ -416,9 +437,14 @@ struct ResultsCsvParser::State {
     } else if (!row.is_reference()) {
       fail(kConfig, "is empty on a kernel row (step " + row.step + ")");
     }
+    if (row.is_ceiling() && !row.config.empty())
+      fail(kConfig, "has a value on a ceiling row (" + row.step + "), which has no config");
     row.dtype = field(kDtype);
-    if (row.dtype != "fp16" && row.dtype != "bf16")
-      fail(kDtype, "'" + row.dtype + "' is not fp16 or bf16");
+    // Memory ceilings move bytes of no particular type.
+    const bool typeless = row.is_ceiling() && row.dtype.empty();
+    if (row.dtype != "fp16" && row.dtype != "bf16" && !typeless)
+      fail(kDtype, "'" + row.dtype + "' is not fp16 or bf16" +
+                       (row.is_ceiling() ? " (or empty on a memory ceiling)" : ""));
     row.d_head = parse_int(kDHead);
     row.batch = parse_int(kBatch);
     row.heads = parse_int(kHeads);
@@ -471,6 +497,7 @@ struct ResultsCsvParser::State {
       if (text.empty() || error != std::errc() || end != text.data() + text.size())
         fail(kInputSeed, "'" + text + "' is not an unsigned integer");
     }
+    row.gbytes_per_s = optional_double(kGbytesPerS);
     for (const auto& [index, metric] : metric_columns) {
       const std::string& text = record.fields[static_cast<std::size_t>(index)];
       if (text.empty()) continue;

@@ -15,10 +15,14 @@
 
 namespace flashscope {
 
+// The step column's prefix of a device ceiling (`explorer peak`): "peak:mma.sync", "peak:wgmma",
+// "peak:hbm.read", "peak:hbm.copy".
+inline constexpr std::string_view kCeilingStepPrefix = "peak:";
+
 struct ResultRow {
-  std::string step;    // "1".."16", or a reference: "fa2", "cudnn"
-  std::string config;  // short form with d_head; empty for references
-  std::string dtype;   // "fp16" / "bf16"
+  std::string step;    // "1".."16", a reference ("fa2", "cudnn") or a ceiling ("peak:mma.sync")
+  std::string config;  // short form with d_head; empty for references and ceilings
+  std::string dtype;   // "fp16" / "bf16"; empty on memory ceilings, which have no element type
   int d_head = 128;
   int batch = 0;
   int heads = 0;
@@ -44,11 +48,13 @@ struct ResultRow {
   int sm_clock_mhz = 0;                     // SM clock seen during the measurement
   std::string cache_mode;                   // "warm" or "cold"
   std::string git_commit;
-  std::uint64_t input_seed = 0;  // Q/K/V seed (explorer check --seed reproduces the inputs)
+  std::uint64_t input_seed = 0;        // Q/K/V seed (explorer check --seed reproduces the inputs)
+  std::optional<double> gbytes_per_s;  // memory ceilings: bytes moved / median, in 10^9 B/s
   std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
 
-  std::optional<int> step_number() const;  // nullopt for references
-  bool is_reference() const { return !step_number().has_value(); }
+  std::optional<int> step_number() const;  // nullopt for references and ceilings
+  bool is_reference() const { return !step_number().has_value(); }  // true for ceilings too
+  bool is_ceiling() const { return step.starts_with(kCeilingStepPrefix); }
 };
 
 // A file or line that is not a results CSV; the message names the file, line and problem.
@@ -59,6 +65,8 @@ class ResultsFormatError : public std::runtime_error {
 
 // Column names in output order (extra metrics follow as "metric:<name>").
 const std::vector<std::string>& result_columns();
+// Columns added after the first schema; a file written before them may lack them (read as empty).
+const std::vector<std::string>& later_result_columns();
 
 // Writes a header then rows; `extra_metric_names` fixes the extra columns' order.
 class ResultsCsvWriter {
