@@ -3,7 +3,7 @@
 # included), then the stages asked for, writing every log under LOG_DIR.
 #
 #   scripts/gpu_host.sh LOG_DIR [--stages build,test,sweep,sanitize,sass,results] [--set prog]
-#                               [--steps 1-16] [--tune-steps 7,16] [--arch native]
+#                               [--steps 1-21] [--tune-steps 7,16] [--arch 90a-real]
 #                               [--sweep-args "..."] [--no-torch] [--tests REGEX]
 #                               [--sanitize-steps LIST]
 #
@@ -14,7 +14,8 @@
 # sanitizes only those steps' picks.
 # Stages: build (always), test (ctest: host + GPU tests), sweep (explorer --csv over the built
 # kernels), sanitize (compute-sanitizer memcheck + racecheck at a small shape on each step's
-# fp16 progression config and picks), sass (per-kernel SASS instruction counts from
+# fp16 progression config and picks, plus synccheck on the Hopper steps 17+), sass (per-kernel
+# SASS instruction counts from
 # cuobjdump), results (the shipped
 # dataset: progression + tune, each also a stage of its own: the progression of every built
 # step, and the tune sweeps of --tune-steps, written to LOG_DIR with a manifest of device,
@@ -31,7 +32,7 @@ shift
 STAGES="build,test,sweep,sanitize,sass"
 KERNEL_SET="prog"
 STEPS=""
-ARCH="native"
+ARCH="90a-real"  # Hopper's arch-specific target: steps 1-16 and the Hopper steps 17+
 SWEEP_ARGS=""
 WITH_TORCH=1
 TUNE_STEPS="7,16"
@@ -120,14 +121,16 @@ if has_stage sweep && "$EXPLORER" --help | grep -q -- "--csv"; then
 fi
 
 if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
-  # Each step's progression config or picks, fp16, at a small shape (16 heads for step 16,
-  # whose GMEM row stride is compiled for 16).
-  log "compute-sanitizer memcheck + racecheck on every step's fp16 progression config and picks (B=1, N=256)"
+  # Each step's progression config or picks, fp16, at a small shape (16 heads for steps 16-17,
+  # whose GMEM row stride is compiled for 16). The Hopper steps' barriers also get synccheck.
+  log "compute-sanitizer memcheck + racecheck (+ synccheck from step 17) on every step's fp16 progression config and picks (B=1, N=256)"
   : > "$LOG_DIR/sanitizer.log"
   while read -r step config; do
     heads=2
-    [[ $step == 16 ]] && heads=16
-    for tool in memcheck racecheck; do
+    [[ $step == 16 || $step == 17 ]] && heads=16
+    tools="memcheck racecheck"
+    (( step >= 17 )) && tools="$tools synccheck"
+    for tool in $tools; do
       echo "=== $tool step $step $config" >> "$LOG_DIR/sanitizer.log"
       if ! compute-sanitizer --tool "$tool" --error-exitcode 9 "$EXPLORER" check --step "$step" \
           --config "$config" --batch 1 --heads "$heads" --seq-len 256 >> "$LOG_DIR/sanitizer.log" 2>&1; then
