@@ -9,7 +9,7 @@ namespace flashscope::sass {
 namespace {
 
 // The parts a config can play in a step (configs::StepPicks), with the name people know them by.
-enum class Part { progression, seed_a100, seed_rtx3090, hopper };
+enum class Part { progression, seed_a100, seed_rtx3090, hopper, hopper_h100 };
 
 std::optional<KernelConfig> pick_of(const configs::StepPicks& picks, Part part) {
   switch (part) {
@@ -21,6 +21,8 @@ std::optional<KernelConfig> pick_of(const configs::StepPicks& picks, Part part) 
       return picks.seed_rtx3090;
     case Part::hopper:
       return picks.hopper;
+    case Part::hopper_h100:
+      return picks.hopper_h100;
   }
   return std::nullopt;
 }
@@ -34,13 +36,15 @@ std::string_view part_name(Part part) {
     case Part::seed_rtx3090:
       return "seed RTX 3090 pick";
     case Part::hopper:
-      return "Hopper pick";
+      return "H200 pick";
+    case Part::hopper_h100:
+      return "H100 pick";
   }
   return "";
 }
 
-constexpr std::array kParts = {Part::progression, Part::seed_a100, Part::seed_rtx3090,
-                               Part::hopper};
+constexpr std::array kParts = {Part::progression, Part::seed_a100, Part::seed_rtx3090, Part::hopper,
+                               Part::hopper_h100};
 
 std::optional<configs::StepPicks> picks_of(int step) {
   if (step < configs::kFirstStep || step > configs::kLastStep) return std::nullopt;
@@ -83,18 +87,17 @@ std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifac
   if (current_picks && previous_picks) {
     for (const Part part : kParts) {
       if (!same_ignoring_dtype(pick_of(*current_picks, part), current.config)) continue;
-      // Steps 1-7 have one progression config each; the seed's GPU picks start at step 8 and
-      // follow from step 7's progression config.
-      std::optional<KernelConfig> counterpart = pick_of(*previous_picks, part);
-      Part counterpart_part = part;
-      if (!counterpart && (part == Part::seed_a100 || part == Part::seed_rtx3090)) {
-        counterpart = previous_picks->progression;
-        counterpart_part = Part::progression;
+      // The same part first; else the config the step started from: step 7's progression config
+      // for the seed's GPU picks of step 8, step 16's Hopper picks for step 17's progression
+      // config.
+      for (const Part candidate :
+           {part, Part::progression, Part::hopper, Part::hopper_h100, Part::seed_a100}) {
+        const std::optional<KernelConfig> counterpart = pick_of(*previous_picks, candidate);
+        if (!counterpart) continue;
+        const KernelConfig wanted = configs::with_dtype(*counterpart, current.config.dtype);
+        if (const SassKernelRecord* record = artifact.find(previous, wanted, current.arch))
+          return Counterpart{record, label + std::string(part_name(candidate))};
       }
-      if (!counterpart) continue;
-      const KernelConfig wanted = configs::with_dtype(*counterpart, current.config.dtype);
-      if (const SassKernelRecord* record = artifact.find(previous, wanted, current.arch))
-        return Counterpart{record, label + std::string(part_name(counterpart_part))};
     }
   }
   if (const SassKernelRecord* fallback =

@@ -23,10 +23,10 @@ struct Counterpart {
 
 // The kernel `current` is compared with: the nearest earlier step in the artifact, with
 //   1. the same config, else
-//   2. the config that plays the same part there (a seed A100 or RTX 3090 pick of steps 8–16
-//      against step 7's progression config or the previous step's pick of that GPU; a Hopper
-//      pick against the previous step's Hopper pick; a progression config against the previous
-//      progression config), else
+//   2. the config that plays the same part there (configs::StepPicks: the seed's A100 pick
+//      against the previous A100 pick, ...), else the one the step started from (its
+//      progression config, then its H200, H100 and A100 picks: step 8's GPU picks against step
+//      7's progression config, step 17's progression config against step 16's H200 pick), else
 //   3. that step's default kernel in the same dtype.
 // nullopt when no earlier step has a kernel on the same architecture.
 std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifact,
