@@ -1,6 +1,6 @@
 // flashscope's one executable: lists kernels and config sets, runs headless sweeps (--csv),
 // checks one kernel (check), regenerates the measured docs (report), shows a step's SASS (sass),
-// or opens the desktop explorer (no mode).
+// measures the device's ceilings (peak), or opens the desktop explorer (no mode).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -8,6 +8,7 @@
 
 #include "configs/config_sets.hpp"
 #include "explorer/check_mode.hpp"
+#include "explorer/peak_mode.hpp"
 #include "explorer/report/report_mode.hpp"
 #include "explorer/sass_mode.hpp"
 #include "explorer/sweep_mode.hpp"
@@ -87,6 +88,8 @@ int main(int argc, char** argv) {
   const explorer::ReportCommand report = explorer::add_report_command(app);
   cli::SassCli sass;
   CLI::App* sass_command = cli::add_sass_command(app, sass);
+  cli::PeakCli peak;
+  CLI::App* peak_command = cli::add_peak_command(app, peak);
 #ifdef FLASHSCOPE_WITH_GUI
   explorer::GuiOptions gui;
   explorer::add_gui_options(app, gui);
@@ -101,6 +104,7 @@ int main(int argc, char** argv) {
   if (check_command->parsed()) return cli::run_check_mode(check);
   if (report.command->parsed()) return report.run();
   if (sass_command->parsed()) return cli::run_sass_mode(sass);
+  if (peak_command->parsed()) return cli::run_peak_mode(peak);
 
   try {
     if (list) return list_built_kernels();
