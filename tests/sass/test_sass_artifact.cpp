@@ -258,10 +258,15 @@ TEST_SUITE("hopper") {
 
 int main(int argc, char** argv) {
   doctest::Context context(argc, argv);
+  // --suite=shipped|hopper picks the checks; --results=DIR reads DIR/*/sass instead of the
+  // repository's results/ (gpu_host.sh checks a fresh export before it is committed).
   std::string suite = "shipped";
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).starts_with("--suite=")) suite = std::string(argv[i]).substr(8);
-  const fs::path results = FLASHSCOPE_SHIPPED_RESULTS;
+  fs::path results = FLASHSCOPE_SHIPPED_RESULTS;
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument.starts_with("--suite=")) suite = argument.substr(8);
+    if (argument.starts_with("--results=")) results = argument.substr(10);
+  }
   std::vector<SassArtifact> artifacts = load_shipped(results);
   std::erase_if(artifacts, [](const SassArtifact& artifact) { return !artifact.has_listings(); });
   if (artifacts.empty()) {
