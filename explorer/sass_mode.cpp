@@ -41,23 +41,6 @@ std::string join(const std::vector<std::string>& items) {
   return text;
 }
 
-// The architecture a step is shown on when none is named: the one where its default kernel has
-// the most instructions (a Hopper-only step compiled for sm_80 is a stub there), else the first.
-std::string default_arch(const SassArtifact& artifact, int step) {
-  std::string best;
-  int best_size = -1;
-  for (const std::string& arch : artifact.architectures()) {
-    const SassKernelRecord* record = default_kernel(artifact, step, arch);
-    if (record == nullptr) continue;
-    const int size = record->instructions.value_or(0);
-    if (size > best_size) {
-      best = arch;
-      best_size = size;
-    }
-  }
-  return best;
-}
-
 const SassKernelRecord& resolve_kernel(const SassArtifact& artifact, int step,
                                        const std::string& config_text, DType dtype,
                                        const std::string& arch, const std::string& step_option,
@@ -261,7 +244,7 @@ int run_sass_mode(const SassCli& cli) {
     std::ostream& out = cli.output.empty() ? std::cout : file;
     if (cli.list) return print_list(out, artifact);
 
-    const std::string arch = cli.arch.empty() ? default_arch(artifact, cli.step) : cli.arch;
+    const std::string arch = cli.arch.empty() ? default_architecture(artifact, cli.step) : cli.arch;
     const SassKernelRecord& current =
         resolve_kernel(artifact, cli.step, cli.config, dtype, arch, "--step", "--config");
 

@@ -75,9 +75,13 @@ void DetailView::draw(ExplorerState& state) {
   draw_changes(state, progression, step);
 
   const StepPage* page = embedded_step_page(step);
-  if (page != nullptr && ImGui::BeginTabBar("##detail_tabs")) {
+  const auto tab_flags = [this](Tab tab) {
+    return requested_tab_ == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+  };
+  if (!ImGui::BeginTabBar("##detail_tabs")) return;
+  if (page != nullptr) {  // steps without an embedded page still have their SASS
     const std::string doc_tab = "Documentation (" + std::string(page->doc_path) + ")";
-    if (ImGui::BeginTabItem(doc_tab.c_str())) {
+    if (ImGui::BeginTabItem(doc_tab.c_str(), nullptr, tab_flags(Tab::documentation))) {
       ImGui::BeginChild("##doc", ImVec2(0, 0), true);
       if (page->doc_markdown.empty())
         ImGui::TextColored(kMutedColour, "%.*s did not exist when this explorer was built.",
@@ -87,14 +91,19 @@ void DetailView::draw(ExplorerState& state) {
       ImGui::EndChild();
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Source diff vs previous step")) {
+    if (ImGui::BeginTabItem("Source diff vs previous step", nullptr, tab_flags(Tab::source_diff))) {
       ImGui::TextColored(kMutedColour, "%.*s", static_cast<int>(page->diff_summary.size()),
                          page->diff_summary.data());
       if (!page->source_diff.empty()) diff_text_.draw(page->source_diff, "##diff");
       ImGui::EndTabItem();
     }
-    ImGui::EndTabBar();
   }
+  if (ImGui::BeginTabItem("SASS", nullptr, tab_flags(Tab::sass))) {
+    sass_tab_.draw(state, step, progression);
+    ImGui::EndTabItem();
+  }
+  requested_tab_.reset();
+  ImGui::EndTabBar();
 }
 
 void DetailView::draw_changes(ExplorerState& state, const Progression& progression, int step) {

@@ -31,7 +31,8 @@ bool step_less(std::string_view a, std::string_view b);
 std::string step_label(std::string_view step);  // "step 7", "FA2", "cuDNN"
 
 // Which rows of the shown files the views use; an empty field accepts any value. Mixing
-// devices or cache modes in one chart would compare unlike measurements.
+// devices or cache modes in one chart would compare unlike measurements. Ceiling rows follow the
+// device filter only: a ceiling holds for either cache mode.
 struct RowFilter {
   std::string device;
   std::string cache_mode;
@@ -47,9 +48,12 @@ std::vector<std::string> distinct_cache_modes(const std::vector<ResultFile>& fil
 class RowSet {
  public:
   RowSet() = default;
+  // Ceiling rows (`explorer peak`, step "peak:...") are kept apart: they are no step or reference
+  // of the progression, and have no shape or sequence length.
   explicit RowSet(std::vector<const ResultRow*> rows);
 
   const std::vector<const ResultRow*>& rows() const { return rows_; }
+  const std::vector<const ResultRow*>& ceiling_rows() const { return ceiling_rows_; }
   bool empty() const { return rows_.empty(); }
 
   // The fastest usable reference row with the same dtype and problem shape, if any.
@@ -69,6 +73,7 @@ class RowSet {
   static ShapeKey shape_of(const ResultRow& row);
 
   std::vector<const ResultRow*> rows_;
+  std::vector<const ResultRow*> ceiling_rows_;
   std::map<ShapeKey, const ResultRow*> fastest_reference_[2];  // indexed by Reference
   std::vector<std::string> dtypes_;
   std::map<std::string, std::vector<int>, std::less<>> seq_lens_;  // by dtype; "" = any

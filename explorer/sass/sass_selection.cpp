@@ -71,6 +71,21 @@ const SassKernelRecord* default_kernel(const SassArtifact& artifact, int step,
   return kernels.front();
 }
 
+std::string default_architecture(const SassArtifact& artifact, int step) {
+  std::string best;
+  int best_size = -1;
+  for (const std::string& arch : artifact.architectures()) {
+    const SassKernelRecord* record = default_kernel(artifact, step, arch);
+    if (record == nullptr) continue;
+    const int size = record->instructions.value_or(0);
+    if (size > best_size) {
+      best = arch;
+      best_size = size;
+    }
+  }
+  return best;
+}
+
 std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifact,
                                                      const SassKernelRecord& current) {
   int previous = 0;

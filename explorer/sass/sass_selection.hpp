@@ -15,6 +15,11 @@ namespace flashscope::sass {
 const SassKernelRecord* default_kernel(const SassArtifact& artifact, int step,
                                        std::string_view arch, DType dtype = DType::FP16);
 
+// The architecture a step is shown on when none is chosen: the one where its default kernel has
+// the most instructions (a Hopper-only step built for sm_80 would be a stub there), else the
+// first; empty when the step has no kernel.
+std::string default_architecture(const SassArtifact& artifact, int step);
+
 struct Counterpart {
   const SassKernelRecord* record = nullptr;
   std::string
