@@ -121,9 +121,9 @@ std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifac
   return std::nullopt;
 }
 
-bool is_progression_kernel(int step, const KernelConfig& config, bool include_previous_picks) {
-  for (const int candidate : {step, step - 1}) {
-    if (candidate != step && !include_previous_picks) continue;
+bool is_progression_kernel(int step, const KernelConfig& config, bool include_neighbour_picks) {
+  for (const int candidate : {step, step - 1, step + 1}) {
+    if (candidate != step && !include_neighbour_picks) continue;
     const auto picks = picks_of(candidate);
     if (!picks) continue;
     for (const Part part : kParts)

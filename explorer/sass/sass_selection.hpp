@@ -37,9 +37,10 @@ struct Counterpart {
 std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifact,
                                                      const SassKernelRecord& current);
 
-// Whether `config` is `step`'s progression config or one of its picks in either dtype, or, for
-// `include_previous_picks`, one of step - 1's (what a shipped artifact keeps: the measured kernels
-// and the previous step's picks built at this step, for same-config diffs).
-bool is_progression_kernel(int step, const KernelConfig& config, bool include_previous_picks);
+// Whether `config` is `step`'s progression config or one of its picks in either dtype, or, with
+// `include_neighbour_picks`, one of step - 1's or step + 1's (what a shipped artifact keeps: the
+// measured kernels, and each neighbour's picks built at this step, so that both sides of a step's
+// change exist in the same config).
+bool is_progression_kernel(int step, const KernelConfig& config, bool include_neighbour_picks);
 
 }  // namespace flashscope::sass

@@ -304,7 +304,7 @@ int export_artifact(const ExportOptions& options) {
     manifest[key] = value;
   if (options.progression_only)
     manifest["selection"] =
-        "each step's progression config and picks, and the previous step's picks built at the step";
+        "each step's progression config and picks, and its neighbours' picks built at the step";
   write_text_file(to / "kernels.tsv", format_kernel_index(kept));
   write_text_file(to / "manifest.txt", format_manifest(manifest));
   std::cout << "flashscope-sass: exported " << kept.size() << " of " << artifact.kernels().size()
@@ -352,8 +352,8 @@ int main(int argc, char** argv) {
   export_command->add_option("--to", export_options.to, "Destination folder (replaced)")
       ->required();
   export_command->add_flag("--progression-only", export_options.progression_only,
-                           "Keep each step's progression config and picks, and the previous "
-                           "step's picks built at that step");
+                           "Keep each step's progression config and picks, and the previous and "
+                           "next step's picks built at that step");
   export_command->add_option("--manifest", export_options.manifest,
                              "key=value to add to or replace in the manifest (repeatable)");
 

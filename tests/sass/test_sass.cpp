@@ -395,7 +395,9 @@ TEST_CASE("which kernel a step is compared with") {
         DType::FP16);  // none in BF16
 
   CHECK(is_progression_kernel(7, parse_short_form(step7), false));
-  CHECK(is_progression_kernel(8, parse_short_form(step7), true));  // step 7's pick, built at 8
+  CHECK(is_progression_kernel(8, parse_short_form(step7), true));   // step 7's pick, built at 8
+  CHECK(is_progression_kernel(7, parse_short_form(a100_8), true));  // step 8's pick, built at 7
+  CHECK_FALSE(is_progression_kernel(7, parse_short_form(a100_8), false));
   CHECK_FALSE(is_progression_kernel(8, parse_short_form(step7), false));
   CHECK(
       is_progression_kernel(9, configs::with_dtype(parse_short_form(a100_8), DType::BF16), false));
