@@ -8,7 +8,9 @@
 #                               [--sanitize-steps LIST] [--sass-tune-steps 7-16]
 #
 # --tune-steps LIST (default 7,16): the steps that get the 80 tune configs (--set tune) and
-# the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder.
+# the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder;
+# FLASHSCOPE_SASS=OFF keeps the main build from recording SASS listings (it records them with
+# this host's cuobjdump by default; the sass stage always does, in a build of its own).
 # --no-torch skips the FA2 reference (libtorch makes configure and build slower).
 # --tests REGEX runs only the ctest tests it matches; --sanitize-steps LIST (e.g. 16 or 13-16)
 # sanitizes only those steps' picks. --sass-tune-steps LIST (default 7-16): the steps the sass
@@ -94,7 +96,8 @@ log "host: $(hostname), $JOBS cores; $(nvidia-smi --query-gpu=name,driver_versio
 CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
             -DFLASHSCOPE_KERNEL_SET="$KERNEL_SET" -DFLASHSCOPE_STEPS="$STEPS"
             -DFLASHSCOPE_TUNE_STEPS="$TUNE_STEPS"
-            -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DFLASHSCOPE_PTXAS_VERBOSE=ON)
+            -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DFLASHSCOPE_PTXAS_VERBOSE=ON
+            -DFLASHSCOPE_SASS="${FLASHSCOPE_SASS:-AUTO}")
 # An exported tree without .git names its commit through FLASHSCOPE_GIT_COMMIT.
 [[ -n ${FLASHSCOPE_GIT_COMMIT:-} ]] && CMAKE_ARGS+=(-DFLASHSCOPE_GIT_COMMIT="$FLASHSCOPE_GIT_COMMIT")
 if [[ $WITH_TORCH == 1 ]] && TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
