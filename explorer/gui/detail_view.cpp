@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <string>
 
+#include "configs/config_sets.hpp"
 #include "explorer/gui/views.hpp"
 #include "explorer/model/step_pages.hpp"
 #include "explorer/model/steps.hpp"
@@ -51,13 +52,15 @@ void feature_list(const char* caption, const std::vector<std::string>& features,
 
 void DetailView::draw(ExplorerState& state) {
   int& step = state.selection.detail_step;
-  step = std::clamp(step, 1, kStepCount);
-  if (ImGui::ArrowButton("##previous_step", ImGuiDir_Left) && step > 1) --step;
+  // Every step the build knows, the Hopper track included: a step without an embedded page
+  // still has its metrics and SASS.
+  step = std::clamp(step, configs::kFirstStep, configs::kLastStep);
+  if (ImGui::ArrowButton("##previous_step", ImGuiDir_Left) && step > configs::kFirstStep) --step;
   ImGui::SameLine();
   ImGui::SetNextItemWidth(420);
   const std::string preview = "step " + std::to_string(step) + ": " + std::string(step_title(step));
   if (ImGui::BeginCombo("##detail_step", preview.c_str())) {
-    for (int candidate = 1; candidate <= kStepCount; ++candidate) {
+    for (int candidate = configs::kFirstStep; candidate <= configs::kLastStep; ++candidate) {
       const std::string label =
           "step " + std::to_string(candidate) + ": " + std::string(step_title(candidate));
       if (ImGui::Selectable(label.c_str(), candidate == step)) step = candidate;
@@ -65,7 +68,7 @@ void DetailView::draw(ExplorerState& state) {
     ImGui::EndCombo();
   }
   ImGui::SameLine();
-  if (ImGui::ArrowButton("##next_step", ImGuiDir_Right) && step < kStepCount) ++step;
+  if (ImGui::ArrowButton("##next_step", ImGuiDir_Right) && step < configs::kLastStep) ++step;
   ImGui::SameLine();
   ImGui::TextUnformatted("   ");
   ImGui::SameLine();

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <numeric>
 
+#include "configs/config_sets.hpp"
 #include "explorer/gui/explorer_state.hpp"
 #include "explorer/gui/screenshot.hpp"
 #include "explorer/gui/views.hpp"
@@ -41,7 +42,7 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                ->capture_default_str());
   in_group(app.add_option("--detail-step", options.detail_step,
                           "Step the detail view shows first (default: the second with data)")
-               ->check(CLI::Range(1, 16)));
+               ->check(CLI::Range(configs::kFirstStep, configs::kLastStep)));
   in_group(app.add_option("--detail-tab", options.detail_tab,
                           "Tab the detail view shows first: documentation, diff or sass")
                ->check(CLI::IsMember({"documentation", "diff", "sass"})));

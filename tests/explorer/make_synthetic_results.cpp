@@ -7,7 +7,7 @@
 // DIR/variant.csv   the same measurements, later steps faster: the second file for Compare
 // DIR/corrupt.csv   a results header, one good row, then a row with missing fields
 // DIR/foreign.csv   a CSV from somewhere else entirely
-// DIR/sass/         a SASS artifact of steps 1-16 (tests/explorer/synthetic_sass.hpp)
+// DIR/sass/         a SASS artifact of every step (tests/explorer/synthetic_sass.hpp)
 // baseline.csv and variant.csv also hold device ceilings (peak:* rows) and DRAM byte counts, so
 // the roofline has points and roofs.
 #include <CLI/CLI.hpp>
@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "configs/config_sets.hpp"
 #include "kernels/common/config.hpp"
 #include "profiling/results.hpp"
 #include "tests/explorer/synthetic_sass.hpp"
@@ -194,7 +195,7 @@ int main(int argc, char** argv) {
     corrupt << "2,oops\n";
   }
   { std::ofstream(dir / "foreign.csv") << "name,score\nalice,3\nbob,4\n"; }
-  flashscope::testing::write_synthetic_sass(dir / "sass", 16);
+  flashscope::testing::write_synthetic_sass(dir / "sass", flashscope::configs::kLastStep);
   std::cout << "wrote synthetic test data to " << out_dir << '\n';
   return 0;
 }

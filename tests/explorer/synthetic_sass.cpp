@@ -59,6 +59,39 @@ Mix mix_of(int step) {
   return mix;
 }
 
+// A Hopper-track kernel: TMA loads on mbarriers and wgmma instead of LDGSTS, LDSM and HMMA.
+SassFunction synthetic_hopper_function(const KernelConfig& config, const std::string& name) {
+  SassFunction function;
+  function.arch = "sm_90a";
+  function.name = name;
+  ListingBuilder out(function);
+  out.add("LDC", "R1, c[0x0][0x28]");
+  out.add("S2R", "R0, SR_TID.X");
+  out.add("SYNCS.EXCH.64", "URZ, [UR8], UR4");
+  for (int stage = 0; stage < config.stages; ++stage)
+    out.add("UTMALDG.4D", "[UR" + std::to_string(16 + stage) + "], [UR6]");
+  const std::uint32_t head = out.next_address();
+  out.add("SYNCS.PHASECHK.TRANS64.TRYWAIT", "P0, [UR8], R2");
+  out.add("WARPGROUP.ARRIVE", "");
+  for (int k = 0; k < config.d_head / 16; ++k)
+    out.add("HGMMA.64x128x16.F32", "R24, gdesc[UR12], R24, gsb0");
+  out.add("WARPGROUP.DEPBAR.LE", "gsb0, 0x0");
+  for (int i = 0; i < 32; ++i)
+    out.add("MUFU.EX2", out.reg(60 + i) + ", " + out.reg(60 + i));
+  for (int k = 0; k < config.B_c / 16; ++k)
+    out.add("HGMMA.64x128x16.F32", "R88, " + out.reg(60 + k) + ", gdesc[UR14], R88, gsb0");
+  out.add("SYNCS.ARRIVE.TRANS64.RED.A1T0", "RZ, [UR8], RZ");
+  out.add("ISETP.NE.AND", "P1, PT, " + out.reg(2) + ", c[0x0][0x214], PT");
+  out.branch_to(head, "@P1");
+  out.add("UTMASTG.4D", "[UR6], [UR20]");
+  out.add("EXIT", "");
+  const std::uint32_t self = out.next_address();
+  out.branch_to(self, "");
+  while (function.instructions.size() % 8 != 0)
+    out.add("NOP", "");
+  return function;
+}
+
 SassFunction synthetic_function(int step, const KernelConfig& config, const std::string& arch,
                                 const std::string& name) {
   SassFunction function;
@@ -140,8 +173,11 @@ void write_synthetic_sass(const std::filesystem::path& directory, int last_step)
       const std::string id =
           "s" + std::to_string(step) + "_" + std::string(dtype_lower_name(dtype));
       for (const std::string arch : {"sm_80", "sm_90a"}) {
+        if (is_hopper_config(config) && arch != "sm_90a") continue;  // sm_90a-only, as built
         const std::string name = "_Z19synthetic_kernel_" + id;
-        const SassFunction function = synthetic_function(step, config, arch, name);
+        const SassFunction function = is_hopper_config(config)
+                                          ? synthetic_hopper_function(config, name)
+                                          : synthetic_function(step, config, arch, name);
         sass::SassKernelRecord record;
         record.step = step;
         record.config = config;
