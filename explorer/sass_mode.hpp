@@ -11,9 +11,9 @@ namespace flashscope::cli {
 
 struct SassCli {
   int step = 0;
-  std::string config;   // short form; empty: the step's default kernel
-  std::string dtype;    // fp16 / bf16 for the default kernel (default fp16)
-  std::string arch;     // "sm_80", "sm_90a"; empty: where the step's kernel is largest
+  std::string config;  // short form; empty: the step's default kernel
+  std::string dtype;   // fp16 / bf16 for the default kernel (default fp16)
+  std::string arch;    // "sm_80", "sm_90a"; empty: where the step's kernel is largest
   bool diff_previous = false;
   std::string against;  // "STEP" or "STEP:CONFIG"
   std::string by = "opcode";
