@@ -151,7 +151,7 @@ if has_stage test; then
   tail -15 "$LOG_DIR/ctest.log" | tee -a "$LOG_DIR/summary.txt"
 fi
 
-if has_stage sweep && "$EXPLORER" --help | grep -q -- "--csv"; then
+if has_stage sweep; then
   log "sweep: explorer --csv $SWEEP_ARGS"
   # shellcheck disable=SC2086
   "$EXPLORER" --csv --output "$LOG_DIR/sweep.csv" $SWEEP_ARGS 2> "$LOG_DIR/sweep.log" || STATUS=1
