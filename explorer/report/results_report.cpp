@@ -1,7 +1,9 @@
 #include "explorer/report/results_report.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -98,9 +100,13 @@ std::string progression_block(const RowSet& set) {
   return out;
 }
 
+RowSet campaign_of_steps(const RowSet& set, int first, int last);
+
 // The Hopper track (steps 17–21) from step 16, against both references: % FA2 and % cuDNN at the
-// headline N and as the harmonic mean over every measured N, per dtype.
-std::string hopper_block(const RowSet& set) {
+// headline N and as the harmonic mean over every measured N, per dtype. Steps and references come
+// from the one campaign that measured the Hopper steps.
+std::string hopper_block(const RowSet& all) {
+  const RowSet set = campaign_of_steps(all, kFirstHopperStep, configs::kLastStep);
   const std::vector<std::string> dtypes = dtypes_of(set);
   std::string out = "| # | step |";
   std::string rule = "| ---: | --- |";
@@ -181,6 +187,26 @@ std::vector<const ResultRow*> rows_of_main_campaign(const RowSet& set, const std
   return rows;
 }
 
+// The rows of the campaign (commit) that measured the most distinct steps of [first, last]: a
+// progression table compares steps and references measured in one run on one host.
+RowSet campaign_of_steps(const RowSet& set, int first, int last) {
+  std::map<std::string, std::set<int>> steps_by_commit;
+  for (const ResultRow* row : set.rows()) {
+    const int step = std::atoi(row->step.c_str());
+    if (step >= first && step <= last) steps_by_commit[row->git_commit].insert(step);
+  }
+  if (steps_by_commit.empty()) return RowSet{};
+  const std::string commit = std::max_element(steps_by_commit.begin(), steps_by_commit.end(),
+                                              [](const auto& a, const auto& b) {
+                                                return a.second.size() < b.second.size();
+                                              })
+                                 ->first;
+  std::vector<const ResultRow*> rows;
+  for (const ResultRow* row : set.rows())
+    if (row->git_commit == commit) rows.push_back(row);
+  return RowSet(std::move(rows));
+}
+
 std::string autotune_block(const RowSet& all, const std::string& step) {
   const RowSet set(rows_of_main_campaign(all, step));
   BlockShapeCache shapes;
@@ -248,18 +274,63 @@ std::string dataset_block(const RowSet& set) {
 
 }  // namespace
 
-std::map<std::string, std::string> report_blocks(const RowSet& set) {
+namespace {
+
+// "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3": the suffix of a block measured on that device.
+std::string device_slug(const std::string& device) {
+  std::string slug;
+  for (const char ch : device) {
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      slug += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    else if (!slug.empty() && slug.back() != '-')
+      slug += '-';
+  }
+  while (!slug.empty() && slug.back() == '-')
+    slug.pop_back();
+  if (slug.rfind("nvidia-", 0) == 0) slug.erase(0, 7);
+  return slug;
+}
+
+// The blocks measured on one device.
+std::map<std::string, std::string> device_blocks(const RowSet& set) {
   std::map<std::string, std::string> blocks;
-  blocks["progression"] = progression_block(set);
-  blocks["hopper"] = hopper_block(set);
-  blocks["references"] = references_block(set);
-  blocks["dataset"] = dataset_block(set);
+  // The seed's steps and the Hopper track each come from their own campaign.
+  const RowSet ampere = campaign_of_steps(set, configs::kFirstStep, kFirstHopperStep - 1);
+  const RowSet hopper = campaign_of_steps(set, kFirstHopperStep, configs::kLastStep);
+  if (!ampere.empty()) {
+    blocks["progression"] = progression_block(ampere);
+    blocks["references"] = references_block(ampere);
+  }
+  if (!hopper.empty()) blocks["hopper"] = hopper_block(set);
   for (const int step : set.steps()) {
     char name[16];
     std::snprintf(name, sizeof name, "step-%02d", step);
-    if (std::string block = step_block(set, step); !block.empty()) blocks[name] = block;
+    const RowSet& campaign = step >= kFirstHopperStep ? hopper : ampere;
+    if (std::string block = step_block(campaign, step); !block.empty()) blocks[name] = block;
     blocks["autotune-" + std::to_string(step)] = autotune_block(set, std::to_string(step));
   }
+  return blocks;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> report_blocks(const RowSet& set) {
+  // Every device's blocks carry its suffix ("hopper@h100-80gb-hbm3"); the device with the most
+  // rows also gives the unsuffixed names the documents have used since the first dataset.
+  std::map<std::string, std::vector<const ResultRow*>> rows_by_device;
+  for (const ResultRow* row : set.rows())
+    rows_by_device[row->device].push_back(row);
+  std::string primary;
+  for (const auto& [device, rows] : rows_by_device)
+    if (primary.empty() || rows.size() > rows_by_device[primary].size()) primary = device;
+  std::map<std::string, std::string> blocks;
+  for (const auto& [device, rows] : rows_by_device) {
+    for (const auto& [name, text] : device_blocks(RowSet(rows))) {
+      blocks[name + "@" + device_slug(device)] = text;
+      if (device == primary) blocks[name] = text;
+    }
+  }
+  blocks["dataset"] = dataset_block(set);
   return blocks;
 }
 
