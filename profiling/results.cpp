@@ -270,6 +270,16 @@ std::optional<int> ResultRow::step_number() const {
   return value;
 }
 
+std::string run_key(const ResultRow& row) {
+  return row.host + "\n" + row.git_commit + (row.git_dirty.value_or(false) ? "+dirty" : "");
+}
+
+std::string run_label(const ResultRow& row) {
+  const std::string commit = (row.git_commit.empty() ? std::string("no commit") : row.git_commit) +
+                             (row.git_dirty.value_or(false) ? "+dirty" : "");
+  return row.host.empty() ? commit : row.host + ", " + commit;
+}
+
 const std::vector<std::string>& result_columns() {
   static const std::vector<std::string> columns(kColumnNames.begin(), kColumnNames.end());
   return columns;

@@ -67,6 +67,13 @@ class ResultsFormatError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The measuring campaign a row belongs to: its host and the commit (and dirty state) it was built
+// from. Rows of different runs were measured on different machines or code and are compared
+// only on purpose (the explorer never mixes them silently). Rows from files without a host
+// column are told apart by commit. run_label is the same for people: "gpu-7, 3babb06a1b2c+dirty".
+std::string run_key(const ResultRow& row);
+std::string run_label(const ResultRow& row);
+
 // Column names in output order (extra metrics follow as "metric:<name>").
 const std::vector<std::string>& result_columns();
 
