@@ -24,7 +24,7 @@ std::vector<SweepSeries> build_sweep_series(const RowSet& set, const SweepQuery&
       for (const auto& [seq_len, row] : found->second) {
         std::optional<double> value = row->tflops;
         if (query.mode == ValueMode::percent_of_reference)
-          value = set.percent_of_reference(*row, query.reference);
+          value = set.percent_of_reference(*row, query.reference, query.basis);
         if (value) line.points.push_back({seq_len, *value, row});
       }
       if (!line.points.empty()) series.push_back(std::move(line));
