@@ -2,15 +2,18 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "configs/config_sets.hpp"
 #include "explorer/model/autotune.hpp"
 #include "explorer/model/fields.hpp"
 #include "explorer/model/progression.hpp"
+#include "profiling/reference_drift.hpp"
 
 namespace flashscope::explorer {
 
@@ -52,14 +55,64 @@ std::vector<std::string> dtypes_of(const RowSet& set) {
   return out;
 }
 
-std::string progression_block(const RowSet& set) {
+// The rows of one run (run_key).
+std::vector<const ResultRow*> rows_of_run(const RowSet& set, const std::string& run) {
+  std::vector<const ResultRow*> rows;
+  for (const ResultRow* row : set.rows())
+    if (run_key(*row) == run) rows.push_back(row);
+  return rows;
+}
+
+// The run with the most usable rows matching `wanted`, counted by distinct (step, config, dtype,
+// N); ties go to the first run key. Empty when no row matches.
+template <typename Wanted>
+std::string busiest_run(const RowSet& set, Wanted wanted) {
+  std::map<std::string, std::set<std::tuple<std::string, std::string, std::string, int>>> items;
+  for (const ResultRow* row : set.rows())
+    if (is_usable(*row) && wanted(*row))
+      items[run_key(*row)].insert({row->step, row->config, row->dtype, row->seq_len});
+  std::string best;
+  std::size_t most = 0;
+  for (const auto& [run, measured] : items)
+    if (measured.size() > most) {
+      best = run;
+      most = measured.size();
+    }
+  return best;
+}
+
+// The progression's run: the one that measured the most (step, dtype, N) of numbered steps.
+// Tables built from it compare steps measured on one host, by one build, in one sweep; rows of
+// other runs (a tune sweep on another host) have tables of their own.
+std::string progression_run(const RowSet& set) {
+  std::map<std::string, std::set<std::tuple<std::string, std::string, int>>> covered;
+  for (const ResultRow* row : set.rows())
+    if (is_usable(*row) && !row->is_reference())
+      covered[run_key(*row)].insert({row->step, row->dtype, row->seq_len});
+  std::string best;
+  std::size_t most = 0;
+  for (const auto& [run, cells] : covered)
+    if (cells.size() > most) {
+      best = run;
+      most = cells.size();
+    }
+  return best;
+}
+
+std::string percent_text(std::optional<double> value) {
+  return fixed(value, 1, " %");
+}
+
+std::string progression_block(const RowSet& all) {
+  const RowSet set(rows_of_run(all, progression_run(all)));
   const std::vector<std::string> dtypes = dtypes_of(set);
   std::string out = "| # | step |";
   std::string rule = "| ---: | --- |";
+  const std::string n = std::to_string(kHeadlineSeqLen);
   for (const std::string& dtype : dtypes) {
-    out += " " + dtype + " % FA2 @" + std::to_string(kHeadlineSeqLen) + " | " + dtype +
-           " % FA2 harm. | " + dtype + " TFLOP/s @" + std::to_string(kHeadlineSeqLen) + " |";
-    rule += " ---: | ---: | ---: |";
+    out += " " + dtype + " % FA2 @" + n + " by time | by cycles | " + dtype +
+           " % FA2 harm. by time | by cycles | " + dtype + " TFLOP/s @" + n + " |";
+    rule += " ---: | ---: | ---: | ---: | ---: |";
   }
   out += " seed A100 @4096 | seed A100 harm. | seed 3090 @4096 | seed 3090 harm. |\n";
   rule += " ---: | ---: | ---: | ---: |\n";
@@ -70,79 +123,212 @@ std::string progression_block(const RowSet& set) {
     at_headline[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
     harmonic[dtype] = build_progression(set, {dtype, std::nullopt, Reference::fa2});
   }
+  const auto percent_of = [](const StepValue* value, PercentBasis basis) {
+    return value ? value->percent_by(basis) : std::nullopt;
+  };
   for (int step = configs::kFirstStep; step <= configs::kLastStep; ++step) {
     out += "| " + std::to_string(step) + " | " + std::string(configs::step_info(step).title) + " |";
     for (const std::string& dtype : dtypes) {
       const StepValue* now = at_headline[dtype].find_step(step);
       const StepValue* mean = harmonic[dtype].find_step(step);
-      out += " " + fixed(now ? now->percent : std::nullopt, 1, " %") + " | " +
-             fixed(mean ? mean->percent : std::nullopt, 1, " %") + " | " +
+      out += " " + percent_text(percent_of(now, PercentBasis::time)) + " | " +
+             percent_text(percent_of(now, PercentBasis::cycles)) + " | " +
+             percent_text(percent_of(mean, PercentBasis::time)) + " | " +
+             percent_text(percent_of(mean, PercentBasis::cycles)) + " | " +
              fixed(now ? std::optional<double>(now->tflops) : std::nullopt, 1) + " |";
     }
-    const SeedResult& seed = kSeedResults[step - 1];
-    out += " " + fixed(seed.a100_4096, 1, " %") + " | " + fixed(seed.a100_harmonic, 1, " %") +
-           " | " + fixed(seed.rtx3090_4096, 1, " %") + " | " +
-           fixed(seed.rtx3090_harmonic, 1, " %") + " |\n";
+    // The seed published steps 1-16 only.
+    if (step - 1 < static_cast<int>(std::size(kSeedResults))) {
+      const SeedResult& seed = kSeedResults[step - 1];
+      out += " " + fixed(seed.a100_4096, 1, " %") + " | " + fixed(seed.a100_harmonic, 1, " %") +
+             " | " + fixed(seed.rtx3090_4096, 1, " %") + " | " +
+             fixed(seed.rtx3090_harmonic, 1, " %") + " |\n";
+    } else {
+      out += " – | – | – | – |\n";
+    }
   }
   for (const Reference reference : kReferences) {
     out += "| | " + std::string(reference_label(reference)) + " (TFLOP/s) |";
     for (const std::string& dtype : dtypes) {
       const StepValue* now = at_headline[dtype].find_reference(reference);
       const StepValue* mean = harmonic[dtype].find_reference(reference);
-      out += " " + fixed(now ? std::optional<double>(now->tflops) : std::nullopt, 1) + " | " +
-             fixed(mean ? std::optional<double>(mean->tflops) : std::nullopt, 1) + " | |";
+      out += " " + fixed(now ? std::optional<double>(now->tflops) : std::nullopt, 1) + " | | " +
+             fixed(mean ? std::optional<double>(mean->tflops) : std::nullopt, 1) + " | | |";
     }
     out += " | | | |\n";
   }
   return out;
 }
 
+// Per run and N, each reference's TFLOP/s: its first pass, as kernel rows are paired with it.
 std::string references_block(const RowSet& set) {
-  std::string out = "| N | batch |";
-  std::string rule = "| ---: | ---: |";
   const std::vector<std::string> dtypes = dtypes_of(set);
+  std::string out = "| run | N | batch |";
+  std::string rule = "| --- | ---: | ---: |";
   for (const std::string& dtype : dtypes)
     for (const Reference reference : kReferences) {
       out += " " + std::string(reference_label(reference)) + " " + dtype + " |";
       rule += " ---: |";
     }
   out += "\n" + rule + "\n";
-  for (const int seq_len : set.seq_lens("")) {
-    std::string line = "| " + std::to_string(seq_len) + " |";
-    std::optional<int> batch;
-    std::string cells;
-    for (const std::string& dtype : dtypes)
-      for (const Reference reference : kReferences) {
-        const ResultRow* best = nullptr;
-        for (const ResultRow* row : set.rows())
-          if (row->step == reference_key(reference) && row->dtype == dtype &&
-              row->seq_len == seq_len && is_usable(*row) &&
-              (!best || row->median_ms < best->median_ms))
-            best = row;
-        if (best) batch = best->batch;
-        cells += " " + fixed(best ? std::optional<double>(best->tflops) : std::nullopt, 1) + " |";
-      }
-    out += line + " " + (batch ? std::to_string(*batch) : "–") + " |" + cells + "\n";
+  std::map<std::string,
+           std::map<int, std::map<std::pair<std::string, Reference>, const ResultRow*>>>
+      by_run;  // run label -> N -> (dtype, reference) -> row
+  for (const ResultRow* row : set.rows()) {
+    const auto reference = reference_from_key(row->step);
+    if (!reference || !is_usable(*row)) continue;
+    const ResultRow* paired = set.reference_for(*row, *reference);
+    if (paired == row) by_run[run_label(*row)][row->seq_len][{row->dtype, *reference}] = row;
+  }
+  for (const auto& [run, by_n] : by_run)
+    for (const auto& [seq_len, cells] : by_n) {
+      std::optional<int> batch;
+      std::string line;
+      for (const std::string& dtype : dtypes)
+        for (const Reference reference : kReferences) {
+          const auto found = cells.find({dtype, reference});
+          const ResultRow* row = found == cells.end() ? nullptr : found->second;
+          if (row) batch = row->batch;
+          line += " " + fixed(row ? std::optional<double>(row->tflops) : std::nullopt, 1) + " |";
+        }
+      out += "| " + run + " | " + std::to_string(seq_len) + " | " +
+             (batch ? std::to_string(*batch) : "–") + " |" + line + "\n";
+    }
+  return out;
+}
+
+// "1694-1739 (median 1710)" over the rows' SM clocks, or "–".
+std::string clock_range(std::vector<int> clocks) {
+  clocks.erase(std::remove(clocks.begin(), clocks.end(), 0), clocks.end());
+  if (clocks.empty()) return "–";
+  std::sort(clocks.begin(), clocks.end());
+  const std::size_t n = clocks.size();
+  const int median = n % 2 ? clocks[n / 2] : (clocks[n / 2 - 1] + clocks[n / 2]) / 2;
+  return std::to_string(clocks.front()) + "–" + std::to_string(clocks.back()) + " (median " +
+         std::to_string(median) + ")";
+}
+
+std::string clock_control(const std::vector<const ResultRow*>& rows) {
+  std::set<int> locked;
+  bool as_found = false;
+  for (const ResultRow* row : rows) {
+    if (row->locked_sm_clock_mhz)
+      locked.insert(*row->locked_sm_clock_mhz);
+    else
+      as_found = true;
+  }
+  std::string text = as_found ? "as found (not locked)" : "";
+  for (const int mhz : locked)
+    text += (text.empty() ? "" : ", ") + std::string("locked at ") + std::to_string(mhz) + " MHz";
+  return text;
+}
+
+// Per run: the SM clock each kind of row ran at (measured under its own load).
+std::string clocks_block(const RowSet& set) {
+  std::map<std::string, std::vector<const ResultRow*>> by_run;
+  for (const ResultRow* row : set.rows())
+    if (is_usable(*row)) by_run[run_label(*row)].push_back(row);
+  std::string out =
+      "| run | kernel rows (MHz) | FA2 rows (MHz) | cuDNN rows (MHz) | SM clock |\n"
+      "| --- | --- | --- | --- | --- |\n";
+  for (const auto& [run, rows] : by_run) {
+    std::vector<int> kernels, fa2, cudnn;
+    for (const ResultRow* row : rows)
+      (row->step == "fa2"     ? fa2
+       : row->step == "cudnn" ? cudnn
+                              : kernels)
+          .push_back(row->sm_clock_mhz);
+    out += "| " + run + " | " + clock_range(kernels) + " | " + clock_range(fa2) + " | " +
+           clock_range(cudnn) + " | " + clock_control(rows) + " |\n";
   }
   return out;
 }
 
-// The rows of the campaign that measured most of `step`'s rows, told apart by commit: a tune
-// sweep's configs must compete with each other, not with the same step's picks measured in
-// another run (another host or clock, which moves every time by a percent or so).
-std::vector<const ResultRow*> rows_of_main_campaign(const RowSet& set, const std::string& step) {
-  std::map<std::string, int> rows_by_commit;
-  for (const ResultRow* row : set.rows())
-    if (row->step == step) ++rows_by_commit[row->git_commit];
-  if (rows_by_commit.empty()) return {};
-  const std::string commit =
-      std::max_element(rows_by_commit.begin(), rows_by_commit.end(),
-                       [](const auto& a, const auto& b) { return a.second < b.second; })
-          ->first;
+// A step's configs against FA2 at N = 4096 in the progression run, three ways: event medians
+// (each at the clock its own back-to-back launches ran at), cycles (clock-free), and the profiled
+// launches' CUPTI durations.
+std::string versus_fa2_block(const RowSet& all, int step) {
+  const RowSet set(rows_of_run(all, progression_run(all)));
   std::vector<const ResultRow*> rows;
   for (const ResultRow* row : set.rows())
-    if (row->git_commit == commit) rows.push_back(row);
-  return rows;
+    if (row->step == std::to_string(step) && row->seq_len == kHeadlineSeqLen && is_usable(*row))
+      rows.push_back(row);
+  if (rows.empty()) return "";
+  std::sort(rows.begin(), rows.end(), [&](const ResultRow* a, const ResultRow* b) {
+    if (a->dtype != b->dtype) return a->dtype > b->dtype;  // fp16 first
+    return a->median_ms < b->median_ms;
+  });
+  std::string out =
+      "| dtype | config | time (ms) | % FA2 by time | % FA2 by cycles | % FA2 by CUPTI duration | "
+      "SM clock (MHz) | FA2's SM clock (MHz) |\n"
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const ResultRow* row : rows) {
+    const ResultRow* fa2 = set.reference_for(*row, Reference::fa2);
+    std::optional<double> by_duration;
+    if (fa2 && fa2->cupti_duration_ms && row->cupti_duration_ms && *row->cupti_duration_ms > 0)
+      by_duration = *fa2->cupti_duration_ms / *row->cupti_duration_ms * 100.0;
+    out += "| " + row->dtype + " | `" + row->config + "` | " + fixed(row->median_ms, 3) + " | " +
+           percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::time)) +
+           " | " +
+           percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::cycles)) +
+           " | " + percent_text(by_duration) + " | " +
+           (row->sm_clock_mhz > 0 ? std::to_string(row->sm_clock_mhz) : "–") + " | " +
+           (fa2 && fa2->sm_clock_mhz > 0 ? std::to_string(fa2->sm_clock_mhz) : "–") + " |\n";
+  }
+  return out;
+}
+
+// How far the references moved between their first pass and the repeat after the kernels.
+std::string drift_block(const RowSet& set) {
+  const std::vector<ReferenceDrift> drifts = reference_drift(set.rows());
+  if (drifts.empty())
+    return "No run in the data measured its references twice (the `reference_pass` column, "
+           "added after these sweeps), so the drift over a sweep is not known for it.\n";
+  const auto percent = [](double change, int decimals) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%+.*f %%", decimals, 100.0 * change);
+    return std::string(text);
+  };
+  std::string out =
+      "| run | reference | dtype | N measured twice | time, repeat vs first | median | cycles, "
+      "repeat vs first | SM clock first -> repeat (MHz) |\n"
+      "| --- | --- | --- | ---: | --- | ---: | --- | --- |\n";
+  for (const ReferenceDrift& drift : drifts) {
+    const auto range = [](int low, int high) {
+      return low == high ? std::to_string(low) : std::to_string(low) + "–" + std::to_string(high);
+    };
+    out +=
+        "| " + drift.run + " | " + drift.reference + " | " + drift.dtype + " | " +
+        std::to_string(drift.points.size()) + " | " + percent(drift.time_min, 1) + " .. " +
+        percent(drift.time_max, 1) + " | " + percent(drift.time_median, 1) + " | " +
+        (drift.cycles_min ? percent(*drift.cycles_min, 2) + " .. " + percent(*drift.cycles_max, 2)
+                          : std::string("–")) +
+        " | " + range(drift.clock_first_min, drift.clock_first_max) + " -> " +
+        range(drift.clock_last_min, drift.clock_last_max) + " |\n";
+  }
+  return out;
+}
+
+// Rows whose values fail a sanity check (profiling/results.hpp, sanity_warnings).
+std::string warnings_block(const RowSet& set) {
+  std::string out;
+  for (const ResultRow* row : set.rows())
+    if (!row->warnings.empty())
+      out += "| " + run_label(*row) + " | " + step_label(row->step) + " | " +
+             (row->config.empty() ? std::string("–") : "`" + row->config + "`") + " | " +
+             row->dtype + " | " + std::to_string(row->seq_len) + " | " + row->warnings + " |\n";
+  if (out.empty()) return "No row carries a warning.\n";
+  return "| run | step | config | dtype | N | warning |\n| --- | --- | --- | --- | ---: | --- |\n" +
+         out;
+}
+
+// The rows of the run that measured most of `step`'s rows: a tune sweep's configs must compete
+// with each other, not with the same step's picks measured in another run (another host or
+// clock, which moves every time by a percent or so).
+std::vector<const ResultRow*> rows_of_main_campaign(const RowSet& set, const std::string& step) {
+  const std::string run = busiest_run(set, [&](const ResultRow& row) { return row.step == step; });
+  if (run.empty()) return {};
+  return rows_of_run(set, run);
 }
 
 std::string autotune_block(const RowSet& all, const std::string& step) {
@@ -153,24 +339,34 @@ std::string autotune_block(const RowSet& all, const std::string& step) {
   for (const AutotunePoint& point : model.points)
     ++configs_measured[{point.row->dtype, point.row->seq_len}];
   std::string out =
-      "| dtype | N | configs measured | fastest config | TFLOP/s | % FA2 | registers |\n"
-      "| --- | ---: | ---: | --- | ---: | ---: | ---: |\n";
+      "| dtype | N | configs measured | fastest config | TFLOP/s | % FA2 by time | % FA2 by "
+      "cycles | registers |\n"
+      "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n";
   for (const ResultRow* row : model.fastest) {
-    out += "| " + row->dtype + " | " + std::to_string(row->seq_len) + " | " +
-           std::to_string(configs_measured[{row->dtype, row->seq_len}]) + " | `" + row->config +
-           "` | " + fixed(row->tflops, 1) + " | " +
-           fixed(set.percent_of_reference(*row, Reference::fa2), 1, " %") + " | " +
-           fixed(row->registers ? std::optional<double>(*row->registers) : std::nullopt, 0) +
-           " |\n";
+    out +=
+        "| " + row->dtype + " | " + std::to_string(row->seq_len) + " | " +
+        std::to_string(configs_measured[{row->dtype, row->seq_len}]) + " | `" + row->config +
+        "` | " + fixed(row->tflops, 1) + " | " +
+        percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::time)) + " | " +
+        percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::cycles)) + " | " +
+        fixed(row->registers ? std::optional<double>(*row->registers) : std::nullopt, 0) + " |\n";
   }
   return out;
 }
 
-std::string step_block(const RowSet& set, int step) {
+std::string step_block(const RowSet& all, int step) {
+  // The progression run when it measured this step, else the run that measured most of it.
+  std::string run = progression_run(all);
+  const std::string name = std::to_string(step);
+  const RowSet main(rows_of_run(all, run));
+  if (std::find(main.steps().begin(), main.steps().end(), step) == main.steps().end())
+    run = busiest_run(all, [&](const ResultRow& row) { return row.step == name; });
+  const RowSet set(rows_of_run(all, run));
   std::string out =
-      "| dtype | config (fastest at N = 4096) | time (ms) | TFLOP/s | % FA2 | registers | "
-      "spill (local bytes) | L2 hit | cycles (M) | TFLOP/s vs previous step |\n"
-      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+      "| dtype | config (fastest at N = 4096) | time (ms) | TFLOP/s | % FA2 by time | % FA2 by "
+      "cycles | registers | spill (local bytes) | L2 hit | cycles (M) | SM clock (MHz) | "
+      "TFLOP/s vs previous step |\n"
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   bool any = false;
   for (const std::string& dtype : dtypes_of(set)) {
     const Progression progression =
@@ -183,29 +379,34 @@ std::string step_block(const RowSet& set, int step) {
     for (const MetricChange& metric : change.changes)
       if (metric.field == Field::tflops && step > 1) tflops_change = metric.relative_change();
     out += "| " + dtype + " | `" + row.config + "` | " + fixed(row.median_ms, 3) + " | " +
-           fixed(row.tflops, 1) + " | " + fixed(change.current->percent, 1, " %") + " | " +
+           fixed(row.tflops, 1) + " | " + percent_text(change.current->percent) + " | " +
+           percent_text(change.current->percent_cycles) + " | " +
            fixed(row.registers ? std::optional<double>(*row.registers) : std::nullopt, 0) + " | " +
            fixed(row.local_bytes ? std::optional<double>(*row.local_bytes) : std::nullopt, 0) +
-           " | " + fixed(row.l2_hit_pct, 1, " %") + " | " +
+           " | " + fixed(row.l2_hit_pct, 1, " %") +
+           (row.warnings.find("l2_hit_pct") != std::string::npos ? " (!)" : "") + " | " +
            fixed(row.cycles ? std::optional<double>(*row.cycles / 1e6) : std::nullopt, 2) + " | " +
+           (row.sm_clock_mhz > 0 ? std::to_string(row.sm_clock_mhz) : "–") + " | " +
            signed_percent(tflops_change) + " |\n";
   }
   return any ? out : "";
 }
 
 std::string dataset_block(const RowSet& set) {
-  std::map<std::string, std::set<std::string>> commits_by_device;
-  std::map<std::string, int> rows_by_device;
-  for (const ResultRow* row : set.rows()) {
-    commits_by_device[row->device].insert(row->git_commit);
-    ++rows_by_device[row->device];
-  }
-  std::string out = "| device | rows | commits |\n| --- | ---: | --- |\n";
-  for (const auto& [device, commits] : commits_by_device) {
-    std::string list;
-    for (const std::string& commit : commits)
-      list += (list.empty() ? "" : ", ") + commit;
-    out += "| " + device + " | " + std::to_string(rows_by_device[device]) + " | " + list + " |\n";
+  std::map<std::string, std::vector<const ResultRow*>> by_run;
+  for (const ResultRow* row : set.rows())
+    by_run[run_label(*row)].push_back(row);
+  std::string out =
+      "| run (host, commit) | device | rows | SM clock |\n| --- | --- | ---: | --- |\n";
+  for (const auto& [run, rows] : by_run) {
+    std::set<std::string> devices;
+    for (const ResultRow* row : rows)
+      devices.insert(row->device);
+    std::string device_list;
+    for (const std::string& device : devices)
+      device_list += (device_list.empty() ? "" : ", ") + device;
+    out += "| " + run + " | " + device_list + " | " + std::to_string(rows.size()) + " | " +
+           clock_control(rows) + " |\n";
   }
   return out;
 }
@@ -216,12 +417,17 @@ std::map<std::string, std::string> report_blocks(const RowSet& set) {
   std::map<std::string, std::string> blocks;
   blocks["progression"] = progression_block(set);
   blocks["references"] = references_block(set);
+  blocks["clocks"] = clocks_block(set);
+  blocks["drift"] = drift_block(set);
+  blocks["warnings"] = warnings_block(set);
   blocks["dataset"] = dataset_block(set);
   for (const int step : set.steps()) {
     char name[16];
     std::snprintf(name, sizeof name, "step-%02d", step);
     if (std::string block = step_block(set, step); !block.empty()) blocks[name] = block;
     blocks["autotune-" + std::to_string(step)] = autotune_block(set, std::to_string(step));
+    if (std::string block = versus_fa2_block(set, step); !block.empty())
+      blocks["vs-fa2-" + std::to_string(step)] = block;
   }
   return blocks;
 }
