@@ -1,6 +1,7 @@
 #include "explorer/report/results_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <map>
@@ -392,6 +393,71 @@ std::string step_block(const RowSet& all, int step) {
   return any ? out : "";
 }
 
+// Readable names of the counters scripts/gpu_host.sh's counters stage collects.
+std::string counter_label(const std::string& metric) {
+  static const std::map<std::string, std::string> kLabels = {
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "shared-load bank conflicts"},
+      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "shared-load wavefronts"},
+      {"smsp__inst_executed.sum", "instructions executed (warp level)"},
+      {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+       "tensor pipe active (% of active cycles)"},
+      {"smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct",
+       "stalled on short scoreboard (% of active warp cycles)"},
+      {"smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
+       "stalled on long scoreboard (% of active warp cycles)"},
+      {"smsp__warp_issue_stalled_wait_per_warp_active.pct",
+       "stalled on a fixed wait (% of active warp cycles)"},
+      {"l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "local-memory load bytes"},
+      {"l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum", "local-memory store bytes"},
+      {"smsp__average_warp_latency_per_inst_issued.ratio", "warp cycles per issued instruction"},
+  };
+  const auto found = kLabels.find(metric);
+  return found == kLabels.end() ? "`" + metric + "`" : found->second + " (`" + metric + "`)";
+}
+
+std::string counter_value(double value) {
+  char text[48];
+  if (std::fabs(value) >= 1000)
+    std::snprintf(text, sizeof text, "%.3g", value);
+  else
+    std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+// A step's extra hardware counters (metric:<name> columns) against the step before it, at
+// N = 4096, from the run that collected the most rows with such counters (a counters sweep).
+std::string counters_block(const RowSet& all, int step) {
+  const std::string run = busiest_run(
+      all, [](const ResultRow& row) { return !row.is_reference() && !row.extra_metrics.empty(); });
+  if (run.empty()) return "";
+  const RowSet set(rows_of_run(all, run));
+  std::string out;
+  for (const std::string& dtype : dtypes_of(set)) {
+    const Progression progression =
+        build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
+    const StepChange change = change_from_previous_step(progression, step, set, Reference::fa2);
+    if (!change.current || change.current->rows.empty()) continue;
+    const ResultRow& current = *change.current->rows.front();
+    const ResultRow* previous =
+        change.previous && !change.previous->rows.empty() ? change.previous->rows.front() : nullptr;
+    for (const auto& [metric, value] : current.extra_metrics) {
+      std::optional<double> before;
+      if (previous)
+        if (const auto found = previous->extra_metrics.find(metric);
+            found != previous->extra_metrics.end())
+          before = found->second;
+      std::optional<double> relative;
+      if (before && *before != 0) relative = value / *before - 1;
+      out += "| " + dtype + " | " + counter_label(metric) + " | " +
+             (before ? counter_value(*before) : std::string("–")) + " | " + counter_value(value) +
+             " | " + signed_percent(relative) + " |\n";
+    }
+  }
+  if (out.empty()) return "";
+  return "| dtype | counter (fastest config at N = 4096) | previous step | step " +
+         std::to_string(step) + " | change |\n| --- | --- | ---: | ---: | ---: |\n" + out;
+}
+
 std::string dataset_block(const RowSet& set) {
   std::map<std::string, std::vector<const ResultRow*>> by_run;
   for (const ResultRow* row : set.rows())
@@ -428,6 +494,9 @@ std::map<std::string, std::string> report_blocks(const RowSet& set) {
     blocks["autotune-" + std::to_string(step)] = autotune_block(set, std::to_string(step));
     if (std::string block = versus_fa2_block(set, step); !block.empty())
       blocks["vs-fa2-" + std::to_string(step)] = block;
+    char counters[24];
+    std::snprintf(counters, sizeof counters, "counters-%02d", step);
+    if (std::string block = counters_block(set, step); !block.empty()) blocks[counters] = block;
   }
   return blocks;
 }

@@ -29,6 +29,8 @@ inline constexpr int kHeadlineSeqLen = 4096;
 //   step-<NN>          a step's measured effect versus the previous step (docs/versions pages)
 //   vs-fa2-<step>      each config of a step at N = 4096 against FA2: by time, cycles and
 //                      CUPTI duration, with both SM clocks
+//   counters-<NN>      a step's extra hardware counters (metric:<name> columns, e.g. from
+//                      scripts/gpu_host.sh's counters stage) against the previous step
 //   dataset            runs, devices, row counts and clock control of the data
 std::map<std::string, std::string> report_blocks(const RowSet& set);
 

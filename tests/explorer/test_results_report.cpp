@@ -168,3 +168,25 @@ TEST_CASE("the drift and warnings blocks say what the data has, or that it has n
   // The step block marks the flagged value.
   CHECK(contains(blocks.at("step-01"), "| 100.8 % (!) |"));
 }
+
+TEST_CASE("a counters block compares a step's extra counters with the previous step's") {
+  Rows rows;
+  rows.add("1", kPick, 50, "counters").extra_metrics = {
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 7.5e9},
+      {"smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct", 84}};
+  rows.add("2", kPick, 250, "counters").extra_metrics = {
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 7.0e4},
+      {"smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct", 12}};
+  rows.add("2", kPick, 260, "timing");  // another run without counters: not used
+  const auto blocks = report_blocks(rows.set());
+  REQUIRE(blocks.count("counters-02") == 1);
+  const std::string& block = blocks.at("counters-02");
+  CAPTURE(block);
+  CHECK(contains(block,
+                 "| fp16 | shared-load bank conflicts "
+                 "(`l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`) | 7.5e+09 | "
+                 "7e+04 | -100.0 % |"));
+  CHECK(contains(block, "| 84.00 | 12.00 | -85.7 % |"));
+  CHECK(blocks.count("counters-01") == 1);  // step 1 has no previous step: values only
+  CHECK(contains(blocks.at("counters-01"), "| – | 7.5e+09 | – |"));
+}
