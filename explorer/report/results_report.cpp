@@ -393,6 +393,116 @@ std::string step_block(const RowSet& all, int step) {
   return any ? out : "";
 }
 
+std::string time_change_text(double ratio) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f %%", 100.0 * (ratio - 1));
+  return text;
+}
+
+// The spread of one run's tune configs of a step, per dtype and N: how many lie within 1 % of
+// the fastest, how far the slowest is, each block shape's best and the recorded picks, all as
+// time relative to the fastest config (+3.0 % = 3 % slower).
+std::string autotune_summary_block(const RowSet& all, int step) {
+  const std::string name = std::to_string(step);
+  const RowSet set(rows_of_main_campaign(all, name));
+  BlockShapeCache shapes;
+  const AutotuneModel model = build_autotune_model(set, {name, "", std::nullopt}, shapes);
+  if (model.fastest.empty()) return "";
+  const configs::StepPicks picks = configs::step_picks(step);
+  const std::optional<KernelConfig> seed_pick =
+      picks.seed_a100 ? picks.seed_a100 : picks.progression;
+  std::string out = "| dtype | N | configs | within 1 % of the fastest | slowest |";
+  std::string rule = "| --- | ---: | ---: | ---: | ---: |";
+  for (const BlockShape& shape : model.shapes) {
+    out += " best " + block_shape_label(shape) + " |";
+    rule += " ---: |";
+  }
+  out += " seed's pick | Hopper pick |\n" + rule + " ---: | ---: |\n";
+  for (const ResultRow* fastest : model.fastest) {
+    std::vector<const AutotunePoint*> points;
+    for (const AutotunePoint& point : model.points)
+      if (point.row->dtype == fastest->dtype && point.row->seq_len == fastest->seq_len &&
+          is_usable(*point.row))
+        points.push_back(&point);
+    int within = 0;
+    double slowest = 0;
+    std::map<BlockShape, double> best_by_shape;  // median ms
+    std::optional<double> seed_ms, hopper_ms;
+    for (const AutotunePoint* point : points) {
+      const double ms = point->row->median_ms;
+      if (ms <= fastest->median_ms * 1.01) ++within;
+      slowest = std::max(slowest, ms);
+      if (point->shape) {
+        auto [slot, inserted] = best_by_shape.try_emplace(*point->shape, ms);
+        if (!inserted) slot->second = std::min(slot->second, ms);
+      }
+      const KernelConfig config = parse_short_form(point->row->config);
+      const auto is_pick = [&](const std::optional<KernelConfig>& pick) {
+        return pick && configs::with_dtype(*pick, config.dtype) == config;
+      };
+      if (is_pick(seed_pick)) seed_ms = ms;
+      if (is_pick(picks.hopper)) hopper_ms = ms;
+    }
+    const auto relative = [&](std::optional<double> ms) {
+      return ms ? time_change_text(*ms / fastest->median_ms) : std::string("–");
+    };
+    out += "| " + fastest->dtype + " | " + std::to_string(fastest->seq_len) + " | " +
+           std::to_string(points.size()) + " | " + std::to_string(within) + " | " +
+           relative(slowest) + " |";
+    for (const BlockShape& shape : model.shapes) {
+      const auto found = best_by_shape.find(shape);
+      out += " " +
+             relative(found == best_by_shape.end() ? std::nullopt
+                                                   : std::optional<double>(found->second)) +
+             " |";
+    }
+    out += " " + relative(seed_ms) + " | " + relative(hopper_ms) + " |\n";
+  }
+  return out;
+}
+
+// Rows two runs both measured (same step, config, dtype and shape): how much slower or faster
+// the later run (by label) was. Two hosts of one model differ by a percent or so, which is why
+// tables compare within one run.
+std::string run_comparison_block(const RowSet& set) {
+  using Item = std::tuple<std::string, std::string, std::string, int, int, int>;
+  std::map<std::string, std::map<Item, const ResultRow*>> by_run;
+  for (const ResultRow* row : set.rows()) {
+    if (!is_usable(*row) || row->reference_pass.value_or(1) != 1) continue;
+    const ResultRow*& slot = by_run[run_label(*row)][{row->step, row->config, row->dtype,
+                                                      row->batch, row->heads, row->seq_len}];
+    if (!slot || row->median_ms < slot->median_ms) slot = row;
+  }
+  std::string out;
+  for (auto a = by_run.begin(); a != by_run.end(); ++a)
+    for (auto b = std::next(a); b != by_run.end(); ++b) {
+      std::vector<double> all, references;
+      for (const auto& [item, row_a] : a->second) {
+        const auto found = b->second.find(item);
+        if (found == b->second.end()) continue;
+        const double ratio = found->second->median_ms / row_a->median_ms;
+        all.push_back(ratio);
+        if (row_a->is_reference()) references.push_back(ratio);
+      }
+      if (all.empty()) continue;
+      std::sort(all.begin(), all.end());
+      std::sort(references.begin(), references.end());
+      const std::size_t n = all.size();
+      const double median = n % 2 ? all[n / 2] : (all[n / 2 - 1] + all[n / 2]) / 2;
+      out += "| " + a->first + " | " + b->first + " | " + std::to_string(n) + " | " +
+             time_change_text(median) + " | " + time_change_text(all.front()) + " .. " +
+             time_change_text(all.back()) + " | " +
+             (references.empty() ? std::string("–")
+                                 : time_change_text(references.front()) + " .. " +
+                                       time_change_text(references.back())) +
+             " |\n";
+    }
+  if (out.empty()) return "No two runs in the data measured the same item.\n";
+  return "| run A | run B | items both measured | B's time vs A's, median | range | references' "
+         "range |\n| --- | --- | ---: | ---: | --- | --- |\n" +
+         out;
+}
+
 // Readable names of the counters scripts/gpu_host.sh's counters stage collects.
 std::string counter_label(const std::string& metric) {
   static const std::map<std::string, std::string> kLabels = {
@@ -487,11 +597,14 @@ std::map<std::string, std::string> report_blocks(const RowSet& set) {
   blocks["drift"] = drift_block(set);
   blocks["warnings"] = warnings_block(set);
   blocks["dataset"] = dataset_block(set);
+  blocks["run-comparison"] = run_comparison_block(set);
   for (const int step : set.steps()) {
     char name[16];
     std::snprintf(name, sizeof name, "step-%02d", step);
     if (std::string block = step_block(set, step); !block.empty()) blocks[name] = block;
     blocks["autotune-" + std::to_string(step)] = autotune_block(set, std::to_string(step));
+    if (std::string block = autotune_summary_block(set, step); !block.empty())
+      blocks["autotune-summary-" + std::to_string(step)] = block;
     if (std::string block = versus_fa2_block(set, step); !block.empty())
       blocks["vs-fa2-" + std::to_string(step)] = block;
     char counters[24];

@@ -26,6 +26,11 @@ inline constexpr int kHeadlineSeqLen = 4096;
 //   warnings           rows whose values fail a sanity check, or a sentence when none does
 //   autotune-<step>    fastest config per dtype and N among a step's configs measured by one
 //                      run (the one with most of the step's rows, e.g. a tune sweep)
+//   autotune-summary-<step>  per dtype and N of that run: configs within 1 % of the fastest,
+//                      the slowest, each block shape's best and the recorded picks, as time
+//                      relative to the fastest config
+//   run-comparison     per pair of runs: items both measured, the later run's time relative
+//                      to the earlier one (median, range, references' range)
 //   step-<NN>          a step's measured effect versus the previous step (docs/versions pages)
 //   vs-fa2-<step>      each config of a step at N = 4096 against FA2: by time, cycles and
 //                      CUPTI duration, with both SM clocks

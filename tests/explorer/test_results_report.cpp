@@ -190,3 +190,24 @@ TEST_CASE("a counters block compares a step's extra counters with the previous s
   CHECK(blocks.count("counters-01") == 1);  // step 1 has no previous step: values only
   CHECK(contains(blocks.at("counters-01"), "| – | 7.5e+09 | – |"));
 }
+
+TEST_CASE("the autotune summary and the run comparison come from the rows") {
+  Rows rows;
+  rows.add("7", kPick, 300, "tune");   // 64x64, the seed's pick for step 7
+  rows.add("7", kTuneA, 303, "tune");  // 128x64, fastest
+  rows.add("7", kTuneB, 250, "tune");  // 128x32, 21.2 % slower
+  rows.add("7", kPick, 306, "prog");   // another run: compared, not ranked
+  rows.add("fa2", "", 200, "prog");
+  rows.add("fa2", "", 198, "tune");
+  const auto blocks = report_blocks(rows.set());
+  const std::string& summary = blocks.at("autotune-summary-7");
+  CAPTURE(summary);
+  CHECK(
+      contains(summary, "| best 64x64 | best 128x32 | best 128x64 | seed's pick | Hopper pick |"));
+  CHECK(
+      contains(summary, "| fp16 | 4096 | 3 | 2 | +21.2 % | +1.0 % | +21.2 % | +0.0 % | – | – |"));
+  const std::string& comparison = blocks.at("run-comparison");
+  CAPTURE(comparison);
+  // "tune" against "prog": the pick 2.0 % slower, FA2 1.0 % slower; the median of the two.
+  CHECK(contains(comparison, "| prog | tune | 2 | +1.5 % | +1.0 % .. +2.0 % | +1.0 % .. +1.0 % |"));
+}
