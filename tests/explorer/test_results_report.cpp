@@ -193,7 +193,7 @@ TEST_CASE("a counters block compares a step's extra counters with the previous s
 
 TEST_CASE("the autotune summary and the run comparison come from the rows") {
   Rows rows;
-  rows.add("7", kPick, 300, "tune");   // 64x64, the seed's pick for step 7
+  rows.add("7", kPick, 300, "tune");   // 64x64, not a recorded pick (no opt_softmax)
   rows.add("7", kTuneA, 303, "tune");  // 128x64, fastest
   rows.add("7", kTuneB, 250, "tune");  // 128x32, 21.2 % slower
   rows.add("7", kPick, 306, "prog");   // another run: compared, not ranked
@@ -204,8 +204,7 @@ TEST_CASE("the autotune summary and the run comparison come from the rows") {
   CAPTURE(summary);
   CHECK(
       contains(summary, "| best 64x64 | best 128x32 | best 128x64 | seed's pick | Hopper pick |"));
-  CHECK(
-      contains(summary, "| fp16 | 4096 | 3 | 2 | +21.2 % | +1.0 % | +21.2 % | +0.0 % | – | – |"));
+  CHECK(contains(summary, "| fp16 | 4096 | 3 | 2 | +21.2 % | +1.0 % | +21.2 % | +0.0 % | – | – |"));
   const std::string& comparison = blocks.at("run-comparison");
   CAPTURE(comparison);
   // "tune" against "prog": the pick 2.0 % slower, FA2 1.0 % slower; the median of the two.
