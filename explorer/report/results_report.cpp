@@ -161,16 +161,18 @@ std::string progression_block(const RowSet& all) {
   return out;
 }
 
-// Per run and N, each reference's TFLOP/s: its first pass, as kernel rows are paired with it.
+// Per run and N, each reference's TFLOP/s (its first pass, as kernel rows are paired with it) and
+// cuDNN against FA2 by time and by cycles.
 std::string references_block(const RowSet& set) {
   const std::vector<std::string> dtypes = dtypes_of(set);
   std::string out = "| run | N | batch |";
   std::string rule = "| --- | ---: | ---: |";
-  for (const std::string& dtype : dtypes)
-    for (const Reference reference : kReferences) {
+  for (const std::string& dtype : dtypes) {
+    for (const Reference reference : kReferences)
       out += " " + std::string(reference_label(reference)) + " " + dtype + " |";
-      rule += " ---: |";
-    }
+    out += " cuDNN ÷ FA2 " + dtype + ", time / cycles |";
+    rule += " ---: | ---: | ---: |";
+  }
   out += "\n" + rule + "\n";
   std::map<std::string,
            std::map<int, std::map<std::pair<std::string, Reference>, const ResultRow*>>>
@@ -181,17 +183,36 @@ std::string references_block(const RowSet& set) {
     const ResultRow* paired = set.reference_for(*row, *reference);
     if (paired == row) by_run[run_label(*row)][row->seq_len][{row->dtype, *reference}] = row;
   }
+  const auto ratio = [](std::optional<double> value) {
+    if (!value) return std::string("–");
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f×", *value);
+    return std::string(text);
+  };
   for (const auto& [run, by_n] : by_run)
     for (const auto& [seq_len, cells] : by_n) {
       std::optional<int> batch;
       std::string line;
-      for (const std::string& dtype : dtypes)
-        for (const Reference reference : kReferences) {
+      for (const std::string& dtype : dtypes) {
+        const auto row_of = [&](Reference reference) -> const ResultRow* {
           const auto found = cells.find({dtype, reference});
-          const ResultRow* row = found == cells.end() ? nullptr : found->second;
+          return found == cells.end() ? nullptr : found->second;
+        };
+        for (const Reference reference : kReferences) {
+          const ResultRow* row = row_of(reference);
           if (row) batch = row->batch;
           line += " " + fixed(row ? std::optional<double>(row->tflops) : std::nullopt, 1) + " |";
         }
+        const ResultRow* fa2 = row_of(Reference::fa2);
+        const ResultRow* cudnn = row_of(Reference::cudnn);
+        std::optional<double> by_time, by_cycles;
+        if (fa2 && cudnn) {
+          by_time = fa2->median_ms / cudnn->median_ms;
+          if (fa2->cycles && cudnn->cycles && *cudnn->cycles > 0)
+            by_cycles = *fa2->cycles / *cudnn->cycles;
+        }
+        line += " " + ratio(by_time) + " / " + ratio(by_cycles) + " |";
+      }
       out += "| " + run + " | " + std::to_string(seq_len) + " | " +
              (batch ? std::to_string(*batch) : "–") + " |" + line + "\n";
     }
