@@ -135,6 +135,10 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
                               "(nvidia-smi -lgc; scripts/gpu_host.sh --lock-sm-clock does it "
                               "and restores it); the sweep never changes clocks, and rows "
                               "measured more than 3 % away from it are flagged in warnings"));
+  sweep_option(app.add_option("--run-id", cli.run_id,
+                              "Name of this sweep in every row's run_id column (default: "
+                              "\"<host> <UTC start time>\"); rows of different runs are never "
+                              "compared silently, so sweeps that belong together may share one"));
   sweep_option(app.add_option("--device", cli.device, "CUDA device index")->capture_default_str());
   sweep_option(app.add_option("--output", cli.output, "Write the CSV here instead of stdout"));
   sweep_option(app.add_option("--seed", cli.seed,
@@ -215,6 +219,7 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
   }
   options.repeat_references = !cli.no_reference_repeat;
   options.locked_sm_clock_mhz = cli.locked_sm_clock_mhz;
+  options.run_id = cli.run_id;
   options.device = cli.device;
   options.seed = cli.seed ? *cli.seed : 0;
   options.timeout_s = cli.timeout_s;
@@ -265,6 +270,7 @@ std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, std
   if (!options.repeat_references) args.push_back("--no-reference-repeat");
   if (options.locked_sm_clock_mhz)
     add("--locked-sm-clock", std::to_string(*options.locked_sm_clock_mhz));
+  if (!options.run_id.empty()) add("--run-id", options.run_id);
   add("--device", std::to_string(options.device));
   add("--seed", std::to_string(options.seed));
   add("--timeout", format_seconds(options.timeout_s));

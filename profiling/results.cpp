@@ -54,6 +54,7 @@ enum Column : int {
   // The provenance / clock block: optional on reading (older files lack it).
   kGitDirty,
   kHost,
+  kRunId,
   kFa2EntryPoint,
   kLockedSmClockMhz,
   kReferencePass,
@@ -98,6 +99,7 @@ const std::array<std::string, kColumnCount> kColumnNames = {"step",
                                                             "git_commit",
                                                             "git_dirty",
                                                             "host",
+                                                            "run_id",
                                                             "fa2_entry_point",
                                                             "locked_sm_clock_mhz",
                                                             "reference_pass",
@@ -271,12 +273,14 @@ std::optional<int> ResultRow::step_number() const {
 }
 
 std::string run_key(const ResultRow& row) {
+  if (!row.run_id.empty()) return "run\n" + row.run_id;
   return row.host + "\n" + row.git_commit + (row.git_dirty.value_or(false) ? "+dirty" : "");
 }
 
 std::string run_label(const ResultRow& row) {
   const std::string commit = (row.git_commit.empty() ? std::string("no commit") : row.git_commit) +
                              (row.git_dirty.value_or(false) ? "+dirty" : "");
+  if (!row.run_id.empty()) return row.run_id + ", " + commit;
   return row.host.empty() ? commit : row.host + ", " + commit;
 }
 
@@ -387,6 +391,7 @@ void ResultsCsvWriter::write(const ResultRow& row) {
   fields[kGitCommit] = row.git_commit;
   fields[kGitDirty] = row.git_dirty ? (*row.git_dirty ? "true" : "false") : "";
   fields[kHost] = row.host;
+  fields[kRunId] = row.run_id;
   fields[kFa2EntryPoint] = row.fa2_entry_point;
   fields[kLockedSmClockMhz] = format_optional(row.locked_sm_clock_mhz);
   fields[kReferencePass] = format_optional(row.reference_pass);
@@ -560,6 +565,7 @@ struct ResultsCsvParser::State {
     else if (!field(kGitDirty).empty())
       fail(kGitDirty, "'" + field(kGitDirty) + "' is not true, false or empty (unknown)");
     row.host = field(kHost);
+    row.run_id = field(kRunId);
     row.fa2_entry_point = field(kFa2EntryPoint);
     row.locked_sm_clock_mhz = optional_int(kLockedSmClockMhz);
     if (row.locked_sm_clock_mhz && *row.locked_sm_clock_mhz <= 0)

@@ -48,6 +48,7 @@ struct ResultRow {
   // Files written before these columns existed still read: the fields stay empty.
   std::optional<bool> git_dirty;  // uncommitted changes in the tree the binary was built from
   std::string host;               // the measuring machine (gethostname)
+  std::string run_id;             // one sweep: "<host> <UTC start>" unless --run-id named it
   std::string fa2_entry_point;    // how PyTorch's FA2 was reached: "in_place" / "sdpa_op"
   std::optional<int> locked_sm_clock_mhz;  // SM clock locked by the caller (--locked-sm-clock)
   std::optional<int> reference_pass;       // reference rows: 1 before the shape's kernels, 2 after
@@ -67,10 +68,11 @@ class ResultsFormatError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The measuring campaign a row belongs to: its host and the commit (and dirty state) it was built
-// from. Rows of different runs were measured on different machines or code and are compared
-// only on purpose (the explorer never mixes them silently). Rows from files without a host
-// column are told apart by commit. run_label is the same for people: "gpu-7, 3babb06a1b2c+dirty".
+// The measuring campaign a row belongs to: its sweep (run_id), or for files written before that
+// column its host and the commit (and dirty state) it was built from. Rows of different runs were
+// measured at other times, on other machines or with other code, and are compared only on
+// purpose (the explorer never mixes them silently). run_label is the same for people:
+// "gpu-7 2026-11-21T06:45:03Z, 3babb06a1b2c+dirty", or "3babb06a1b2c" for an old file.
 std::string run_key(const ResultRow& row);
 std::string run_label(const ResultRow& row);
 

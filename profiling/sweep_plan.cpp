@@ -81,6 +81,8 @@ void validate_sweep_options(const SweepOptions& options) {
   if (options.metric_runs < 1) fail("--metric-runs: at least one profiled launch is needed");
   if (options.device < 0) fail("--device: " + std::to_string(options.device) + " is negative");
   if (!(options.timeout_s > 0)) fail("--timeout: must be a positive number of seconds");
+  if (options.run_id.find_first_of(",\"\n\r") != std::string::npos)
+    fail("--run-id: '" + options.run_id + "' may not hold commas, quotes or line breaks");
   if (options.locked_sm_clock_mhz && *options.locked_sm_clock_mhz <= 0)
     fail("--locked-sm-clock: " + std::to_string(*options.locked_sm_clock_mhz) +
          " is not a clock in MHz");

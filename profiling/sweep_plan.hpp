@@ -47,6 +47,9 @@ struct SweepOptions {
   std::optional<int> locked_sm_clock_mhz;
   int device = 0;
   std::uint64_t seed = 0;  // input seed; the parent draws one when the user gives none
+  // Names the sweep in every row (run_id); empty: the parent names it "<host> <UTC start>".
+  // Sweeps that should read as one run (e.g. shards of one plan) can share a name.
+  std::string run_id;
   double timeout_s = 300;  // per measurement; a worker silent for longer is killed
 };
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <iomanip>
 #include <map>
 #include <ostream>
@@ -360,6 +361,16 @@ class SweepParent {
 
 }  // namespace
 
+std::string default_run_id() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  const std::string host = host_name();
+  return (host.empty() ? std::string("unknown-host") : host) + " " + stamp;
+}
+
 std::string current_executable_path() {
   std::string path(4096, '\0');
   const ssize_t length = ::readlink("/proc/self/exe", path.data(), path.size() - 1);
@@ -390,6 +401,8 @@ SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& wor
       << "; input seed " << options.seed << "\n";
 
   SweepOptions worker_options = options;
+  if (worker_options.run_id.empty()) worker_options.run_id = default_run_id();
+  log << "run: " << worker_options.run_id << "\n";
   if (options.collect_metrics && !metrics_available(options, log))
     worker_options.collect_metrics = false;  // the rows' metric columns stay empty
   if (options.locked_sm_clock_mhz)

@@ -52,6 +52,9 @@ using WorkerCommandLine = std::function<std::vector<std::string>(
 SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& worker_command,
                        const SweepObserver& observer, std::ostream& log);
 
+// "<host> <UTC now>", e.g. "gpu-7 2026-11-21T06:45:03Z": a sweep's run_id unless given one.
+std::string default_run_id();
+
 // The executable to start workers from: /proc/self/exe.
 std::string current_executable_path();
 

@@ -407,6 +407,7 @@ ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
   row.git_commit = std::string(source_state().commit);
   row.git_dirty = source_state().dirty;
   row.host = host_name();
+  row.run_id = options.run_id;
   row.locked_sm_clock_mhz = options.locked_sm_clock_mhz;
   if (item.is_reference()) row.reference_pass = item.reference_pass;
   row.input_seed = input_seed_for(options.seed, item.dtype, item.shape);

@@ -56,6 +56,12 @@ TEST_CASE("a run is its host and commit, dirty state included") {
   ResultRow old = row;  // a file without the host column
   old.host.clear();
   CHECK(run_label(old) == "abc");
+  // A sweep's run_id names it: two sweeps on one host and build are two runs.
+  ResultRow first_sweep = row, second_sweep = row;
+  first_sweep.run_id = "gpu-1 2026-11-21T06:45:03Z";
+  second_sweep.run_id = "gpu-1 2026-11-21T07:35:40Z";
+  CHECK(run_key(first_sweep) != run_key(second_sweep));
+  CHECK(run_label(first_sweep) == "gpu-1 2026-11-21T06:45:03Z, abc");
 }
 
 TEST_CASE("repeated reference passes give the drift per reference and dtype") {

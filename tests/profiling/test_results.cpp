@@ -47,6 +47,7 @@ ResultRow measured_kernel_row() {
   row.git_commit = "229426e";
   row.git_dirty = true;
   row.host = "gpu-host-7";
+  row.run_id = "gpu-host-7 2026-11-21T06:45:03Z";
   row.fa2_entry_point = "in_place";
   row.locked_sm_clock_mhz = 1980;
   row.pct_fa2_cycles = 97.5;
@@ -143,6 +144,7 @@ void check_equal(const ResultRow& a, const ResultRow& b) {
   CHECK(a.git_commit == b.git_commit);
   CHECK(a.git_dirty == b.git_dirty);
   CHECK(a.host == b.host);
+  CHECK(a.run_id == b.run_id);
   CHECK(a.fa2_entry_point == b.fa2_entry_point);
   CHECK(a.locked_sm_clock_mhz == b.locked_sm_clock_mhz);
   CHECK(a.reference_pass == b.reference_pass);
@@ -384,9 +386,9 @@ std::string without_columns(const std::string& text, const std::vector<std::stri
 TEST_CASE("a file without the provenance and clock columns still reads, warnings derived") {
   // The shipped results/h200 files predate these columns.
   CHECK(optional_result_columns() ==
-        std::vector<std::string>{"git_dirty", "host", "fa2_entry_point", "locked_sm_clock_mhz",
-                                 "reference_pass", "pct_fa2_cycles", "pct_cudnn_cycles",
-                                 "warnings"});
+        std::vector<std::string>{"git_dirty", "host", "run_id", "fa2_entry_point",
+                                 "locked_sm_clock_mhz", "reference_pass", "pct_fa2_cycles",
+                                 "pct_cudnn_cycles", "warnings"});
   ResultRow suspicious = measured_kernel_row();
   suspicious.l2_hit_pct = 101.024;
   const std::string old_text =

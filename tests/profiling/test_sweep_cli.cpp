@@ -172,7 +172,9 @@ TEST_CASE("sweep options are parsed and converted") {
                                             "128,64",
                                             "--no-reference-repeat",
                                             "--locked-sm-clock",
-                                            "1500"});
+                                            "1500",
+                                            "--run-id",
+                                            "h200 night run"});
   CHECK(options.steps == std::vector<int>{1, 2, 3, 8});
   CHECK(options.seq_lens == std::vector<int>{1024, 4096});
   CHECK(options.dtypes == std::vector<DType>{DType::BF16});
@@ -195,6 +197,7 @@ TEST_CASE("sweep options are parsed and converted") {
   CHECK(options.set_key == "128,64");
   CHECK_FALSE(options.repeat_references);
   CHECK(options.locked_sm_clock_mhz == 1500);
+  CHECK(options.run_id == "h200 night run");
 
   const SweepOptions off = parse_sweep({"--csv", "--metrics", "none", "--reference", "none"});
   CHECK_FALSE(off.collect_metrics);
@@ -239,6 +242,8 @@ TEST_CASE("invalid sweep options are refused with the option's name") {
         "--timeout: must be a positive number of seconds");
   CHECK(sweep_error({"--csv", "--locked-sm-clock", "-5"}) ==
         "--locked-sm-clock: -5 is not a clock in MHz");
+  CHECK(sweep_error({"--csv", "--run-id", "a,b"}) ==
+        "--run-id: 'a,b' may not hold commas, quotes or line breaks");
   // CLI11's own checks: sweep options need --csv; --config and --set exclude each other.
   CHECK(contains(sweep_error({"--steps", "1"}), "CLI: --steps requires --csv"));
   CHECK(contains(sweep_error({"--csv", "--set", "tune", "--config",
@@ -265,6 +270,7 @@ TEST_CASE("the worker command line parses back to the same options") {
   options.references = {};
   options.repeat_references = false;
   options.locked_sm_clock_mhz = 1410;
+  options.run_id = "gpu-2 2026-11-21T07:35:40Z";
   options.device = 1;
   options.seed = 987654321;
   options.timeout_s = 45.5;
@@ -293,6 +299,7 @@ TEST_CASE("the worker command line parses back to the same options") {
   CHECK(back.references.empty());
   CHECK_FALSE(back.repeat_references);
   CHECK(back.locked_sm_clock_mhz == 1410);
+  CHECK(back.run_id == options.run_id);
   CHECK(back.device == 1);
   CHECK(back.seed == options.seed);
   CHECK(back.timeout_s == options.timeout_s);

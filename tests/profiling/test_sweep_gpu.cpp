@@ -122,6 +122,8 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
     CHECK(row.git_dirty == source_state().dirty);
     CHECK(row.host == host_name());
     CHECK_FALSE(row.host.empty());
+    CHECK(row.run_id.starts_with(row.host + " 20"));  // "<host> <UTC start>"
+    CHECK(row.run_id == rows.front().run_id);         // one sweep, one run
     CHECK_FALSE(row.locked_sm_clock_mhz.has_value());
     if (row.is_reference()) {
       CHECK(row.config.empty());
