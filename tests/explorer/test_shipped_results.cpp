@@ -125,3 +125,11 @@ TEST_CASE("every generated block in docs/ matches the shipped dataset") {
   // docs/results.md's tables and one block per step page.
   CHECK(generated_blocks >= 16 + 12);
 }
+
+TEST_CASE("docs/csv-schema.md shows the header the writer writes") {
+  std::string header;
+  for (const std::string& column : result_columns())
+    header += (header.empty() ? "" : ",") + column;
+  const std::string schema = read_file(kSourceDir + "/docs/csv-schema.md");
+  CHECK(schema.find("\n" + header + "\n") != std::string::npos);
+}
