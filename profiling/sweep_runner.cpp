@@ -411,16 +411,16 @@ SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& wor
   SweepParent parent(worker_options, plan, device.name, worker_command, observer, log);
   SweepSummary summary = parent.run();
   summary.drift = parent.drift_lines();
+  log << "sweep: " << summary.rows << " rows (" << summary.faults << " faults, " << summary.skipped
+      << " skipped, " << summary.failed_checks << " failed the §1.4 check) in "
+      << format_fixed(summary.seconds, 1) << " s" << (summary.stopped ? "; stopped early" : "")
+      << "\n";
   if (!summary.drift.empty()) {
     log << "reference drift, repeated pass vs first pass at the same shape (kernel rows are "
            "paired with the first):\n";
     for (const std::string& line : summary.drift)
       log << "  " << line << "\n";
   }
-  log << "sweep: " << summary.rows << " rows (" << summary.faults << " faults, " << summary.skipped
-      << " skipped, " << summary.failed_checks << " failed the §1.4 check) in "
-      << format_fixed(summary.seconds, 1) << " s" << (summary.stopped ? "; stopped early" : "")
-      << "\n";
   return summary;
 }
 

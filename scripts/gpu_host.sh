@@ -234,7 +234,7 @@ if has_stage progression || has_stage tune; then
       || STATUS=1
     cat "$LOG_DIR/$name.log" >> "$LOG_DIR/results.log"
     log "results: $(($(wc -l < "$LOG_DIR/$name.csv") - 1)) $name rows in $((SECONDS - started)) s"
-    sed -n '/^reference drift/,$p' "$LOG_DIR/$name.log" | tee -a "$LOG_DIR/summary.txt"
+    sed -n '/^sweep: /,$p' "$LOG_DIR/$name.log" | tee -a "$LOG_DIR/summary.txt"
     echo "| $name.csv | \`explorer $*\` ($((SECONDS - started)) s) |" >> "$LOG_DIR/MANIFEST.md"
   }
   if has_stage progression; then results_sweep progression --csv --set prog; fi
@@ -255,7 +255,7 @@ if has_stage clocks; then
     "$EXPLORER" --csv --set prog --steps 9,16 --seq-lens 4096 "$@" \
       --output "$LOG_DIR/$name.csv" 2> "$LOG_DIR/$name.log" || STATUS=1
     log "clocks: $name.csv in $((SECONDS - started)) s"
-    sed -n '/^reference drift/,$p' "$LOG_DIR/$name.log" | tee -a "$LOG_DIR/summary.txt"
+    sed -n '/^sweep: /,$p' "$LOG_DIR/$name.log" | tee -a "$LOG_DIR/summary.txt"
     for block in vs-fa2-16 vs-fa2-9 clocks drift warnings; do
       echo "--- $name: $block" | tee -a "$LOG_DIR/summary.txt"
       "$EXPLORER" report --results "$LOG_DIR/$name.csv" --print "$block" 2>&1 \
