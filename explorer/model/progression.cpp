@@ -8,7 +8,7 @@ namespace flashscope::explorer {
 namespace {
 
 // Rows of one step (or reference) and dtype that may be aggregated, grouped by config then N;
-// each (config, N) keeps its fastest row, as repeated measurements are alternatives.
+// each (config, N) keeps one row (stands_before: a reference's first pass, else the fastest).
 using RowsByConfigAndN = std::map<std::string, std::map<int, const ResultRow*>>;
 
 std::map<std::string, RowsByConfigAndN> group_usable_rows(const RowSet& set,
@@ -17,7 +17,7 @@ std::map<std::string, RowsByConfigAndN> group_usable_rows(const RowSet& set,
   for (const ResultRow* row : set.rows()) {
     if (row->dtype != dtype || !is_usable(*row)) continue;
     const ResultRow*& slot = by_step[row->step][row->config][row->seq_len];
-    if (slot == nullptr || row->tflops > slot->tflops) slot = row;
+    if (slot == nullptr || stands_before(*row, *slot)) slot = row;
   }
   return by_step;
 }

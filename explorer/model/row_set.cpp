@@ -28,6 +28,12 @@ bool is_usable(const ResultRow& row) {
   return row.status == "ok" && row.verdict != "fail" && row.median_ms > 0 && row.tflops > 0;
 }
 
+bool stands_before(const ResultRow& a, const ResultRow& b) {
+  const int pass_a = a.reference_pass.value_or(1), pass_b = b.reference_pass.value_or(1);
+  if (pass_a != pass_b) return pass_a < pass_b;
+  return a.tflops > b.tflops;
+}
+
 int step_order(std::string_view step) {
   int number = 0;
   bool numeric = !step.empty() && step.size() <= 3;

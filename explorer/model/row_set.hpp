@@ -33,6 +33,11 @@ std::string_view percent_basis_label(PercentBasis basis);  // "by time", "by cyc
 // Faulted, skipped and failing rows still appear in tables, never in bests or means.
 bool is_usable(const ResultRow& row);
 
+// Which of two usable rows of the same step, config, dtype and N stands for them: the earlier
+// reference pass (kernel rows are paired with it), then the faster. Repeated measurements are
+// alternatives; a repeated reference pass measures drift, not the reference.
+bool stands_before(const ResultRow& a, const ResultRow& b);
+
 // Order of the step column: 1..16 numerically, then fa2, cudnn, then anything else by name.
 int step_order(std::string_view step);
 bool step_less(std::string_view a, std::string_view b);

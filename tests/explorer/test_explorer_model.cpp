@@ -175,6 +175,25 @@ TEST_CASE("a reference of another run is never the baseline; the first pass is")
   CHECK(host_b[0]->host == "host-b");
 }
 
+TEST_CASE("a reference's level is its first pass, not a faster repeat") {
+  Rows rows;
+  ResultRow& first = rows.add("fa2", "", 4096, 200);
+  first.reference_pass = 1;
+  ResultRow& repeat = rows.add("fa2", "", 4096, 210);
+  repeat.reference_pass = 2;
+  rows.add("9", kConfig128, 4096, 214);
+  const RowSet set = rows.set();
+  const Progression progression = build_progression(set, {"fp16", 4096, Reference::fa2});
+  REQUIRE(progression.find_reference(Reference::fa2) != nullptr);
+  CHECK(progression.find_reference(Reference::fa2)->tflops == doctest::Approx(200));
+  CHECK(*progression.find_step(9)->percent == doctest::Approx(107));
+  const std::vector<SweepSeries> series = build_sweep_series(set, {{"fa2"}, {"fp16"}});
+  REQUIRE(series.size() == 1);
+  CHECK(series[0].points[0].value == doctest::Approx(200));
+  CHECK(stands_before(first, repeat));
+  CHECK_FALSE(stands_before(repeat, first));
+}
+
 TEST_CASE("a flagged L2 hit rate is marked wherever it is shown") {
   Rows rows;
   ResultRow& row = rows.add("1", kConfig64, 16384, 50);
