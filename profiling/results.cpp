@@ -303,12 +303,12 @@ std::vector<std::string> sanity_warnings(const ResultRow& row) {
   std::vector<std::string> warnings;
   const auto text = [](double value) { return format_number(value); };
   // lts__t_sector_hit_rate.pct needs two replay passes on GA100/GH100 (tests/profiling/
-  // test_metric_names.cpp): hits and lookups come from two different launches, so the ratio
-  // can pass 100 % when the launches differ (docs/profiling.md, "Ratio metrics").
+  // test_metric_names.cpp): with user replay its counters come from two different launches, so
+  // the ratio can pass 100 % when the launches differ (docs/profiling.md, "Ratio metrics").
   if (row.l2_hit_pct && !(*row.l2_hit_pct >= 0 && *row.l2_hit_pct <= 100))
     warnings.push_back("l2_hit_pct " + text(*row.l2_hit_pct) +
-                       " is outside 0-100: its hit and lookup counters come from two replay "
-                       "passes (two launches) that disagreed");
+                       " is outside 0-100: its counters need two replay passes, so its numerator "
+                       "and denominator can come from two different launches");
   for (const auto& [name, value] : row.extra_metrics)
     if ((name.ends_with(".pct") || name.find(".pct_of_peak") != std::string::npos) &&
         !(value >= 0 && value <= 100))
