@@ -102,7 +102,8 @@ GpuEnvironment current_gpu_environment() {
   GpuEnvironment environment;
   environment.device_count_status = cudaGetDeviceCount(&environment.device_count);
   if (environment.device_count_status != cudaSuccess) environment.device_count = 0;
-  environment.system_gpus = list_system_gpus();
+  // Only a failure needs the driver's view (listing may start nvidia-smi).
+  if (environment.device_count == 0) environment.system_gpus = list_system_gpus();
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
     environment.cuda_visible_devices_set = true;
     environment.cuda_visible_devices = visible;

@@ -36,7 +36,8 @@ GpuTestDecision decide_gpu_tests(const GpuEnvironment& environment);
 // of `nvidia-smi -L`; empty on a machine without either.
 std::vector<std::string> list_system_gpus();
 
-// The environment of this process: cudaGetDeviceCount, list_system_gpus, the variables.
+// The environment of this process: cudaGetDeviceCount, the variables, and list_system_gpus
+// when CUDA found no device.
 GpuEnvironment current_gpu_environment();
 
 // A test case that had nothing to compare here (no reference built, a graph form this cuDNN
