@@ -12,9 +12,9 @@ namespace flashscope::explorer::gui {
 
 namespace {
 
-std::optional<double> shown_value(const StepValue& value, ValueMode mode) {
+std::optional<double> shown_value(const StepValue& value, ValueMode mode, PercentBasis basis) {
   if (mode == ValueMode::tflops) return value.tflops;
-  return value.percent;
+  return value.percent_by(basis);
 }
 
 std::string format_value(double value, ValueMode mode) {
@@ -100,7 +100,7 @@ void ProgressionView::draw(ExplorerState& state) {
   std::vector<double> values;
   for (const auto* group : {&progression.steps, &progression.references})
     for (const StepValue& value : *group)
-      if (const auto shown = shown_value(value, mode)) values.push_back(*shown);
+      if (const auto shown = shown_value(value, mode, selection.basis)) values.push_back(*shown);
 
   plot::Axis x_axis;
   x_axis.title = "step";
@@ -111,7 +111,8 @@ void ProgressionView::draw(ExplorerState& state) {
   plot::Axis y_axis;
   y_axis.title = mode == ValueMode::tflops
                      ? "TFLOP/s"
-                     : "% of " + std::string(reference_label(selection.reference));
+                     : "% of " + std::string(reference_label(selection.reference)) + " " +
+                           std::string(percent_basis_label(selection.basis));
   y_axis.fit = plot::fit_range(values, plot::AxisScale::linear, 0.12, true);
   y_axis.zoomable = false;
 
@@ -121,7 +122,7 @@ void ProgressionView::draw(ExplorerState& state) {
   for (std::size_t i = 0; i < progression.steps.size(); ++i) {
     const StepValue& value = progression.steps[i];
     const int step = step_order(value.step);
-    const auto shown = shown_value(value, mode);
+    const auto shown = shown_value(value, mode, selection.basis);
     if (!shown) {
       ++missing_percent;
       continue;
@@ -131,7 +132,7 @@ void ProgressionView::draw(ExplorerState& state) {
     chart.text_above(step, *shown, format_value(*shown, mode), IM_COL32(220, 222, 228, 255));
   }
   for (const StepValue& value : progression.references) {
-    const auto shown = shown_value(value, mode);
+    const auto shown = shown_value(value, mode, selection.basis);
     const auto reference = reference_from_key(value.step);
     if (shown && reference)
       chart.horizontal_line(
@@ -152,19 +153,26 @@ void ProgressionView::draw(ExplorerState& state) {
   }
   if (missing_percent > 0)
     ImGui::TextColored(kWarningColour,
-                       "%d step(s) have no %s row at the same shape, so no percentage.",
+                       selection.basis == PercentBasis::cycles
+                           ? "%d step(s) have no %s row with cycles at the same shape in the same "
+                             "run (counters off?), so no percentage by cycles."
+                           : "%d step(s) have no %s row at the same shape in the same run, so no "
+                             "percentage.",
                        missing_percent, std::string(reference_label(selection.reference)).c_str());
 
   // The same numbers as a table, with each step's change over the one before it.
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("##progression_table", 6, flags)) {
+  if (ImGui::BeginTable("##progression_table", 7, flags)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("step");
     ImGui::TableSetupColumn("iteration");
     ImGui::TableSetupColumn("TFLOP/s");
-    const std::string percent_header = "% of " + std::string(reference_label(selection.reference));
+    const std::string reference_name(reference_label(selection.reference));
+    const std::string percent_header = "% of " + reference_name + " by time";
+    const std::string cycles_header = "by cycles";
     ImGui::TableSetupColumn(percent_header.c_str());
+    ImGui::TableSetupColumn(cycles_header.c_str());
     ImGui::TableSetupColumn("vs previous step");
     ImGui::TableSetupColumn("config", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
@@ -185,6 +193,8 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::Text("%.1f", value.tflops);
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_number(value.percent, 1).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_number(value.percent_cycles, 1).c_str());
       ImGui::TableNextColumn();
       if (previous && previous->tflops > 0) {
         const double change = (value.tflops / previous->tflops - 1.0) * 100.0;
@@ -209,6 +219,8 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::Text("%.1f", value.tflops);
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_number(value.percent, 1).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_number(value.percent_cycles, 1).c_str());
       ImGui::TableNextColumn();
       ImGui::TableNextColumn();
     }
