@@ -274,7 +274,10 @@ std::optional<int> ResultRow::step_number() const {
 
 std::string run_key(const ResultRow& row) {
   if (!row.run_id.empty()) return "run\n" + row.run_id;
-  return row.host + "\n" + row.git_commit + (row.git_dirty.value_or(false) ? "+dirty" : "");
+  // The device too: rows of one commit measured on two GPUs (or two hosts whose files predate the
+  // host column) are two runs that no table may mix.
+  return row.host + "\n" + row.device + "\n" + row.git_commit +
+         (row.git_dirty.value_or(false) ? "+dirty" : "");
 }
 
 std::string run_label(const ResultRow& row) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "explorer/gui/views.hpp"
+#include "kernels/common/config.hpp"
 #include "explorer/model/step_pages.hpp"
 #include "explorer/model/steps.hpp"
 #include "explorer/plot/plot.hpp"
@@ -104,7 +105,7 @@ void ProgressionView::draw(ExplorerState& state) {
 
   plot::Axis x_axis;
   x_axis.title = "step";
-  x_axis.fit = {0.4, 16.6};
+  x_axis.fit = {0.4, kStepCount + 0.6};
   x_axis.zoomable = false;
   for (int step = 1; step <= kStepCount; ++step)
     x_axis.categories.push_back({static_cast<double>(step), std::to_string(step)});
@@ -139,6 +140,10 @@ void ProgressionView::draw(ExplorerState& state) {
           *shown, reference_colour(*reference),
           std::string(reference_label(*reference)) + " " + format_value(*shown, mode));
   }
+  // Steps 17+ are the Hopper track: wgmma, TMA and warp specialization on sm_90a, after the
+  // seed's sixteen Ampere-instruction steps.
+  chart.vertical_separator(kFirstHopperStep - 0.5, IM_COL32(150, 160, 190, 200),
+                           "Hopper track (sm_90a)");
   const plot::Interaction interaction = chart.finish();
   hovered_step_.reset();
   if (interaction.hovered) {
@@ -180,6 +185,9 @@ void ProgressionView::draw(ExplorerState& state) {
     for (const StepValue& value : progression.steps) {
       const int step = step_order(value.step);
       ImGui::TableNextRow();
+      if (step == kFirstHopperStep) {  // the table marks the track's start too
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(40, 44, 58, 255));
+      }
       ImGui::TableNextColumn();
       const std::string id = std::to_string(step) + "##step_row";
       if (ImGui::Selectable(id.c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) {

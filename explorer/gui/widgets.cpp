@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "configs/config_sets.hpp"
 #include "explorer/model/fields.hpp"
 
 namespace flashscope::explorer::gui {
@@ -19,7 +20,8 @@ ImU32 step_colour(int step, float alpha) {
                                            {0.13f, 0.57f, 0.55f},
                                            {0.37f, 0.79f, 0.38f},
                                            {0.99f, 0.91f, 0.14f}};
-  const float t = std::clamp(static_cast<float>(step - 1) / 15.0f, 0.0f, 1.0f) * 4.0f;
+  const float t =
+      std::clamp(static_cast<float>(step - 1) / (configs::kLastStep - 1), 0.0f, 1.0f) * 4.0f;
   const int low = std::min(static_cast<int>(t), 3);
   const float f = t - static_cast<float>(low);
   float rgb[3];

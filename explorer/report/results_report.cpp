@@ -190,7 +190,8 @@ std::string hopper_block(const RowSet& all) {
   std::string rule = "| ---: | --- |";
   const std::string n = std::to_string(kHeadlineSeqLen);
   for (const std::string& dtype : dtypes) {
-    out += " " + dtype + " TFLOP/s @" + n + " | % FA2 | % cuDNN by time | by cycles | % cuDNN harm. |";
+    out +=
+        " " + dtype + " TFLOP/s @" + n + " | % FA2 | % cuDNN by time | by cycles | % cuDNN harm. |";
     rule += " ---: | ---: | ---: | ---: | ---: |";
   }
   out += "\n" + rule + "\n";
@@ -649,12 +650,14 @@ std::string counters_block(const RowSet& all, int step) {
 }
 
 std::string dataset_block(const RowSet& set) {
-  std::map<std::string, std::vector<const ResultRow*>> by_run;
+  // Keyed by run (host, device, commit), shown by label: one line per run and device.
+  std::map<std::pair<std::string, std::string>, std::vector<const ResultRow*>> by_run;
   for (const ResultRow* row : set.rows())
-    by_run[run_label(*row)].push_back(row);
+    by_run[{run_label(*row), run_key(*row)}].push_back(row);
   std::string out =
       "| run (host, commit) | device | rows | SM clock |\n| --- | --- | ---: | --- |\n";
-  for (const auto& [run, rows] : by_run) {
+  for (const auto& [run_and_key, rows] : by_run) {
+    const std::string& run = run_and_key.first;
     std::set<std::string> devices;
     for (const ResultRow* row : rows)
       devices.insert(row->device);

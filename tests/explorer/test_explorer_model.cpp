@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "configs/config_sets.hpp"
 #include "explorer/model/autotune.hpp"
 #include "explorer/model/compare.hpp"
 #include "explorer/model/fields.hpp"
@@ -459,11 +460,14 @@ TEST_CASE("config change between neighbouring steps") {
 TEST_CASE("step titles") {
   CHECK(step_title(1) == "Base implementation");
   CHECK(step_title(16) == "Static GMEM stride");
+  CHECK(step_title(17) == "Warpgroup MMA (wgmma)");
+  CHECK(step_title(21) == "Intra-warpgroup overlap of GEMM and softmax");
   CHECK(step_title(0).empty());
-  CHECK(step_title(17).empty());
+  CHECK(step_title(22).empty());
 }
 
 TEST_CASE("every step has an embedded page entry") {
+  CHECK(kStepCount == configs::kLastStep);  // embed_step_pages.cmake embeds 1..21
   REQUIRE(embedded_step_pages().size() == kStepCount);
   for (int step = 1; step <= kStepCount; ++step) {
     const StepPage* page = embedded_step_page(step);
@@ -474,8 +478,9 @@ TEST_CASE("every step has an embedded page entry") {
   CHECK(embedded_step_page(3)->source_folder == "kernels/versions/v01_07");
   CHECK(embedded_step_page(9)->source_folder == "kernels/versions/v09");
   CHECK(embedded_step_page(12)->doc_path == "docs/versions/12.md");
+  CHECK(embedded_step_page(18)->source_folder == "kernels/versions/v18");
   CHECK(embedded_step_page(0) == nullptr);
-  CHECK(embedded_step_page(17) == nullptr);
+  CHECK(embedded_step_page(22) == nullptr);
 }
 
 TEST_CASE("loading: bad files become problems naming the file; good files still load") {
