@@ -1,3 +1,4 @@
+#include "configs/config_sets.hpp"
 #include "explorer/gui/gui_app.hpp"
 
 #include <CLI/CLI.hpp>
@@ -41,7 +42,7 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                ->capture_default_str());
   in_group(app.add_option("--detail-step", options.detail_step,
                           "Step the detail view shows first (default: the second with data)")
-               ->check(CLI::Range(1, 16)));
+               ->check(CLI::Range(configs::kFirstStep, configs::kLastStep)));
   in_group(app.add_option("--screenshot", options.screenshot_path,
                           "Render --frames frames, save the window as this PNG and exit"));
   in_group(app.add_option("--frames", options.frames, "Frames rendered before the screenshot")
