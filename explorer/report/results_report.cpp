@@ -221,6 +221,48 @@ std::string hopper_block(const RowSet& all) {
   return out;
 }
 
+// What the Hopper track's fastest configs at the headline N do with the tensor cores, from the
+// run that measured the track: tensor-pipe activity (an extra CUPTI metric, present when the sweep
+// asked for it), SM clock and cycles, beside FA2 and cuDNN. Empty when the run has no
+// tensor-pipe column.
+constexpr const char* kTensorPipeMetric =
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active";
+
+std::string tensor_pipe_block(const RowSet& all) {
+  const RowSet set(rows_of_run(all, hopper_run(all)));
+  bool any = false;
+  std::string out =
+      "| # | step or reference | dtype | config | TFLOP/s | tensor pipe active | SM clock "
+      "(MHz) | cycles (M) |\n| --- | --- | --- | --- | ---: | ---: | ---: | ---: |\n";
+  for (const std::string& dtype : dtypes_of(set)) {
+    const Progression progression =
+        build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
+    const auto line = [&](const StepValue& value, const std::string& number,
+                          const std::string& name) {
+      if (value.rows.empty()) return;
+      const ResultRow& row = *value.rows.front();
+      const auto pipe = row.extra_metrics.find(kTensorPipeMetric);
+      if (pipe == row.extra_metrics.end()) return;
+      any = true;
+      out +=
+          "| " + number + " | " + name + " | " + dtype + " | " +
+          (row.config.empty() ? std::string("–") : "`" + row.config + "`") + " | " +
+          fixed(row.tflops, 1) + " | " + fixed(pipe->second, 1, " %") + " | " +
+          fixed(row.sm_clock_mhz > 0 ? std::optional<double>(row.sm_clock_mhz) : std::nullopt, 0) +
+          " | " + fixed(row.cycles ? std::optional<double>(*row.cycles / 1e6) : std::nullopt, 2) +
+          " |\n";
+    };
+    for (const StepValue& value : progression.steps) {
+      const int step = std::atoi(value.step.c_str());
+      if (step >= kFirstHopperStep - 1)
+        line(value, value.step, std::string(configs::step_info(step).title));
+    }
+    for (const StepValue& value : progression.references)
+      line(value, "", value.step == "fa2" ? "FA2" : "cuDNN");
+  }
+  return any ? out : "";
+}
+
 // Per run and N, each reference's TFLOP/s (its first pass, as kernel rows are paired with it) and
 // cuDNN against FA2 by time and by cycles.
 std::string references_block(const RowSet& set) {
@@ -698,7 +740,11 @@ std::map<std::string, std::string> device_blocks(const RowSet& set) {
   blocks["drift"] = drift_block(set);
   blocks["warnings"] = warnings_block(set);
   blocks["run-comparison"] = run_comparison_block(set);
-  if (!hopper_run(set).empty()) blocks["hopper"] = hopper_block(set);
+  if (!hopper_run(set).empty()) {
+    blocks["hopper"] = hopper_block(set);
+    if (std::string block = tensor_pipe_block(set); !block.empty())
+      blocks["hopper-tensor-pipe"] = block;
+  }
   for (const int step : set.steps()) {
     char name[16];
     std::snprintf(name, sizeof name, "step-%02d", step);
