@@ -221,6 +221,35 @@ std::string hopper_block(const RowSet& all) {
   return out;
 }
 
+// A Hopper step at every N of its run: the fastest config there, its TFLOP/s and % FA2 and
+// % cuDNN by time and by cycles — where a harmonic mean hides a weak N, this shows it.
+std::string per_n_block(const RowSet& all, int step) {
+  const RowSet set(rows_of_run(all, hopper_run(all)));
+  std::string out =
+      "| dtype | N | fastest config | TFLOP/s | % FA2 | % cuDNN by time | % cuDNN by cycles |\n"
+      "| --- | ---: | --- | ---: | ---: | ---: | ---: |\n";
+  bool any = false;
+  for (const std::string& dtype : dtypes_of(set))
+    for (const int seq_len : set.seq_lens(dtype)) {
+      const Progression fa2 = build_progression(set, {dtype, seq_len, Reference::fa2});
+      const Progression cudnn = build_progression(set, {dtype, seq_len, Reference::cudnn});
+      const StepValue* versus_fa2 = fa2.find_step(step);
+      const StepValue* versus_cudnn = cudnn.find_step(step);
+      if (!versus_fa2 || versus_fa2->rows.empty()) continue;
+      any = true;
+      out +=
+          "| " + dtype + " | " + std::to_string(seq_len) + " | `" + versus_fa2->config + "` | " +
+          fixed(versus_fa2->tflops, 1) + " | " +
+          percent_text(versus_fa2->percent_by(PercentBasis::time)) + " | " +
+          percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::time) : std::nullopt) +
+          " | " +
+          percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::cycles)
+                                    : std::nullopt) +
+          " |\n";
+    }
+  return any ? out : "";
+}
+
 // What the Hopper track's fastest configs at the headline N do with the tensor cores, from the
 // run that measured the track: tensor-pipe activity (an extra CUPTI metric, present when the sweep
 // asked for it), SM clock and cycles, beside FA2 and cuDNN. Empty when the run has no
@@ -744,6 +773,9 @@ std::map<std::string, std::string> device_blocks(const RowSet& set) {
     blocks["hopper"] = hopper_block(set);
     if (std::string block = tensor_pipe_block(set); !block.empty())
       blocks["hopper-tensor-pipe"] = block;
+    for (int step = kFirstHopperStep; step <= configs::kLastStep; ++step)
+      if (std::string block = per_n_block(set, step); !block.empty())
+        blocks["per-n-" + std::to_string(step)] = block;
   }
   for (const int step : set.steps()) {
     char name[16];
