@@ -22,6 +22,8 @@ std::optional<bool> higher_is_better(Field field) {
     case Field::cycles:
     case Field::local_bytes:
       return false;
+    case Field::tensor_pipe_pct:
+      return true;
     default:
       return std::nullopt;  // registers, shared memory, L2 hit: context decides
   }

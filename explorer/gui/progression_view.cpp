@@ -45,14 +45,15 @@ void step_value_tooltip(const RowSet& set, const StepValue& value, const Progres
     ImGui::Text("%s", value.config.c_str());
     ImGui::Text("harmonic mean %.1f TFLOP/s over %zu of %zu N", value.tflops, value.rows.size(),
                 progression.seq_lens.size());
-    if (ImGui::BeginTable("##per_n", 6, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
-      for (const char* header : {"N", "TFLOP/s", "median ms", "registers", "L2 hit %", "cycles"})
+    if (ImGui::BeginTable("##per_n", 7, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+      for (const char* header :
+           {"N", "TFLOP/s", "median ms", "registers", "L2 hit %", "cycles", "tensor pipe %"})
         ImGui::TableSetupColumn(header);
       ImGui::TableHeadersRow();
       for (const ResultRow* row : value.rows) {
         ImGui::TableNextRow();
         for (Field field : {Field::seq_len, Field::tflops, Field::median_ms, Field::registers,
-                            Field::l2_hit_pct, Field::cycles}) {
+                            Field::l2_hit_pct, Field::cycles, Field::tensor_pipe_pct}) {
           ImGui::TableNextColumn();
           ImGui::TextUnformatted(format_field(set, *row, field).c_str());
         }

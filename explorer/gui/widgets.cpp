@@ -139,6 +139,8 @@ void row_details(const RowSet& set, const ResultRow& row) {
     line("local mem", format_field(set, row, Field::local_bytes) + " B");
     line("L2 hit %", format_field(set, row, Field::l2_hit_pct));
     line("cycles", format_field(set, row, Field::cycles));
+    if (const auto pipe = numeric_field(set, row, Field::tensor_pipe_pct))
+      line("tensor pipe", format_field(set, row, Field::tensor_pipe_pct) + " % active");
     line("shape", "B=" + std::to_string(row.batch) + " H=" + std::to_string(row.heads) +
                       " d=" + std::to_string(row.d_head));
     line("verdict",

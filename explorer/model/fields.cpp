@@ -42,6 +42,8 @@ std::string_view field_label(Field field) {
       return "L2 hit %";
     case Field::cycles:
       return "cycles";
+    case Field::tensor_pipe_pct:
+      return "tensor pipe active %";
     case Field::max_error:
       return "max error";
     case Field::verdict:
@@ -109,6 +111,7 @@ int decimals_for(Field field) {
     case Field::pct_fa2_cycles:
     case Field::pct_cudnn_cycles:
     case Field::l2_hit_pct:
+    case Field::tensor_pipe_pct:
       return 1;
     case Field::median_ms:
       return 3;
@@ -149,6 +152,10 @@ std::optional<double> numeric_field(const RowSet& set, const ResultRow& row, Fie
       return row.l2_hit_pct;
     case Field::cycles:
       return row.cycles;
+    case Field::tensor_pipe_pct: {
+      const auto found = row.extra_metrics.find(std::string(kTensorPipeMetric));
+      return found == row.extra_metrics.end() ? std::nullopt : std::optional(found->second);
+    }
     case Field::max_error:
       return row.max_error;
     default:

@@ -31,10 +31,16 @@ enum class Field {
   local_bytes,
   l2_hit_pct,
   cycles,
+  tensor_pipe_pct,  // tensor-pipe activity, when the sweep collected kTensorPipeMetric
   max_error,
   verdict,
   status,
 };
+
+// The CUPTI metric behind Field::tensor_pipe_pct: collected when a sweep asks for it with
+// `--metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active` (an extra metric).
+inline constexpr std::string_view kTensorPipeMetric =
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active";
 
 std::string_view field_label(Field field);  // column header / axis title, with unit
 bool is_numeric_field(Field field);

@@ -161,8 +161,9 @@ StepChange change_from_previous_step(const Progression& progression, int step, c
     change.changes.push_back(
         {percent_field(reference, basis), percent(change.previous), percent(change.current)});
   }
-  for (Field field : {Field::median_ms, Field::registers, Field::smem_bytes, Field::local_bytes,
-                      Field::l2_hit_pct, Field::cycles, Field::sm_clock_mhz}) {
+  for (Field field :
+       {Field::median_ms, Field::registers, Field::smem_bytes, Field::local_bytes,
+        Field::l2_hit_pct, Field::cycles, Field::sm_clock_mhz, Field::tensor_pipe_pct}) {
     auto metric = [&](const StepValue* value) -> std::optional<double> {
       return value ? mean_metric(set, value->rows, field) : std::nullopt;
     };

@@ -254,9 +254,6 @@ std::string per_n_block(const RowSet& all, int step) {
 // run that measured the track: tensor-pipe activity (an extra CUPTI metric, present when the sweep
 // asked for it), SM clock and cycles, beside FA2 and cuDNN. Empty when the run has no
 // tensor-pipe column.
-constexpr const char* kTensorPipeMetric =
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active";
-
 std::string tensor_pipe_block(const RowSet& all) {
   const RowSet set(rows_of_run(all, hopper_run(all)));
   bool any = false;
@@ -270,7 +267,7 @@ std::string tensor_pipe_block(const RowSet& all) {
                           const std::string& name) {
       if (value.rows.empty()) return;
       const ResultRow& row = *value.rows.front();
-      const auto pipe = row.extra_metrics.find(kTensorPipeMetric);
+      const auto pipe = row.extra_metrics.find(std::string(kTensorPipeMetric));
       if (pipe == row.extra_metrics.end()) return;
       any = true;
       out +=
