@@ -43,6 +43,8 @@ CeilingOptions ceiling_options_from_cli(const PeakCli& cli) {
   options.timing.target_ms = cli.target_ms;
   options.timing.warmup_runs = cli.warmup;
   options.work_scale = cli.work_scale;
+  options.run_id = cli.run_id;
+  options.locked_sm_clock_mhz = cli.locked_sm_clock_mhz;
   try {
     validate_ceiling_options(options);
   } catch (const std::invalid_argument& error) {
@@ -50,6 +52,8 @@ CeilingOptions ceiling_options_from_cli(const PeakCli& cli) {
     if (text.find("benchmark") != std::string::npos) throw std::invalid_argument("--only: " + text);
     if (text.find("work_scale") != std::string::npos)
       throw std::invalid_argument("--work-scale: " + text);
+    if (text.find("locked_sm_clock") != std::string::npos)
+      throw std::invalid_argument("--locked-sm-clock: " + text);
     throw std::invalid_argument("timing options: " + text);
   }
   return options;
@@ -98,6 +102,10 @@ CLI::App* add_peak_command(CLI::App& app, PeakCli& cli) {
                    "Work per launch relative to the default (about 5 ms per launch on an H100)")
       ->capture_default_str();
   peak->add_option("--device", cli.device, "CUDA device index")->capture_default_str();
+  peak->add_option("--run-id", cli.run_id,
+                   "The rows' run_id (default: \"<host> <UTC start>\", as a sweep's)");
+  peak->add_option("--locked-sm-clock", cli.locked_sm_clock_mhz,
+                   "The SM clock (MHz) the caller locked, recorded in every row (as in --csv)");
   peak->add_option("--output", cli.output, "Write the CSV here instead of stdout");
   return peak;
 }

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 
 namespace flashscope::cli {
@@ -17,6 +18,8 @@ struct PeakCli {
   int warmup = 5;
   double work_scale = 1.0;
   int device = 0;
+  std::string run_id;  // empty: "<host> <UTC start>"
+  std::optional<int> locked_sm_clock_mhz;
   std::string output;  // empty: stdout
 };
 

@@ -126,6 +126,19 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
                               "References to measure at every (dtype, N): fa2, cudnn, both, or "
                               "none; one that is not built is noted on stderr and left out")
                    ->capture_default_str());
+  sweep_option(app.add_flag("--no-reference-repeat", cli.no_reference_repeat,
+                            "Measure each reference once per (dtype, N), before the kernels, "
+                            "instead of again after them (the repeat shows the drift over the "
+                            "kernels' rows: reference_pass 2, summarised at the end)"));
+  sweep_option(app.add_option("--locked-sm-clock", cli.locked_sm_clock_mhz,
+                              "Record that the caller locked the SM clock at this many MHz "
+                              "(nvidia-smi -lgc; scripts/gpu_host.sh --lock-sm-clock does it "
+                              "and restores it); the sweep never changes clocks, and rows "
+                              "measured more than 3 % away from it are flagged in warnings"));
+  sweep_option(app.add_option("--run-id", cli.run_id,
+                              "Name of this sweep in every row's run_id column (default: "
+                              "\"<host> <UTC start time>\"); rows of different runs are never "
+                              "compared silently, so sweeps that belong together may share one"));
   sweep_option(app.add_option("--device", cli.device, "CUDA device index")->capture_default_str());
   sweep_option(app.add_option("--output", cli.output, "Write the CSV here instead of stdout"));
   sweep_option(app.add_option("--seed", cli.seed,
@@ -204,6 +217,9 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
         options.references.push_back(name);
     }
   }
+  options.repeat_references = !cli.no_reference_repeat;
+  options.locked_sm_clock_mhz = cli.locked_sm_clock_mhz;
+  options.run_id = cli.run_id;
   options.device = cli.device;
   options.seed = cli.seed ? *cli.seed : 0;
   options.timeout_s = cli.timeout_s;
@@ -251,6 +267,10 @@ std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, std
     add("--metrics", join(options.extra_metrics));
   add("--metric-runs", std::to_string(options.metric_runs));
   add("--reference", options.references.empty() ? "none" : join(options.references));
+  if (!options.repeat_references) args.push_back("--no-reference-repeat");
+  if (options.locked_sm_clock_mhz)
+    add("--locked-sm-clock", std::to_string(*options.locked_sm_clock_mhz));
+  if (!options.run_id.empty()) add("--run-id", options.run_id);
   add("--device", std::to_string(options.device));
   add("--seed", std::to_string(options.seed));
   add("--timeout", format_seconds(options.timeout_s));

@@ -31,6 +31,9 @@ struct SweepCli {
   std::string metrics;  // extra metrics, comma-separated, or "none"
   int metric_runs = 3;
   std::string reference = "fa2,cudnn";
+  bool no_reference_repeat = false;
+  std::optional<int> locked_sm_clock_mhz;
+  std::string run_id;
   int device = 0;
   std::string output;  // empty: stdout
   std::optional<std::uint64_t> seed;

@@ -9,6 +9,9 @@
 #include "profiling/ceiling_kernels.hpp"
 #include "profiling/device.hpp"
 #include "profiling/nvtx_ranges.hpp"
+#include "profiling/source_state.hpp"
+#include "profiling/sweep_runner.hpp"
+#include "profiling/sweep_worker.hpp"
 
 namespace flashscope {
 
@@ -53,8 +56,17 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
+// What every row of one `explorer peak` shares: the device and the run.
+struct Measurement {
+  DeviceDescription device;
+  std::string run_id;
+  std::optional<int> locked_sm_clock_mhz;
+};
+
 ResultRow identity_row(const std::string& benchmark, const std::string& dtype,
-                       const DeviceDescription& device) {
+                       const Measurement& measurement) {
+  const DeviceDescription& device = measurement.device;
+  const std::string& run_id = measurement.run_id;
   ResultRow row;
   row.step = std::string(kCeilingStepPrefix) + benchmark;
   row.dtype = dtype;
@@ -65,7 +77,11 @@ ResultRow identity_row(const std::string& benchmark, const std::string& dtype,
   row.verdict = "unchecked";
   row.device = device.name;
   row.cache_mode = "warm";
-  row.git_commit = std::string(build_info().git_commit);
+  row.git_commit = std::string(source_state().commit);
+  row.git_dirty = source_state().dirty;
+  row.host = host_name();
+  row.run_id = run_id;
+  row.locked_sm_clock_mhz = measurement.locked_sm_clock_mhz;
   return row;
 }
 
@@ -109,9 +125,10 @@ int full_wave(const DeviceDescription& device, int blocks_per_sm) {
   return device.sm_count * blocks_per_sm;
 }
 
-ResultRow measure_mma_sync(DType dtype, const DeviceDescription& device,
+ResultRow measure_mma_sync(DType dtype, const Measurement& measurement,
                            const CeilingOptions& options, cudaStream_t stream) {
-  ResultRow row = identity_row("mma.sync", dtype_column(dtype), device);
+  const DeviceDescription& device = measurement.device;
+  ResultRow row = identity_row("mma.sync", dtype_column(dtype), measurement);
   const int blocks = full_wave(device, ceilings::mma_sync_blocks_per_sm(dtype));
   const int iterations = std::max(1, static_cast<int>(kMmaSyncIterations * options.work_scale));
   DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * ceilings::kMmaSyncThreads);
@@ -129,7 +146,7 @@ ResultRow measure_mma_sync(DType dtype, const DeviceDescription& device,
 
 ResultRow measure_wgmma(DType dtype, const DeviceDescription& device, const CeilingOptions& options,
                         cudaStream_t stream) {
-  ResultRow row = identity_row("wgmma", dtype_column(dtype), device);
+  ResultRow row = identity_row("wgmma", dtype_column(dtype), measurement);
   if (device.compute_capability != 90) {
     row.status = "skipped: wgmma needs compute capability 9.0 (this device has " +
                  std::to_string(device.compute_capability / 10) + "." +
@@ -171,8 +188,9 @@ std::size_t stream_words(const DeviceDescription& device, double work_scale) {
 constexpr unsigned kFillByte = 0x01;
 constexpr unsigned long long kFillWord = 0x01010101ull;  // every 32-bit lane of the fill
 
-std::vector<ResultRow> measure_hbm(const DeviceDescription& device, const CeilingOptions& options,
+std::vector<ResultRow> measure_hbm(const Measurement& measurement, const CeilingOptions& options,
                                    cudaStream_t stream) {
+  const DeviceDescription& device = measurement.device;
   const std::size_t words = stream_words(device, options.work_scale);
   const int blocks = full_wave(device, ceilings::hbm_blocks_per_sm());
   DeviceBuffer<uint4> source(words);
@@ -185,7 +203,7 @@ std::vector<ResultRow> measure_hbm(const DeviceDescription& device, const Ceilin
 
   std::vector<ResultRow> rows;
   {
-    ResultRow row = identity_row("hbm.read", "", device);
+    ResultRow row = identity_row("hbm.read", "", measurement);
     const TimingStats stats = time_benchmark(
         "hbm.read",
         [&](cudaStream_t s) {
@@ -201,7 +219,7 @@ std::vector<ResultRow> measure_hbm(const DeviceDescription& device, const Ceilin
     rows.push_back(row);
   }
   {
-    ResultRow row = identity_row("hbm.copy", "", device);
+    ResultRow row = identity_row("hbm.copy", "", measurement);
     const TimingStats stats = time_benchmark(
         "hbm.copy",
         [&](cudaStream_t s) {
@@ -259,12 +277,17 @@ void validate_ceiling_options(const CeilingOptions& options) {
   if (options.dtypes.empty()) throw std::invalid_argument("no dtype to measure");
   if (!(options.work_scale > 0) || options.work_scale > 16)
     throw std::invalid_argument("work_scale must be in (0, 16]");
+  if (options.locked_sm_clock_mhz && *options.locked_sm_clock_mhz <= 0)
+    throw std::invalid_argument("locked_sm_clock_mhz must be a positive clock");
 }
 
 std::vector<ResultRow> measure_ceilings(const CeilingOptions& options,
                                         const std::function<void(const ResultRow&)>& on_row) {
   validate_ceiling_options(options);
-  const DeviceDescription device = describe_device(options.device);
+  const Measurement measurement{describe_device(options.device),
+                                options.run_id.empty() ? default_run_id() : options.run_id,
+                                options.locked_sm_clock_mhz};
+  const DeviceDescription& device = measurement.device;
   activate_device(options.device);
   const Stream stream;
   const auto wanted = [&](const char* name) {
@@ -276,16 +299,19 @@ std::vector<ResultRow> measure_ceilings(const CeilingOptions& options,
   for (const char* family : {"mma.sync", "wgmma"}) {
     if (!wanted(family)) continue;
     for (const DType dtype : options.dtypes) {
-      run_guarded(rows, {identity_row(family, dtype_column(dtype), device)}, on_row, [&] {
-        return std::vector<ResultRow>{std::string(family) == "mma.sync"
-                                          ? measure_mma_sync(dtype, device, options, stream.get())
-                                          : measure_wgmma(dtype, device, options, stream.get())};
+      run_guarded(rows, {identity_row(family, dtype_column(dtype), measurement)}, on_row, [&] {
+        return std::vector<ResultRow>{
+            std::string(family) == "mma.sync"
+                ? measure_mma_sync(dtype, measurement, options, stream.get())
+                : measure_wgmma(dtype, measurement, options, stream.get())};
       });
     }
   }
   if (wanted("hbm"))
-    run_guarded(rows, {identity_row("hbm.read", "", device), identity_row("hbm.copy", "", device)},
-                on_row, [&] { return measure_hbm(device, options, stream.get()); });
+    run_guarded(
+        rows,
+        {identity_row("hbm.read", "", measurement), identity_row("hbm.copy", "", measurement)},
+        on_row, [&] { return measure_hbm(measurement, options, stream.get()); });
   return rows;
 }
 

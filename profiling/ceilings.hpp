@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct CeilingOptions {
   TimingSettings timing{5, 20, 10, 200, CacheMode::warm};
   // Work per launch relative to the default (about 5 ms on an H100); tests use less.
   double work_scale = 1.0;
+  std::string run_id;  // the rows' run_id; empty: "<host> <UTC start>", as a sweep's
+  std::optional<int> locked_sm_clock_mhz;  // the SM clock the caller locked, recorded per row
 };
 
 // Throws std::invalid_argument naming the option at fault.

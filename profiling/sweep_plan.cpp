@@ -79,6 +79,11 @@ void validate_sweep_options(const SweepOptions& options) {
   if (options.metric_runs < 1) fail("--metric-runs: at least one profiled launch is needed");
   if (options.device < 0) fail("--device: " + std::to_string(options.device) + " is negative");
   if (!(options.timeout_s > 0)) fail("--timeout: must be a positive number of seconds");
+  if (options.run_id.find_first_of(",\"\n\r") != std::string::npos)
+    fail("--run-id: '" + options.run_id + "' may not hold commas, quotes or line breaks");
+  if (options.locked_sm_clock_mhz && *options.locked_sm_clock_mhz <= 0)
+    fail("--locked-sm-clock: " + std::to_string(*options.locked_sm_clock_mhz) +
+         " is not a clock in MHz");
 }
 
 std::vector<std::string> extra_metric_columns(const SweepOptions& options) {
@@ -106,6 +111,7 @@ std::string MeasurementItem::label() const {
   text += config ? to_short_form(*config) : std::string(dtype_name(dtype));
   text += " B=" + std::to_string(shape.batch) + " H=" + std::to_string(shape.heads) +
           " N=" + std::to_string(shape.seq_len);
+  if (reference_pass > 1) text += " (again, after the kernels)";
   return text;
 }
 
@@ -133,7 +139,9 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
 
   // One unit, one worker process: the inputs and both §1.4 references of a (dtype, N) are made
   // once and every reference and kernel of that shape is measured on them. A fault costs only
-  // its own row: the parent restarts a worker at the next item.
+  // its own row: the parent restarts a worker at the next item. The references come first, so
+  // every kernel row can be paired with them as it arrives, and (repeat_references) again after
+  // the kernels: the two passes bracket the kernels and bound how far clocks drifted meanwhile.
   std::vector<std::string> references;
   for (const std::string& name : options.references) {
     if (std::find(built_references.begin(), built_references.end(), name) == built_references.end())
@@ -180,11 +188,17 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
   for (const DType dtype : dtypes)
     for (const int seq_len : options.seq_lens) {
       for (const std::string& name : references)
-        unit.items.push_back({name, std::nullopt, dtype, shape_for(seq_len, 128)});
+        unit.items.push_back({name, std::nullopt, dtype, shape_for(seq_len, 128), 1});
+      bool any_kernel = false;
       for (const auto& [step, built] : kernels_by_step)
         for (const KernelConfig& c : built)
-          if (c.dtype == dtype)
-            unit.items.push_back({std::to_string(step), c, dtype, shape_for(seq_len, c.d_head)});
+          if (c.dtype == dtype) {
+            unit.items.push_back({std::to_string(step), c, dtype, shape_for(seq_len, c.d_head), 0});
+            any_kernel = true;
+          }
+      if (options.repeat_references && any_kernel)
+        for (const std::string& name : references)
+          unit.items.push_back({name, std::nullopt, dtype, shape_for(seq_len, 128), 2});
     }
   if (!unit.items.empty()) plan.units.push_back(std::move(unit));
 

@@ -39,8 +39,17 @@ struct SweepOptions {
   // vary by about a point from launch to launch).
   int metric_runs = 3;
   std::vector<std::string> references = {"fa2", "cudnn"};
+  // Measure every reference a second time after the kernels of its (dtype, N), so the drift of
+  // clocks and temperature over that stretch of the sweep shows in the data (reference_pass 2).
+  bool repeat_references = true;
+  // The SM clock the caller locked for this sweep (nvidia-smi -lgc), recorded in every row; the
+  // sweep never changes clocks itself. Unset: clocks as the card sets them.
+  std::optional<int> locked_sm_clock_mhz;
   int device = 0;
   std::uint64_t seed = 0;  // input seed; the parent draws one when the user gives none
+  // Names the sweep in every row (run_id); empty: the parent names it "<host> <UTC start>".
+  // Sweeps that should read as one run (e.g. shards of one plan) can share a name.
+  std::string run_id;
   double timeout_s = 300;  // per measurement; a worker silent for longer is killed
 };
 
@@ -60,14 +69,16 @@ struct MeasurementItem {
   std::optional<KernelConfig> config;  // kernels only
   DType dtype = DType::FP16;
   AttentionShape shape;
+  int reference_pass = 0;  // references: 1 before the shape's kernels, 2 after them; kernels: 0
   bool is_reference() const { return !config.has_value(); }
   std::string label() const;  // "7 (FP16, 128, ...): ... fp16 B=16 H=16 N=4096" for messages
 };
 
 // The items one worker process measures, in order. A fault ends the worker; the parent restarts
-// the unit after the faulting item.
+// the unit after the faulting item. A sweep is one unit ("measurements"): per (dtype, N) the
+// references, every step's configs, then the references again.
 struct SweepUnit {
-  std::string name;  // "references", "step 7"
+  std::string name;  // "measurements"
   std::vector<MeasurementItem> items;
 };
 

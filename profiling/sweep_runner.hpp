@@ -1,6 +1,8 @@
 // The headless sweep's parent process. It plans the sweep, checks the device and the metric names
-// once, then runs each plan unit (the references, then one unit per step) in a worker process
-// started from this executable, streaming the worker's rows out as they arrive. A worker that
+// once, then runs the plan's unit (per dtype and N: the references, every step's configs, the
+// references again) in a worker process started from this executable, streaming the worker's
+// rows out as they arrive. It pairs each kernel row with the references measured before it
+// (pct_* by time and by cycles) and reports how far the repeated references drifted. A worker that
 // crashes, hits a sticky CUDA error or stops answering costs one item: the parent writes a
 // "fault: ..." row for it and starts a new worker at the next item (docs/profiling.md).
 #pragma once
@@ -29,6 +31,7 @@ struct SweepObserver {
 };
 
 struct SweepSummary {
+  std::vector<std::string> drift;  // per reference and dtype (reference_drift.hpp), for the log
   std::size_t rows = 0;
   std::size_t faults = 0;
   std::size_t skipped = 0;
@@ -48,6 +51,9 @@ using WorkerCommandLine = std::function<std::vector<std::string>(
 // measure) or std::runtime_error (a worker could not start measuring at all).
 SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& worker_command,
                        const SweepObserver& observer, std::ostream& log);
+
+// "<host> <UTC now>", e.g. "gpu-7 2026-11-21T06:45:03Z": a sweep's run_id unless given one.
+std::string default_run_id();
 
 // The executable to start workers from: /proc/self/exe.
 std::string current_executable_path();

@@ -29,6 +29,9 @@ class CudaContextLost : public std::runtime_error {
 
 using RowSink = std::function<void(const ResultRow&)>;
 
+// This machine's name (gethostname), recorded in every row's host column; empty if unknown.
+std::string host_name();
+
 // The row fields every item's row starts with, filled from the item and the sweep's settings.
 ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
                        const std::string& device_name);

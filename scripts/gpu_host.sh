@@ -5,7 +5,8 @@
 #   scripts/gpu_host.sh LOG_DIR [--stages build,test,sweep,sanitize,sass,peak,results]
 #                               [--set prog] [--steps 1-21] [--tune-steps 7,16] [--arch 90a-real]
 #                               [--sweep-args "..."] [--no-torch] [--tests REGEX]
-#                               [--sanitize-steps LIST] [--sass-tune-steps 7-16]
+#                               [--sanitize-steps LIST] [--check-steps LIST] [--lock-sm-clock MHZ]
+#                               [--sass-tune-steps 7-16]
 #
 # --tune-steps LIST (default 7,16): the steps that get the 80 tune configs (--set tune) and
 # the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder;
@@ -17,19 +18,34 @@
 # stage also builds with every tune config, so that a neighbour step's picks exist there for
 # same-config diffs (8 alone is the minimum CI's tests need: step 7's progression config at
 # step 8, the seed's 7 -> 8 comparison; about 150 kernels instead of about 900).
-# Stages: build (always), test (ctest: host + GPU tests), sweep (explorer --csv over the built
-# kernels), sanitize (compute-sanitizer memcheck + racecheck at a small shape on each step's
-# fp16 progression config and picks, plus synccheck on the Hopper steps 17+), sass (a build of
-# its own for sm_80 and sm_90a with the CUDA 13 cuobjdump: the SASS artifact of every step's
-# picks, exported to LOG_DIR/results/<gpu>/sass with a raw cuobjdump sample and checked by
-# test_sass_artifact; commit it as results/<gpu>/sass), peak (explorer peak: the device's
-# mma.sync, wgmma and HBM ceilings into LOG_DIR/peak.csv), results (the shipped dataset:
-# progression + tune + peak, each also a stage of its own: the progression of every built step
-# with the DRAM byte counts the roofline needs, the tune sweeps of --tune-steps and the
-# ceilings, written to LOG_DIR with a manifest of device, driver, commit, date and each
-# command and wall time). Header-only dependencies a
-# GPU host lacks (CLI11, doctest) are read from .deps/include: fill it on a machine that has
-# them with `scripts/vendor_header_deps.sh` and send it along with the tree.
+# --lock-sm-clock MHZ (off by default; needs root, and hosts you may not reconfigure, such as
+# lent machines, must not be given it): lock every GPU's SM clock at MHZ with
+# `nvidia-smi -lgc MHZ,MHZ` before the sweeps and restore it with `nvidia-smi -rgc` when the
+# script ends, however it ends. Every sweep then records the lock (--locked-sm-clock) and flags
+# rows measured more than 3 % away from it. When the driver refuses, the summary says
+# "locked clocks NOT permitted" and the sweeps run at the card's default clocks, recorded as such.
+# The test stage runs ctest with FLASHSCOPE_REQUIRE_GPU=1 on a host whose driver lists a GPU, so a
+# broken driver fails the GPU tests instead of skipping them, and lists every skipped test with
+# its reason; a GPU test skipped for want of a device fails the script.
+# Stages: build (always), check (explorer check on every built kernel of --check-steps, default
+# all, both dtypes, at B=2 N=1024 H=16, each in its own process under a 30 s timeout: a hang or
+# fault is reported for that kernel and test_kernels_gpu is then skipped with the reason instead
+# of hanging), test (ctest: host + GPU tests), sweep (explorer --csv over the built kernels),
+# clocks (steps 9 and 16 against FA2 at N = 4096 by time, by cycles and by CUPTI duration, with
+# the SM clocks and the reference drift: clocks.csv, and clocks-locked.csv under
+# --lock-sm-clock), counters (the hardware counters of docs/versions' profiles for every step's
+# configs at N = 4096: counters.csv, read by `explorer report` as counters-NN blocks), sanitize
+# (compute-sanitizer memcheck + racecheck at a small shape on each step's fp16 progression
+# config and picks, plus synccheck on the Hopper steps 17+), sass (a build of its own for sm_80
+# and sm_90a with the CUDA 13 cuobjdump: the SASS artifact of every step's picks, exported to
+# LOG_DIR/results/<gpu>/sass with a raw cuobjdump sample and checked by test_sass_artifact;
+# commit it as results/<gpu>/sass), peak (explorer peak: the device's mma.sync, wgmma and HBM
+# ceilings into LOG_DIR/peak.csv), results (the shipped dataset: progression + tune + peak, each
+# also a stage of its own: the progression of every built step with the DRAM byte counts the
+# roofline needs, the tune sweeps of --tune-steps and the ceilings, written to LOG_DIR with a
+# manifest of device, driver, host, clocks, commit, date and each command and wall time).
+# Header-only dependencies a GPU host lacks (CLI11, doctest) are read from .deps/include: fill it
+# on a machine that has them with `scripts/vendor_header_deps.sh` and send it along with the tree.
 set -euo pipefail
 
 # Prints the comment block at the top of this file (everything before `set -euo pipefail`).
@@ -47,6 +63,8 @@ TUNE_STEPS="7,16"
 TEST_REGEX=""
 SANITIZE_STEPS=""
 SASS_TUNE_STEPS="7-16"
+CHECK_STEPS=""
+LOCK_SM_CLOCK=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --stages) STAGES="$2"; shift 2 ;;
@@ -59,13 +77,21 @@ while [[ $# -gt 0 ]]; do
     --tests) TEST_REGEX="$2"; shift 2 ;;
     --sanitize-steps) SANITIZE_STEPS="$2"; shift 2 ;;
     --sass-tune-steps) SASS_TUNE_STEPS="$2"; shift 2 ;;
+    --check-steps) CHECK_STEPS="$2"; shift 2 ;;
+    --lock-sm-clock) LOCK_SM_CLOCK="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "gpu_host.sh: unknown option $1" >&2; usage ;;
   esac
 done
 STEP_LIST_RE='^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$'
-if [[ -n $SANITIZE_STEPS && ! $SANITIZE_STEPS =~ $STEP_LIST_RE ]]; then
-  echo "gpu_host.sh: --sanitize-steps '$SANITIZE_STEPS' is not a step list such as 16 or 7,13-16" >&2
+for list in "$SANITIZE_STEPS" "$CHECK_STEPS"; do
+  if [[ -n $list && ! $list =~ $STEP_LIST_RE ]]; then
+    echo "gpu_host.sh: '$list' (--sanitize-steps / --check-steps) is not a step list such as 16 or 7,13-16" >&2
+    exit 2
+  fi
+done
+if [[ -n $LOCK_SM_CLOCK && ! $LOCK_SM_CLOCK =~ ^[1-9][0-9]*$ ]]; then
+  echo "gpu_host.sh: --lock-sm-clock '$LOCK_SM_CLOCK' is not a clock in MHz such as 1500" >&2
   exit 2
 fi
 if [[ ! $SASS_TUNE_STEPS =~ $STEP_LIST_RE ]]; then
@@ -99,7 +125,9 @@ CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
             -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DFLASHSCOPE_PTXAS_VERBOSE=ON
             -DFLASHSCOPE_SASS="${FLASHSCOPE_SASS:-AUTO}")
 # An exported tree without .git names its commit through FLASHSCOPE_GIT_COMMIT.
+# FLASHSCOPE_GIT_DIRTY=true|false says whether that tree differs from the commit (else unknown).
 [[ -n ${FLASHSCOPE_GIT_COMMIT:-} ]] && CMAKE_ARGS+=(-DFLASHSCOPE_GIT_COMMIT="$FLASHSCOPE_GIT_COMMIT")
+[[ -n ${FLASHSCOPE_GIT_DIRTY:-} ]] && CMAKE_ARGS+=(-DFLASHSCOPE_GIT_DIRTY="$FLASHSCOPE_GIT_DIRTY")
 if [[ $WITH_TORCH == 1 ]] && TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
   CMAKE_ARGS+=(-DCMAKE_PREFIX_PATH="$TORCH_PREFIX")
 fi
@@ -118,21 +146,92 @@ log "built $("$BUILD/explorer/explorer" --list | wc -l) kernels"
 
 EXPLORER="$BUILD/explorer/explorer"
 STATUS=0
+KERNELS_HANG=0
+if has_stage check; then
+  # One process per kernel and shape, so a hang (a barrier phase mistake) or a fault costs that
+  # kernel only. Step 16-17 kernels are compiled for 16 heads.
+  log "check: explorer check per built kernel (steps ${CHECK_STEPS:-all}), 30 s timeout each"
+  : > "$LOG_DIR/check.log"
+  declare -A CHECK_COUNT=([pass]=0 [fail]=0 [timeout]=0 [error]=0)
+  while read -r step config; do
+    if [[ -n $CHECK_STEPS ]] && ! in_step_list "$step" "$CHECK_STEPS"; then continue; fi
+    for seq_len in 1024; do
+      rc=0
+      timeout 30 "$EXPLORER" check --step "$step" --config "$config" --batch 2 --heads 16 \
+        --seq-len "$seq_len" >> "$LOG_DIR/check.log" 2>&1 || rc=$?
+      case $rc in
+        0) verdict=pass ;;
+        1) verdict=fail ;;
+        124) verdict=timeout; KERNELS_HANG=1 ;;
+        *) verdict=error ;;
+      esac
+      CHECK_COUNT[$verdict]=$((CHECK_COUNT[$verdict] + 1))
+      echo "check $verdict (rc $rc): step $step N=$seq_len $config" | tee -a "$LOG_DIR/check.log" >> "$LOG_DIR/summary.txt"
+      [[ $verdict == pass ]] || STATUS=1
+    done
+  done < <("$EXPLORER" --list)
+  log "check: ${CHECK_COUNT[pass]} pass, ${CHECK_COUNT[fail]} fail, ${CHECK_COUNT[timeout]} timeout, ${CHECK_COUNT[error]} error"
+fi
+
 if has_stage test; then
   log "ctest"
   CTEST_ARGS=(--test-dir "$BUILD" --output-on-failure -j 1)
   [[ -n $TEST_REGEX ]] && CTEST_ARGS+=(-R "$TEST_REGEX")
+  if [[ $KERNELS_HANG == 1 ]]; then
+    log "ctest: test_kernels_gpu skipped: a kernel timed out in the check stage (see check.log)"
+    CTEST_ARGS+=(-E test_kernels_gpu)
+  fi
+  # On a host whose driver lists a GPU, a GPU test that finds no usable device fails (a broken
+  # driver must not pass as "skipped": tests/support/gpu_presence.hpp).
+  GPU_LISTED=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+  if [[ $GPU_LISTED -gt 0 ]]; then
+    export FLASHSCOPE_REQUIRE_GPU=1
+  else
+    log "WARNING: nvidia-smi lists no GPU; GPU tests will be skipped"
+  fi
   if ! ctest "${CTEST_ARGS[@]}" > "$LOG_DIR/ctest.log" 2>&1; then
     STATUS=1
   fi
   tail -15 "$LOG_DIR/ctest.log" | tee -a "$LOG_DIR/summary.txt"
+  # Every skipped test with its reason ("SKIPPED: ..." lines of each test's output).
+  LAST_TEST_LOG="$BUILD/Testing/Temporary/LastTest.log"
+  if [[ -f $LAST_TEST_LOG ]]; then
+    awk '/^[0-9]+\/[0-9]+ Testing: /{name=$3} /^SKIPPED: /{print "skipped " name ": " substr($0, 10)}' \
+      "$LAST_TEST_LOG" > "$LOG_DIR/skipped.txt"
+    if [[ -s $LOG_DIR/skipped.txt ]]; then
+      log "skipped tests:"
+      tee -a "$LOG_DIR/summary.txt" < "$LOG_DIR/skipped.txt"
+    fi
+    if [[ $GPU_LISTED -gt 0 ]] && grep -q "no CUDA device" "$LOG_DIR/skipped.txt"; then
+      log "FAILURE: GPU tests were skipped for want of a device on a host with $GPU_LISTED GPU(s)"
+      STATUS=1
+    fi
+  fi
 fi
 
-if has_stage sweep && "$EXPLORER" --help | grep -q -- "--csv"; then
+# Locked clocks (opt-in): lock before the sweeps, restore on every exit path.
+LOCKED_ARGS=()
+CLOCK_NOTE="default clocks (not locked)"
+if [[ -n $LOCK_SM_CLOCK ]] && { has_stage sweep || has_stage results || has_stage progression \
+     || has_stage tune || has_stage clocks || has_stage counters; }; then
+  if LOCK_OUTPUT=$(nvidia-smi -lgc "$LOCK_SM_CLOCK,$LOCK_SM_CLOCK" 2>&1); then
+    trap 'nvidia-smi -rgc > /dev/null 2>&1 && echo "[gpu_host] SM clocks restored (nvidia-smi -rgc)" | tee -a "$LOG_DIR/summary.txt"' EXIT
+    LOCKED_ARGS=(--locked-sm-clock "$LOCK_SM_CLOCK")
+    CLOCK_NOTE="SM clock locked at $LOCK_SM_CLOCK MHz (nvidia-smi -lgc), restored afterwards"
+    log "clocks: $CLOCK_NOTE"
+  else
+    CLOCK_NOTE="default clocks: locked clocks NOT permitted on this host"
+    log "clocks: locked clocks NOT permitted on this host (nvidia-smi -lgc $LOCK_SM_CLOCK,$LOCK_SM_CLOCK: $(echo "$LOCK_OUTPUT" | tr '\n' ' ')); sweeps run at the card's default clocks and their rows say so"
+  fi
+fi
+
+if has_stage sweep; then
   log "sweep: explorer --csv $SWEEP_ARGS"
   # shellcheck disable=SC2086
-  "$EXPLORER" --csv --output "$LOG_DIR/sweep.csv" $SWEEP_ARGS 2> "$LOG_DIR/sweep.log" || STATUS=1
-  tail -3 "$LOG_DIR/sweep.log" | tee -a "$LOG_DIR/summary.txt"
+  "$EXPLORER" --csv --output "$LOG_DIR/sweep.csv" "${LOCKED_ARGS[@]}" $SWEEP_ARGS \
+    2> "$LOG_DIR/sweep.log" || STATUS=1
+  # The sweep's last lines: its row count, then the reference drift per reference and dtype.
+  sed -n '/^sweep: /,$p' "$LOG_DIR/sweep.log" | tee -a "$LOG_DIR/summary.txt"
 fi
 
 if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
@@ -159,8 +258,8 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
     fi
   done)
   # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: ... (N errors, ...)".
-  CLEAN=$(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors' "$LOG_DIR/sanitizer.log")
-  DIRTY=$(grep -cE 'ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: .*\([1-9][0-9]* errors' "$LOG_DIR/sanitizer.log")
+  CLEAN=$(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors' "$LOG_DIR/sanitizer.log" || true)
+  DIRTY=$(grep -cE 'ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: .*\([1-9][0-9]* errors' "$LOG_DIR/sanitizer.log" || true)
   log "sanitizer: $CLEAN clean runs, $DIRTY with errors"
 fi
 
@@ -182,14 +281,19 @@ if has_stage progression || has_stage tune || has_stage results; then
     echo "| CUDA (nvcc) | $(nvcc --version | grep -o 'release [0-9.]*' | head -1) |"
     echo "| commit | $COMMIT |"
     echo "| date (UTC) | $(date -u +%Y-%m-%dT%H:%M:%SZ) |"
+    echo "| host | $(hostname) |"
+    echo "| clocks | $CLOCK_NOTE |"
   } > "$LOG_DIR/MANIFEST.md"
   # Runs one results sweep: NAME then explorer's arguments (without --output).
   results_sweep() {
     local name=$1 started=$SECONDS
     shift
-    log "results: explorer $* --output $name.csv"
-    "$EXPLORER" "$@" --output "$LOG_DIR/$name.csv" 2>> "$LOG_DIR/results.log" || STATUS=1
+    log "results: explorer $* ${LOCKED_ARGS[*]} --output $name.csv"
+    "$EXPLORER" "$@" "${LOCKED_ARGS[@]}" --output "$LOG_DIR/$name.csv" 2> "$LOG_DIR/$name.log" \
+      || STATUS=1
+    cat "$LOG_DIR/$name.log" >> "$LOG_DIR/results.log"
     log "results: $(($(wc -l < "$LOG_DIR/$name.csv") - 1)) $name rows in $((SECONDS - started)) s"
+    sed -n '/^sweep: /,$p' "$LOG_DIR/$name.log" | tee -a "$LOG_DIR/summary.txt"
     echo "| $name.csv | \`explorer $*\` ($((SECONDS - started)) s) |" >> "$LOG_DIR/MANIFEST.md"
   }
   # The DRAM byte counts place every step on the roofline (docs/explorer.md, "Roofline").
@@ -201,9 +305,63 @@ if has_stage progression || has_stage tune || has_stage results; then
   fi
   if has_stage peak; then results_sweep peak peak; fi
 elif has_stage peak; then
-  log "peak: explorer peak --output peak.csv"
-  "$EXPLORER" peak --output "$LOG_DIR/peak.csv" 2> "$LOG_DIR/peak.log" || STATUS=1
+  log "peak: explorer peak ${LOCKED_ARGS[*]} --output peak.csv"
+  "$EXPLORER" peak "${LOCKED_ARGS[@]}" --output "$LOG_DIR/peak.csv" 2> "$LOG_DIR/peak.log" \
+    || STATUS=1
   tee -a "$LOG_DIR/summary.txt" < "$LOG_DIR/peak.log"
+fi
+
+# Step 9 (the fastest step) and step 16 (the last Ampere-instruction step) against FA2 at
+# N = 4096, three ways: event medians (each row at its own clock), cycles (clock-free) and the
+# profiled launches' CUPTI durations, with the SM clocks and the references' drift over the
+# sweep. At the card's default clocks; again at the locked clock when --lock-sm-clock worked.
+if has_stage clocks; then
+  clocks_sweep() {
+    local name=$1 started=$SECONDS
+    shift
+    log "clocks: explorer --csv --set prog --steps 9,16 --seq-lens 4096 $* --output $name.csv"
+    "$EXPLORER" --csv --set prog --steps 9,16 --seq-lens 4096 "$@" \
+      --output "$LOG_DIR/$name.csv" 2> "$LOG_DIR/$name.log" || STATUS=1
+    log "clocks: $name.csv in $((SECONDS - started)) s"
+    sed -n '/^sweep: /,$p' "$LOG_DIR/$name.log" | tee -a "$LOG_DIR/summary.txt"
+    for block in vs-fa2-16 vs-fa2-9 clocks drift warnings; do
+      echo "--- $name: $block" | tee -a "$LOG_DIR/summary.txt"
+      "$EXPLORER" report --results "$LOG_DIR/$name.csv" --print "$block" 2>&1 \
+        | tee -a "$LOG_DIR/summary.txt"
+    done
+  }
+  if [[ ${#LOCKED_ARGS[@]} -gt 0 ]]; then
+    # Restore the default clocks for the first sweep, then lock again for the second.
+    nvidia-smi -rgc > /dev/null 2>&1 || log "clocks: nvidia-smi -rgc failed"
+    clocks_sweep clocks
+    if nvidia-smi -lgc "$LOCK_SM_CLOCK,$LOCK_SM_CLOCK" > /dev/null 2>&1; then
+      clocks_sweep clocks-locked "${LOCKED_ARGS[@]}"
+    else
+      log "clocks: locking again failed; no clocks-locked.csv"
+      LOCKED_ARGS=()
+    fi
+  else
+    clocks_sweep clocks
+  fi
+fi
+
+# The counters docs/versions cites (bank conflicts, stalls, tensor-pipe activity, local memory,
+# instructions), one profiled launch per row, for every built step's configs at N = 4096.
+COUNTER_METRICS="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+COUNTER_METRICS+=",l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum"
+COUNTER_METRICS+=",sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
+COUNTER_METRICS+=",smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct"
+COUNTER_METRICS+=",smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct"
+COUNTER_METRICS+=",smsp__warp_issue_stalled_wait_per_warp_active.pct"
+COUNTER_METRICS+=",l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"
+COUNTER_METRICS+=",l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"
+COUNTER_METRICS+=",smsp__average_warp_latency_per_inst_issued.ratio"
+if has_stage counters; then
+  started=$SECONDS
+  log "counters: explorer --csv --set prog --seq-lens 4096 --metric-runs 1 --metrics ... --output counters.csv"
+  "$EXPLORER" --csv --set prog --seq-lens 4096 --metric-runs 1 --metrics "$COUNTER_METRICS" \
+    "${LOCKED_ARGS[@]}" --output "$LOG_DIR/counters.csv" 2> "$LOG_DIR/counters.log" || STATUS=1
+  log "counters: $(($(wc -l < "$LOG_DIR/counters.csv") - 1)) rows in $((SECONDS - started)) s"
 fi
 
 # The SASS artifact needs a CUDA 13 cuobjdump (this host's) and both architectures, so it has a

@@ -133,13 +133,19 @@ const std::vector<std::string>& ExplorerState::devices() {
   if (distinct_generation_ != generation_) {
     devices_ = distinct_devices(files_);
     cache_modes_ = distinct_cache_modes(files_);
+    runs_ = distinct_runs(files_);
     distinct_generation_ = generation_;
   }
   return devices_;
 }
 
+const std::vector<RunChoice>& ExplorerState::runs() {
+  devices();  // refreshes all three
+  return runs_;
+}
+
 const std::vector<std::string>& ExplorerState::cache_modes() {
-  devices();  // refreshes both
+  devices();  // refreshes all three
   return cache_modes_;
 }
 

@@ -31,6 +31,7 @@ struct Selection {
   std::string dtype;           // empty until data arrives
   std::optional<int> seq_len;  // nullopt: harmonic mean over N
   Reference reference = Reference::fa2;
+  PercentBasis basis = PercentBasis::time;  // % read by time or by cycles
   ValueMode mode = ValueMode::tflops;
   int detail_step = 1;
 };
@@ -56,6 +57,7 @@ class ExplorerState {
   // Every device and cache mode in the loaded files, for the filter's choices.
   const std::vector<std::string>& devices();
   const std::vector<std::string>& cache_modes();
+  const std::vector<RunChoice>& runs();  // every run (host, commit) in the loaded files
 
   const RowFilter& filter() const { return filter_; }
   void set_filter(RowFilter filter);
@@ -92,6 +94,7 @@ class ExplorerState {
   std::uint64_t distinct_generation_ = 0;
   std::vector<std::string> devices_;
   std::vector<std::string> cache_modes_;
+  std::vector<RunChoice> runs_;
 };
 
 }  // namespace flashscope::explorer

@@ -1,3 +1,4 @@
+#include "configs/config_sets.hpp"
 #include "explorer/gui/gui_app.hpp"
 
 #include <CLI/CLI.hpp>
@@ -184,9 +185,21 @@ class ExplorerWindow {
     bool changed = string_combo("##device", filter.device, state_.devices(), "any device");
     ImGui::SetNextItemWidth(-FLT_MIN);
     changed |= string_combo("##cache", filter.cache_mode, state_.cache_modes(), "any cache mode");
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    changed |= run_combo(filter.run);
     if (changed) state_.set_filter(filter);
     ImGui::TextColored(kMutedColour, "%zu of %zu rows", state_.rows().rows().size(),
                        state_.row_count());
+    // Rows of two hosts or builds differ by a percent or more in time alone: never mix them
+    // without saying so.
+    if (const std::size_t runs = state_.rows().run_labels().size(); runs > 1) {
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextColored(kWarningColour,
+                         "%zu runs mixed (hosts / builds): each view takes a step's fastest row "
+                         "of any run. Pick one run above to compare like with like.",
+                         runs);
+      ImGui::PopTextWrapPos();
+    }
 
     if (!state_.problems().empty()) {
       ImGui::Spacing();
@@ -203,6 +216,30 @@ class ExplorerWindow {
     ImGui::Separator();
     ImGui::TextUnformatted("Run a sweep");
     run_panel_.draw(state_);
+  }
+
+  // The run filter: "every run" or one (host, commit) of the loaded files.
+  bool run_combo(std::string& run) {
+    const std::vector<RunChoice>& runs = state_.runs();
+    std::string preview = "every run";
+    for (const RunChoice& choice : runs)
+      if (choice.key == run) preview = "run " + choice.label;
+    bool changed = false;
+    if (ImGui::BeginCombo("##run", preview.c_str())) {
+      if (ImGui::Selectable("every run", run.empty()) && !run.empty()) {
+        run.clear();
+        changed = true;
+      }
+      for (const RunChoice& choice : runs) {
+        const std::string text = choice.label + " (" + std::to_string(choice.rows) + " rows)";
+        if (ImGui::Selectable(text.c_str(), choice.key == run) && choice.key != run) {
+          run = choice.key;
+          changed = true;
+        }
+      }
+      ImGui::EndCombo();
+    }
+    return changed;
   }
 
   void draw_views() {
@@ -223,7 +260,8 @@ class ExplorerWindow {
                                : no_files_message_);
       } else if (state_.rows().empty() && view != ViewId::compare) {
         empty_view_message(
-            "No rows match: tick a file on the left or choose another device / cache mode.");
+            "No rows match: tick a file on the left or choose another device / cache mode / "
+            "run.");
       } else {
         draw_view(view);
       }

@@ -83,11 +83,21 @@ constexpr int consumer_warpgroups(const KernelConfig& c) {
 constexpr int producer_warpgroups(const KernelConfig& c) {
   return c.n_warps / kWarpgroupWarps - consumer_warpgroups(c);
 }
-// Registers a producer thread keeps after setmaxnreg.dec when consumers take `consumer_regs`: what
-// the register file leaves, in steps of 8, at most 40 (it only issues copies) and at least 24.
+// Registers per thread a kernel of `threads` threads starts with under __launch_bounds__(threads,
+// 1): the register file shared out, in setmaxnreg's steps of 8 (168 for 384 threads).
+constexpr int entry_registers(int threads) {
+  return kMaxRegistersPerSm / threads / 8 * 8;
+}
+
+// Registers a producer thread keeps after setmaxnreg.dec when consumers take `consumer_regs`.
+// setmaxnreg.inc only takes what the CTA's other warpgroups gave back, so the consumers' growth
+// above the entry allocation must be paid for by the producer's shrinking below it (else the inc
+// waits forever): at most entry − consumers · (consumer_regs − entry), and at most 40 since it
+// only issues copies.
 constexpr int producer_regs(const KernelConfig& c) {
   if (c.consumer_regs == 0) return 0;
-  const int left = (kMaxRegistersPerSm - consumer_warpgroups(c) * 128 * c.consumer_regs) / 128;
+  const int entry = entry_registers(32 * c.n_warps);
+  const int left = entry - consumer_warpgroups(c) * (c.consumer_regs - entry);
   const int rounded = left / 8 * 8;
   return rounded > 40 ? 40 : rounded;
 }
@@ -131,8 +141,12 @@ constexpr const char* hopper_config_violation(const KernelConfig& c) {
       return "consumer_regs (setmaxnreg) needs a producer warpgroup to take registers from";
     if (c.consumer_regs % 8 != 0 || c.consumer_regs < 24 || c.consumer_regs > 256)
       return "consumer_regs must be a multiple of 8 from 24 to 256 (setmaxnreg)";
+    if (c.consumer_regs < entry_registers(32 * c.n_warps))
+      return "consumer_regs must be at least the registers a thread starts with (setmaxnreg.inc "
+             "only grows an allocation)";
     if (producer_regs(c) < 24)
-      return "consumer_regs leaves a producer warpgroup fewer than 24 registers per thread";
+      return "consumer_regs needs more registers than the producer warpgroup can give back "
+             "(it keeps at least 24 per thread; setmaxnreg.inc would wait forever)";
   }
   if (smem_bytes(c) > kHopperMaxSmemBytes)
     return "Q + stages x (K + V) + barriers exceed the 227 KB (232448-byte) shared memory a block "

@@ -26,32 +26,27 @@ struct StaticConfig {
   static constexpr KernelConfig value = C;
 };
 
-// Grid x = query blocks, y = heads, z = batch; 1-D blocks of 32·n_warps threads (spec §2.5).
-template <KernelConfig C, KernelFunction Kernel>
-cudaError_t launch_kernel(const ForwardArgs& args, cudaStream_t stream) {
-  constexpr int kSmemBytes = smem_bytes(C);
-  if constexpr (kSmemBytes > 48 * 1024) {
-    // Above 48 KiB a kernel must opt in to dynamic shared memory, once per process.
-    static const cudaError_t opt_in =
-        cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-    if (opt_in != cudaSuccess) return opt_in;
-  }
-  const dim3 grid(static_cast<unsigned>(args.n_Q_blocks), static_cast<unsigned>(args.n_heads),
-                  static_cast<unsigned>(args.batch));
-  Kernel<<<grid, threads_per_block(C), kSmemBytes, stream>>>(args);
-  return cudaGetLastError();
-}
-
-// Opts the kernel in to its dynamic shared memory (above 48 KiB), once per process.
-template <KernelConfig C, typename Function>
-cudaError_t opt_in_smem(Function kernel) {
+// Opts `kKernel` in to its dynamic shared memory above 48 KiB, once per process and kernel (the
+// attribute belongs to the function, so two steps with the same config each set their own).
+template <KernelConfig C, auto kKernel>
+cudaError_t opt_in_smem() {
   constexpr int kSmemBytes = smem_bytes(C);
   if constexpr (kSmemBytes > 48 * 1024) {
     static const cudaError_t opt_in =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+        cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
     return opt_in;
   }
   return cudaSuccess;
+}
+
+// Grid x = query blocks, y = heads, z = batch; 1-D blocks of 32·n_warps threads (spec §2.5).
+template <KernelConfig C, KernelFunction Kernel>
+cudaError_t launch_kernel(const ForwardArgs& args, cudaStream_t stream) {
+  if (const cudaError_t status = opt_in_smem<C, Kernel>(); status != cudaSuccess) return status;
+  const dim3 grid(static_cast<unsigned>(args.n_Q_blocks), static_cast<unsigned>(args.n_heads),
+                  static_cast<unsigned>(args.batch));
+  Kernel<<<grid, threads_per_block(C), smem_bytes(C), stream>>>(args);
+  return cudaGetLastError();
 }
 
 // The Hopper TMA steps: the same grid, plus the tensor maps, encoded on the host for this launch's
@@ -59,7 +54,7 @@ cudaError_t opt_in_smem(Function kernel) {
 // boxes B_c rows, O boxes kOBoxRows rows. Throws TensorMapError when a map cannot be encoded.
 template <KernelConfig C, TmaKernelFunction Kernel, int kQBoxRows, int kOBoxRows>
 cudaError_t launch_tma_kernel(const ForwardArgs& args, cudaStream_t stream) {
-  if (const cudaError_t status = opt_in_smem<C>(Kernel); status != cudaSuccess) return status;
+  if (const cudaError_t status = opt_in_smem<C, Kernel>(); status != cudaSuccess) return status;
   const AttentionTensorMaps maps = make_attention_tensor_maps(C, args, kQBoxRows, C.B_c, kOBoxRows);
   const dim3 grid(static_cast<unsigned>(args.n_Q_blocks), static_cast<unsigned>(args.n_heads),
                   static_cast<unsigned>(args.batch));
