@@ -144,8 +144,9 @@ ResultRow measure_mma_sync(DType dtype, const Measurement& measurement,
   return row;
 }
 
-ResultRow measure_wgmma(DType dtype, const DeviceDescription& device, const CeilingOptions& options,
+ResultRow measure_wgmma(DType dtype, const Measurement& measurement, const CeilingOptions& options,
                         cudaStream_t stream) {
+  const DeviceDescription& device = measurement.device;
   ResultRow row = identity_row("wgmma", dtype_column(dtype), measurement);
   if (device.compute_capability != 90) {
     row.status = "skipped: wgmma needs compute capability 9.0 (this device has " +
