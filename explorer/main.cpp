@@ -1,6 +1,6 @@
 // flashscope's one executable: lists kernels and config sets, runs headless sweeps (--csv),
-// checks one kernel (check), regenerates the measured docs (report), or opens the desktop
-// explorer (no mode).
+// checks one kernel (check), regenerates the measured docs (report), shows a step's SASS (sass),
+// measures the device's ceilings (peak), or opens the desktop explorer (no mode).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -8,7 +8,9 @@
 
 #include "configs/config_sets.hpp"
 #include "explorer/check_mode.hpp"
+#include "explorer/peak_mode.hpp"
 #include "explorer/report/report_mode.hpp"
+#include "explorer/sass_mode.hpp"
 #include "explorer/sweep_mode.hpp"
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/registry.hpp"
@@ -86,6 +88,10 @@ int main(int argc, char** argv) {
   cli::CheckCli check;
   CLI::App* check_command = cli::add_check_command(app, check);
   const explorer::ReportCommand report = explorer::add_report_command(app);
+  cli::SassCli sass;
+  CLI::App* sass_command = cli::add_sass_command(app, sass);
+  cli::PeakCli peak;
+  CLI::App* peak_command = cli::add_peak_command(app, peak);
 #ifdef FLASHSCOPE_WITH_GUI
   explorer::GuiOptions gui;
   explorer::add_gui_options(app, gui);
@@ -99,6 +105,8 @@ int main(int argc, char** argv) {
   if (sweep.csv) return cli::run_sweep_mode(sweep);
   if (check_command->parsed()) return cli::run_check_mode(check);
   if (report.command->parsed()) return report.run();
+  if (sass_command->parsed()) return cli::run_sass_mode(sass);
+  if (peak_command->parsed()) return cli::run_peak_mode(peak);
 
   try {
     if (list) return list_built_kernels();

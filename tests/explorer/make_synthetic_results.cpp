@@ -7,6 +7,9 @@
 // DIR/variant.csv   the same measurements, later steps faster: the second file for Compare
 // DIR/corrupt.csv   a results header, one good row, then a row with missing fields
 // DIR/foreign.csv   a CSV from somewhere else entirely
+// DIR/sass/         a SASS artifact of every step (tests/explorer/synthetic_sass.hpp)
+// baseline.csv and variant.csv also hold device ceilings (peak:* rows) and DRAM byte counts, so
+// the roofline has points and roofs.
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -14,10 +17,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <vector>
 
+#include "configs/config_sets.hpp"
 #include "kernels/common/config.hpp"
 #include "profiling/results.hpp"
+#include "tests/explorer/synthetic_sass.hpp"
 
 namespace {
 
@@ -85,16 +91,51 @@ ResultRow make_row(const std::string& step, const std::string& config, const std
   return row;
 }
 
+// Ceilings as `explorer peak` writes them: the tensor-core families per dtype and the HBM rows.
+void write_ceilings(flashscope::ResultsCsvWriter& writer) {
+  const auto ceiling = [](const std::string& name, const std::string& dtype, double tflops,
+                          std::optional<double> gbytes_per_s) {
+    ResultRow row = make_row("fa2", "", dtype.empty() ? "fp16" : dtype, 0, 1);
+    row.step = "peak:" + name;
+    row.dtype = dtype;
+    row.d_head = row.batch = row.heads = row.seq_len = 0;
+    row.median_ms = 5;
+    row.min_ms = 4.9;
+    row.max_ms = 5.2;
+    row.tflops = row.seed_attn_tflops = tflops;
+    row.gbytes_per_s = gbytes_per_s;
+    row.cycles.reset();
+    return row;
+  };
+  for (const char* dtype : {"fp16", "bf16"}) {
+    writer.write(ceiling("mma.sync", dtype, 420, std::nullopt));
+    writer.write(ceiling("wgmma", dtype, 720, std::nullopt));
+  }
+  writer.write(ceiling("hbm.read", "", 0, 4100));
+  writer.write(ceiling("hbm.copy", "", 0, 3900));
+}
+
 // A plausible-looking progression: later steps faster, long sequences faster, configs spread.
 void write_results(std::ostream& out, int configs_per_step, double late_step_speedup) {
-  flashscope::ResultsCsvWriter writer(out);
+  flashscope::ResultsCsvWriter writer(out, {"dram__bytes_read.sum", "dram__bytes_write.sum"});
+  write_ceilings(writer);
+  // DRAM traffic: Q, K, V read and O written once, plus K and V re-read by a share of the CTAs.
+  const auto add_dram = [](ResultRow& row, double reread) {
+    const double tensor_bytes = double(row.batch) * row.heads * row.seq_len * row.d_head * 2;
+    row.extra_metrics["dram__bytes_read.sum"] = tensor_bytes * (3 + reread);
+    row.extra_metrics["dram__bytes_write.sum"] = tensor_bytes;
+  };
   const double n_factor[] = {0.70, 0.88, 0.96, 1.0, 0.99, 0.99};
   for (int d = 0; d < 2; ++d) {
     const auto dtype = d == 0 ? flashscope::DType::FP16 : flashscope::DType::BF16;
     const std::string dtype_name(flashscope::dtype_lower_name(dtype));
     for (int n = 0; n < 6; ++n) {
-      writer.write(make_row("fa2", "", dtype_name, n, 340 * n_factor[n]));
-      writer.write(make_row("cudnn", "", dtype_name, n, 580 * n_factor[n]));
+      ResultRow fa2 = make_row("fa2", "", dtype_name, n, 340 * n_factor[n]);
+      add_dram(fa2, 1.0);
+      writer.write(fa2);
+      ResultRow cudnn = make_row("cudnn", "", dtype_name, n, 580 * n_factor[n]);
+      add_dram(cudnn, 0.5);
+      writer.write(cudnn);
     }
     const std::vector<KernelConfig> configs = candidate_configs(dtype);
     for (int step = 1; step <= 16; ++step) {
@@ -114,6 +155,7 @@ void write_results(std::ostream& out, int configs_per_step, double late_step_spe
           row.local_bytes = noise(step, c, 98) < 0.1 ? 16 : 0;
           row.l2_hit_pct = 70 + 29 * noise(step, c, n + 50);
           row.max_error = 1e-3 * noise(step, c, n + 70);
+          add_dram(row, 4.0 * noise(step, c, n + 30) + 8.0 / step);
           if (noise(step, c, n + 90) < 0.01) {  // a few faults, as real sweeps have
             row.status = "fault: synthetic launch failure";
             row.verdict = "unchecked";
@@ -153,6 +195,7 @@ int main(int argc, char** argv) {
     corrupt << "2,oops\n";
   }
   { std::ofstream(dir / "foreign.csv") << "name,score\nalice,3\nbob,4\n"; }
+  flashscope::testing::write_synthetic_sass(dir / "sass", flashscope::configs::kLastStep);
   std::cout << "wrote synthetic test data to " << out_dir << '\n';
   return 0;
 }
