@@ -16,8 +16,10 @@ set(FLASHSCOPE_SANITIZE "" CACHE STRING
 option(FLASHSCOPE_BUILD_FUZZERS "Build the libFuzzer targets in tests/fuzz (needs Clang)" OFF)
 
 if(FLASHSCOPE_SANITIZE)
+  # -g: reports name files and lines whatever the build type (scripts/sanitize.sh builds
+  # Release, as scripts/test.sh does, so the CUDA objects are shared through ccache).
   set(flashscope_sanitize_flags -fsanitize=${FLASHSCOPE_SANITIZE} -fno-sanitize-recover=all
-                                -fno-omit-frame-pointer)
+                                -fno-omit-frame-pointer -g)
   # GCC leaves float-to-int overflow out of -fsanitize=undefined (Clang includes it); a CSV
   # value cast to int is exactly where that would happen.
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND FLASHSCOPE_SANITIZE MATCHES "undefined")

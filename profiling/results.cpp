@@ -109,18 +109,27 @@ void write_field(std::ostream& out, std::string_view field) {
 }
 
 // Integral values as integers (cycles, seeds); others with 7 significant digits, which keeps
-// sub-nanosecond resolution for millisecond times and round-trips through the reader.
+// sub-nanosecond resolution for millisecond times and round-trips through the reader. A value
+// that rounds to an integer at 7 digits (2.147484e+10) is written as that integer, the way the
+// rounded value itself is written, so a file read and written again keeps its text.
 std::string format_number(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  const auto as_integer = [](double integral) {
+    std::array<char, 32> buffer{};
+    const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(),
+                                      static_cast<long long>(integral));
+    return std::string(buffer.data(), result.ptr);
+  };
+  constexpr double kIntegerLimit = 1e15;  // integers below this print exactly as integers
+  if (value == std::rint(value) && std::fabs(value) < kIntegerLimit) return as_integer(value);
   std::array<char, 64> buffer{};
-  std::to_chars_result result;
-  if (value == std::rint(value) && std::fabs(value) < 1e15)
-    result =
-        std::to_chars(buffer.data(), buffer.data() + buffer.size(), static_cast<long long>(value));
-  else
-    result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value,
-                           std::chars_format::general, 7);
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value,
+                                    std::chars_format::general, 7);
+  double rounded = 0;
+  const bool parsed = std::from_chars(buffer.data(), result.ptr, rounded).ec == std::errc();
+  if (parsed && rounded == std::rint(rounded) && std::fabs(rounded) < kIntegerLimit)
+    return as_integer(rounded);
   return std::string(buffer.data(), result.ptr);
 }
 

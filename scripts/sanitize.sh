@@ -15,8 +15,9 @@ host_tests; the explorer included), and runs `ctest -L host -LE no_asan` there (
 no_asan loads a library the ASan runtime refuses; it is named when skipped). A sanitizer report
 aborts the test that triggered it, so the script fails on any report.
 
-The kernel set is the one scripts/test.sh builds (ci; FLASHSCOPE_CUDA_ARCHITECTURES is honoured),
-so ccache serves the uninstrumented CUDA objects from that build.
+The build type and kernel set are the ones scripts/test.sh builds (Release, ci;
+FLASHSCOPE_CUDA_ARCHITECTURES is honoured) and CCACHE_BASEDIR defaults to the repository, so
+ccache serves the uninstrumented CUDA objects from that build.
 EOF
 }
 case "${1:-}" in -h | --help)
@@ -34,8 +35,11 @@ BUILD=${1:-"$ROOT/build-asan"}
 "$ROOT/scripts/install_deps.sh"
 export PATH="$PATH:/usr/local/cuda/bin"
 
+# Same build type and kernel set as scripts/test.sh, and ccache keyed on paths relative to the
+# repository: the (uninstrumented) CUDA objects then come from that build's cache entries.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 start=$(date +%s)
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DFLASHSCOPE_KERNEL_SET=ci -DFLASHSCOPE_SANITIZE=address,undefined \
   ${FLASHSCOPE_CUDA_ARCHITECTURES:+-DCMAKE_CUDA_ARCHITECTURES=$FLASHSCOPE_CUDA_ARCHITECTURES}
 cmake --build "$BUILD" --target host_tests -j "$(nproc)"

@@ -10,6 +10,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-"$ROOT/build-ci"}
 "$ROOT/scripts/install_deps.sh"
 export PATH="$PATH:/usr/local/cuda/bin"
+# ccache keys on paths relative to the repository, so the sanitizer build below reuses this
+# build's CUDA objects (generated sources live in each build folder).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHSCOPE_KERNEL_SET=ci \
   ${FLASHSCOPE_CUDA_ARCHITECTURES:+-DCMAKE_CUDA_ARCHITECTURES=$FLASHSCOPE_CUDA_ARCHITECTURES}
 cmake --build "$BUILD" -j "$(nproc)"

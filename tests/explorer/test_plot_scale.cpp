@@ -126,12 +126,13 @@ TEST_CASE("fuzz finding: a span below the resolution of doubles gets a few ticks
 }
 
 TEST_CASE("fuzz finding: a log-2 axis with an infinite end gets no ticks instead of UB") {
-  // A value near the largest double fits to an infinite end; so does zooming far out.
-  const double huge[] = {1, 1.7e308};
-  CHECK(fit_range(huge, AxisScale::log2, 0.05, false).max == INFINITY);
-  CHECK(log2_ticks(fit_range(huge, AxisScale::log2, 0.05, false), 8).empty());
+  // Zooming a log-2 axis far out reaches an infinite end (exp2 of more than 1024), whose log2
+  // was cast to int; so did fitting one to a value near the largest double.
   const Range zoomed_out = zoom_range({512, 16384}, 4096, 1e6, AxisScale::log2);
+  REQUIRE(zoomed_out.max == INFINITY);
   CHECK(log2_ticks(zoomed_out, 8).empty());
+  const double huge[] = {1, 1.7e308};
+  CHECK(log2_ticks(fit_range(huge, AxisScale::log2, 0.05, false), 8).size() <= 8);
   // Finite ranges keep their ticks.
   CHECK(log2_ticks({512, 16384}, 8).size() == 6);
 }

@@ -111,9 +111,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                         "\" were written as \"" + printable(written) +
                                         "\", which does not read: " + again.error);
     const std::string rewritten = write_rows(again.rows, again.metrics);
-    FUZZ_CHECK(rewritten == written, "written \"" + printable(written) +
-                                         "\" reads and writes as \"" + printable(rewritten) +
-                                         "\" (input \"" + printable(text) + "\")");
+    if (rewritten != written) {
+      std::size_t at = 0;
+      while (at < written.size() && at < rewritten.size() && written[at] == rewritten[at])
+        ++at;
+      const std::size_t from = at > 120 ? at - 120 : 0;
+      flashscope::fuzz::property_failed(
+          "rows written, read and written again give the same text",
+          "first difference at byte " + std::to_string(at) + ":\nwritten:   ..." +
+              printable(std::string_view(written).substr(from), 240) + "\nrewritten: ..." +
+              printable(std::string_view(rewritten).substr(from), 240) +
+              "\ninput: " + printable(text));
+    }
   }
 
   // Small limits: the same rows, or an error that says which limit was reached.
