@@ -89,14 +89,15 @@ declare -A MAX_LEN=([fuzz_config]=512 [fuzz_selection]=128 [fuzz_results_csv]=16
 "$ROOT/scripts/install_deps.sh"
 export PATH="$PATH:/usr/local/cuda/bin"
 start=$(date +%s)
+mkdir -p "$BUILD"
 # Only the fuzz targets are built: the kernel set is the smallest, and no test, GUI or
 # reference library is configured.
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DFLASHSCOPE_SANITIZE=address,undefined -DFLASHSCOPE_BUILD_FUZZERS=ON \
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DFLASHSCOPE_SANITIZE=address,undefined -DFLASHSCOPE_BUILD_FUZZERS=ON \
   -DFLASHSCOPE_BUILD_TESTS=OFF -DFLASHSCOPE_BUILD_GUI=OFF -DFLASHSCOPE_WITH_TORCH=OFF \
   -DFLASHSCOPE_WITH_CUDNN=OFF -DFLASHSCOPE_KERNEL_SET=ci -DFLASHSCOPE_STEPS=1 \
-  -DCMAKE_CUDA_ARCHITECTURES=80-real > "$BUILD.configure.log" 2>&1 \
-  || { cat "$BUILD.configure.log" >&2; exit 1; }
+  -DCMAKE_CUDA_ARCHITECTURES=80-real > "$BUILD/configure.log" 2>&1 \
+  || { cat "$BUILD/configure.log" >&2; exit 1; }
 cmake --build "$BUILD" --target "${TARGETS[@]}" -j "$(nproc)"
 built=$(date +%s)
 
