@@ -7,6 +7,8 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <istream>
 #include <ostream>
@@ -132,18 +134,27 @@ void write_field(std::ostream& out, std::string_view field) {
 }
 
 // Integral values as integers (cycles, seeds); others with 7 significant digits, which keeps
-// sub-nanosecond resolution for millisecond times and round-trips through the reader.
+// sub-nanosecond resolution for millisecond times and round-trips through the reader. A value
+// that rounds to an integer at 7 digits (2.147484e+10) is written as that integer, the way the
+// rounded value itself is written, so a file read and written again keeps its text.
 std::string format_number(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  const auto as_integer = [](double integral) {
+    std::array<char, 32> buffer{};
+    const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(),
+                                      static_cast<long long>(integral));
+    return std::string(buffer.data(), result.ptr);
+  };
+  constexpr double kIntegerLimit = 1e15;  // integers below this print exactly as integers
+  if (value == std::rint(value) && std::fabs(value) < kIntegerLimit) return as_integer(value);
   std::array<char, 64> buffer{};
-  std::to_chars_result result;
-  if (value == std::rint(value) && std::fabs(value) < 1e15)
-    result =
-        std::to_chars(buffer.data(), buffer.data() + buffer.size(), static_cast<long long>(value));
-  else
-    result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value,
-                           std::chars_format::general, 7);
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value,
+                                    std::chars_format::general, 7);
+  double rounded = 0;
+  const bool parsed = std::from_chars(buffer.data(), result.ptr, rounded).ec == std::errc();
+  if (parsed && rounded == std::rint(rounded) && std::fabs(rounded) < kIntegerLimit)
+    return as_integer(rounded);
   return std::string(buffer.data(), result.ptr);
 }
 
@@ -158,6 +169,46 @@ std::string format_optional(const std::optional<T>& value) {
 
 // ---- Reading ------------------------------------------------------------------------------
 
+// A value as an error message quotes it: printable, with other bytes as \xHH, and cut short so
+// that a megabyte-long field does not become a megabyte-long message.
+std::string excerpt(std::string_view text) {
+  constexpr std::size_t kShown = 80;
+  std::string out;
+  for (const char c : text.substr(0, kShown)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    }
+  }
+  if (text.size() > kShown) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+// Messages that quote a long config parse error keep their start and their end (the problem).
+std::string clip_message(std::string message) {
+  constexpr std::size_t kKept = 300;
+  if (message.size() <= 2 * kKept + 100) return message;
+  const std::size_t dropped = message.size() - 2 * kKept;
+  return message.substr(0, kKept) + " ... (" + std::to_string(dropped) + " bytes) ... " +
+         message.substr(message.size() - kKept);
+}
+
+// "1 GiB (1073741824 bytes)", or "700 bytes" for sizes that are not a whole KiB, MiB or GiB.
+std::string describe_bytes(std::uint64_t bytes) {
+  const std::string exact = std::to_string(bytes) + " bytes";
+  for (const auto& [unit, shift] :
+       {std::pair{"GiB", 30}, std::pair{"MiB", 20}, std::pair{"KiB", 10}})
+    if (bytes >= (std::uint64_t{1} << shift) && bytes % (std::uint64_t{1} << shift) == 0)
+      return std::to_string(bytes >> shift) + " " + unit + " (" + exact + ")";
+  return exact;
+}
+
+constexpr std::string_view kLimitsDoc = " (docs/csv-schema.md, Limits)";
+
 // One CSV record and the physical line it started on.
 struct Record {
   std::vector<std::string> fields;
@@ -167,12 +218,20 @@ struct Record {
 // RFC 4180 record splitter that accepts text in arbitrary chunks.
 class RecordSplitter {
  public:
-  explicit RecordSplitter(const std::string& source) : source_(source) {}
+  RecordSplitter(const std::string& source, std::size_t max_record_bytes)
+      : source_(source), max_record_bytes_(max_record_bytes) {}
 
   template <typename Sink>
   void feed(std::string_view text, Sink&& sink) {
     for (const char c : text) {
       if (line_ == 0) line_ = 1;
+      // Every byte of a record counts, line breaks inside quotes too; the one ending it does not.
+      if (c != '\n' || state_ == State::in_quotes) {
+        if (++record_bytes_ > max_record_bytes_)
+          fail(in_record_ ? record_line_ : line_,
+               "the record is longer than " + describe_bytes(max_record_bytes_) +
+                   ", the limit for one line" + std::string(kLimitsDoc));
+      }
       if (state_ == State::in_quotes) {
         if (c == '"')
           state_ = State::after_quote;
@@ -189,7 +248,7 @@ class RecordSplitter {
           continue;
         }
         if (c != ',' && c != '\n' && c != '\r')
-          fail(record_line_, std::string("unexpected character '") + c +
+          fail(record_line_, "unexpected character '" + excerpt(std::string_view(&c, 1)) +
                                  "' after the closing quote of field " +
                                  std::to_string(fields_.size() + 1));
         state_ = State::field_start;
@@ -201,6 +260,7 @@ class RecordSplitter {
         case '\r':
           break;  // CRLF line ends
         case '\n':
+          record_bytes_ = 0;
           end_record(sink);
           ++line_;
           break;
@@ -228,8 +288,11 @@ class RecordSplitter {
   }
 
   [[noreturn]] void fail(long line, const std::string& problem) const {
-    throw ResultsFormatError(source_ + ":" + std::to_string(line) + ": " + problem);
+    throw ResultsFormatError(
+        clip_message(source_ + ":" + std::to_string(std::max(line, 1L)) + ": " + problem));
   }
+  // The line the next byte is on (1 before any).
+  long line() const { return std::max(line_, 1L); }
 
  private:
   enum class State { field_start, unquoted, in_quotes, after_quote };
@@ -257,6 +320,8 @@ class RecordSplitter {
   }
 
   const std::string& source_;
+  std::size_t max_record_bytes_;
+  std::size_t record_bytes_ = 0;  // bytes of the current record so far
   State state_ = State::field_start;
   std::string field_;
   std::vector<std::string> fields_;
@@ -421,15 +486,24 @@ void ResultsCsvWriter::write(const ResultRow& row) {
 // ---- ResultsCsvParser ---------------------------------------------------------------------
 
 struct ResultsCsvParser::State {
-  explicit State(std::string source) : source_name(std::move(source)), splitter(source_name) {}
+  State(std::string source, const ResultsLimits& limits_)
+      : source_name(std::move(source)),
+        limits(limits_),
+        splitter(source_name, limits.max_record_bytes) {}
 
   std::string source_name;
+  ResultsLimits limits;
   RecordSplitter splitter;
+  std::uint64_t bytes_fed = 0;
+  std::size_t rows_read = 0;
   bool have_header = false;
   std::array<int, kColumnCount> column_index{};             // field position of each known column
   std::vector<std::pair<int, std::string>> metric_columns;  // field position, metric name
   std::vector<std::string> extra_metric_names;
   std::size_t field_count = 0;
+
+  // The header, or one data row (counted against limits.max_rows) appended to `rows`.
+  void take(const Record& record, std::vector<ResultRow>& rows);
 
   void read_header(const Record& record) {
     column_index.fill(-1);
@@ -437,7 +511,7 @@ struct ResultsCsvParser::State {
     for (std::size_t i = 0; i < record.fields.size(); ++i) {
       const std::string& name = record.fields[i];
       if (!seen.insert(name).second)
-        splitter.fail(record.line, "column '" + name + "' appears twice in the header");
+        splitter.fail(record.line, "column '" + excerpt(name) + "' appears twice in the header");
       if (name.starts_with(kMetricPrefix)) {
         const std::string metric = name.substr(kMetricPrefix.size());
         if (metric.empty()) splitter.fail(record.line, "column 'metric:' names no metric");
@@ -447,11 +521,16 @@ struct ResultsCsvParser::State {
       }
       const auto known = std::find(kColumnNames.begin(), kColumnNames.end(), name);
       if (known == kColumnNames.end())
-        splitter.fail(record.line, "unknown column '" + name +
+        splitter.fail(record.line, "unknown column '" + excerpt(name) +
                                        "' (not a flashscope results header; see "
                                        "docs/csv-schema.md)");
       column_index[static_cast<std::size_t>(known - kColumnNames.begin())] = static_cast<int>(i);
     }
+    if (metric_columns.size() > limits.max_metric_columns)
+      splitter.fail(record.line, "the header has " + std::to_string(metric_columns.size()) +
+                                     " metric columns, over the limit of " +
+                                     std::to_string(limits.max_metric_columns) +
+                                     std::string(kLimitsDoc));
     for (int c = 0; c < kColumnCount; ++c)
       if (column_index[static_cast<std::size_t>(c)] < 0 && !is_optional_column(c))
         splitter.fail(record.line, "the header lacks column '" +
@@ -477,7 +556,7 @@ struct ResultsCsvParser::State {
       double value = 0;
       const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
       if (error != std::errc() || end != text.data() + text.size())
-        fail(c, "'" + text + "' is not a number");
+        fail(c, "'" + excerpt(text) + "' is not a number");
       return value;
     };
     const auto parse_long = [&](Column c) {
@@ -486,12 +565,13 @@ struct ResultsCsvParser::State {
       const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
       if (text.empty()) fail(c, "is empty but required");
       if (error != std::errc() || end != text.data() + text.size())
-        fail(c, "'" + text + "' is not an integer");
+        fail(c, "'" + excerpt(text) + "' is not an integer");
       return value;
     };
     const auto parse_int = [&](Column c) {
       const long long value = parse_long(c);
-      if (value < INT32_MIN || value > INT32_MAX) fail(c, "'" + field(c) + "' is out of range");
+      if (value < INT32_MIN || value > INT32_MAX)
+        fail(c, "'" + excerpt(field(c)) + "' is out of range");
       return static_cast<int>(value);
     };
     const auto optional_double = [&](Column c) -> std::optional<double> {
@@ -514,15 +594,15 @@ struct ResultsCsvParser::State {
         fail(kConfig, error.what());
       }
     } else if (!row.is_reference()) {
-      fail(kConfig, "is empty on a kernel row (step " + row.step + ")");
+      fail(kConfig, "is empty on a kernel row (step " + excerpt(row.step) + ")");
     }
     if (row.is_ceiling() && !row.config.empty())
-      fail(kConfig, "has a value on a ceiling row (" + row.step + "), which has no config");
+      fail(kConfig, "has a value on a ceiling row (" + excerpt(row.step) + "), which has no config");
     row.dtype = field(kDtype);
     // Memory ceilings move bytes of no particular type.
     const bool typeless = row.is_ceiling() && row.dtype.empty();
     if (row.dtype != "fp16" && row.dtype != "bf16" && !typeless)
-      fail(kDtype, "'" + row.dtype + "' is not fp16 or bf16" +
+      fail(kDtype, "'" + excerpt(row.dtype) + "' is not fp16 or bf16" +
                        (row.is_ceiling() ? " (or empty on a memory ceiling)" : ""));
     row.d_head = parse_int(kDHead);
     row.batch = parse_int(kBatch);
@@ -531,7 +611,8 @@ struct ResultsCsvParser::State {
     row.status = field(kStatus);
     if (row.status != "ok" && !row.status.starts_with("fault: ") &&
         !row.status.starts_with("skipped: "))
-      fail(kStatus, "'" + row.status + "' is not ok, 'fault: <reason>' or 'skipped: <reason>'");
+      fail(kStatus,
+           "'" + excerpt(row.status) + "' is not ok, 'fault: <reason>' or 'skipped: <reason>'");
     const bool measured = row.status == "ok";
     // Measurement columns: required on measured rows, empty otherwise.
     const auto measurement = [&](Column c) {
@@ -549,8 +630,8 @@ struct ResultsCsvParser::State {
     row.tflops = measurement(kTflops);
     row.seed_attn_tflops = measurement(kSeedAttnTflops);
     if (measured && !(row.min_ms <= row.median_ms && row.median_ms <= row.max_ms))
-      fail(kMedianMs, "median " + field(kMedianMs) + " ms lies outside [min " + field(kMinMs) +
-                          ", max " + field(kMaxMs) + "]");
+      fail(kMedianMs, "median " + excerpt(field(kMedianMs)) + " ms lies outside [min " +
+                          excerpt(field(kMinMs)) + ", max " + excerpt(field(kMaxMs)) + "]");
     row.pct_fa2 = optional_double(kPctFa2);
     row.pct_cudnn = optional_double(kPctCudnn);
     row.registers = optional_int(kRegisters);
@@ -561,29 +642,30 @@ struct ResultsCsvParser::State {
     row.cupti_duration_ms = optional_double(kCuptiDurationMs);
     row.verdict = field(kVerdict);
     if (row.verdict != "pass" && row.verdict != "fail" && row.verdict != "unchecked")
-      fail(kVerdict, "'" + row.verdict + "' is not pass, fail or unchecked");
+      fail(kVerdict, "'" + excerpt(row.verdict) + "' is not pass, fail or unchecked");
     row.max_error = optional_double(kMaxError);
     row.device = field(kDevice);
     if (!field(kSmClockMhz).empty()) row.sm_clock_mhz = parse_int(kSmClockMhz);
     row.cache_mode = field(kCacheMode);
     if (row.cache_mode != "warm" && row.cache_mode != "cold" && !row.cache_mode.empty())
-      fail(kCacheMode, "'" + row.cache_mode + "' is not warm or cold");
+      fail(kCacheMode, "'" + excerpt(row.cache_mode) + "' is not warm or cold");
     row.git_commit = field(kGitCommit);
     if (field(kGitDirty) == "true")
       row.git_dirty = true;
     else if (field(kGitDirty) == "false")
       row.git_dirty = false;
     else if (!field(kGitDirty).empty())
-      fail(kGitDirty, "'" + field(kGitDirty) + "' is not true, false or empty (unknown)");
+      fail(kGitDirty, "'" + excerpt(field(kGitDirty)) + "' is not true, false or empty (unknown)");
     row.host = field(kHost);
     row.run_id = field(kRunId);
     row.fa2_entry_point = field(kFa2EntryPoint);
     row.locked_sm_clock_mhz = optional_int(kLockedSmClockMhz);
     if (row.locked_sm_clock_mhz && *row.locked_sm_clock_mhz <= 0)
-      fail(kLockedSmClockMhz, "'" + field(kLockedSmClockMhz) + "' is not a positive clock");
+      fail(kLockedSmClockMhz,
+           "'" + excerpt(field(kLockedSmClockMhz)) + "' is not a positive clock");
     row.reference_pass = optional_int(kReferencePass);
     if (row.reference_pass && (*row.reference_pass < 1 || !row.is_reference()))
-      fail(kReferencePass, "'" + field(kReferencePass) +
+      fail(kReferencePass, "'" + excerpt(field(kReferencePass)) +
                                "' must be empty on kernel rows and 1 or more on reference rows");
     row.pct_fa2_cycles = optional_double(kPctFa2Cycles);
     row.pct_cudnn_cycles = optional_double(kPctCudnnCycles);
@@ -592,7 +674,7 @@ struct ResultsCsvParser::State {
       const auto [end, error] =
           std::from_chars(text.data(), text.data() + text.size(), row.input_seed);
       if (text.empty() || error != std::errc() || end != text.data() + text.size())
-        fail(kInputSeed, "'" + text + "' is not an unsigned integer");
+        fail(kInputSeed, "'" + excerpt(text) + "' is not an unsigned integer");
     }
     row.gbytes_per_s = optional_double(kGbytesPerS);
     for (const auto& [index, metric] : metric_columns) {
@@ -601,8 +683,8 @@ struct ResultsCsvParser::State {
       double value = 0;
       const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
       if (error != std::errc() || end != text.data() + text.size())
-        splitter.fail(record.line,
-                      "column 'metric:" + metric + "': '" + text + "' is not a number");
+        splitter.fail(record.line, "column 'metric:" + excerpt(metric) + "': '" + excerpt(text) +
+                                       "' is not a number");
       row.extra_metrics[metric] = value;
     }
     // Files from before the warnings column get the same checks the writer's rows got.
@@ -612,33 +694,47 @@ struct ResultsCsvParser::State {
   }
 };
 
-ResultsCsvParser::ResultsCsvParser(std::string source_name)
-    : state_(std::make_unique<State>(std::move(source_name))) {}
+ResultsCsvParser::ResultsCsvParser(std::string source_name, ResultsLimits limits)
+    : state_(std::make_unique<State>(std::move(source_name), limits)) {}
 ResultsCsvParser::~ResultsCsvParser() = default;
 ResultsCsvParser::ResultsCsvParser(ResultsCsvParser&&) noexcept = default;
 ResultsCsvParser& ResultsCsvParser::operator=(ResultsCsvParser&&) noexcept = default;
 
+void ResultsCsvParser::State::take(const Record& record, std::vector<ResultRow>& rows) {
+  if (!have_header) {
+    read_header(record);
+    return;
+  }
+  if (rows_read == limits.max_rows)
+    splitter.fail(record.line, "more than " + std::to_string(limits.max_rows) +
+                                   " rows, the limit for one file" + std::string(kLimitsDoc));
+  rows.push_back(read_row(record));
+  ++rows_read;
+}
+
 std::vector<ResultRow> ResultsCsvParser::feed(std::string_view text) {
   std::vector<ResultRow> rows;
   State& state = *state_;
-  state.splitter.feed(text, [&](Record record) {
-    if (!state.have_header)
-      state.read_header(record);
-    else
-      rows.push_back(state.read_row(record));
-  });
+  const auto sink = [&](Record record) { state.take(record, rows); };
+  // Bytes up to the size limit are read first, so the error comes at the same byte however the
+  // text arrives, after any problem that lies before it.
+  const std::uint64_t allowed = state.limits.max_file_bytes - state.bytes_fed;
+  if (text.size() > allowed) {
+    state.splitter.feed(text.substr(0, static_cast<std::size_t>(allowed)), sink);
+    state.bytes_fed = state.limits.max_file_bytes;
+    state.splitter.fail(state.splitter.line(),
+                        "the text goes on past " + describe_bytes(state.limits.max_file_bytes) +
+                            ", the limit for one file" + std::string(kLimitsDoc));
+  }
+  state.bytes_fed += text.size();
+  state.splitter.feed(text, sink);
   return rows;
 }
 
 std::vector<ResultRow> ResultsCsvParser::finish() {
   State& state = *state_;
   std::vector<ResultRow> rows;
-  state.splitter.finish([&](Record record) {
-    if (!state.have_header)
-      state.read_header(record);
-    else
-      rows.push_back(state.read_row(record));
-  });
+  state.splitter.finish([&](Record record) { state.take(record, rows); });
   if (!state.have_header)
     throw ResultsFormatError(state.source_name + ": empty file (no header line)");
   return rows;
@@ -648,8 +744,9 @@ const std::vector<std::string>& ResultsCsvParser::extra_metric_names() const {
   return state_->extra_metric_names;
 }
 
-std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name) {
-  ResultsCsvParser parser(source_name);
+std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name,
+                                        const ResultsLimits& limits) {
+  ResultsCsvParser parser(source_name, limits);
   std::vector<ResultRow> rows;
   std::string chunk(1 << 16, '\0');
   while (in) {
@@ -666,10 +763,20 @@ std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& sou
   return rows;
 }
 
-std::vector<ResultRow> read_results_file(const std::string& path) {
+std::vector<ResultRow> read_results_file(const std::string& path, const ResultsLimits& limits) {
+  // A regular file's size is known up front; pipes and devices meet the same limit as they are
+  // read.
+  std::error_code error;
+  if (std::filesystem::is_regular_file(path, error)) {
+    const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+    if (!error && bytes > limits.max_file_bytes)
+      throw ResultsFormatError(path + ": the file holds " + describe_bytes(bytes) +
+                               ", over the limit of " + describe_bytes(limits.max_file_bytes) +
+                               " for one results CSV" + std::string(kLimitsDoc));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ResultsFormatError(path + ": cannot open the file for reading");
-  return read_results_csv(in, path);
+  return read_results_csv(in, path, limits);
 }
 
 }  // namespace flashscope

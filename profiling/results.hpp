@@ -96,6 +96,17 @@ const std::vector<std::string>& optional_result_columns();
 std::vector<std::string> sanity_warnings(const ResultRow& row);
 std::string join_warnings(const std::vector<std::string>& warnings);  // "; "-separated
 
+// What one results CSV may hold (docs/csv-schema.md, "Limits"). Reading stops at the first byte
+// past a limit with a ResultsFormatError that names it, so a huge or hostile file costs a bounded
+// amount of memory and time instead of exhausting the machine. Tests and tools may lower them.
+struct ResultsLimits {
+  std::uint64_t max_file_bytes = std::uint64_t{1} << 30;  // 1 GiB
+  // One record: a line, or several joined by line breaks inside a quoted field; 1 MiB.
+  std::size_t max_record_bytes = std::size_t{1} << 20;
+  std::size_t max_rows = 1'000'000;     // records after the header
+  std::size_t max_metric_columns = 64;  // "metric:<name>" columns of the header
+};
+
 // Writes a header then rows; `extra_metric_names` fixes the extra columns' order.
 class ResultsCsvWriter {
  public:
@@ -111,7 +122,7 @@ class ResultsCsvWriter {
 // text and get back the rows it completed. The first record must be the header.
 class ResultsCsvParser {
  public:
-  explicit ResultsCsvParser(std::string source_name);
+  explicit ResultsCsvParser(std::string source_name, ResultsLimits limits = {});
   ~ResultsCsvParser();
   ResultsCsvParser(ResultsCsvParser&&) noexcept;
   ResultsCsvParser& operator=(ResultsCsvParser&&) noexcept;
@@ -128,7 +139,9 @@ class ResultsCsvParser {
 };
 
 // Reads a CSV written by ResultsCsvWriter. `source_name` is used in error messages.
-std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name);
-std::vector<ResultRow> read_results_file(const std::string& path);
+std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name,
+                                        const ResultsLimits& limits = {});
+// A file over limits.max_file_bytes is rejected before any of it is read.
+std::vector<ResultRow> read_results_file(const std::string& path, const ResultsLimits& limits = {});
 
 }  // namespace flashscope

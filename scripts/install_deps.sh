@@ -6,7 +6,8 @@ PACKAGES=(cmake ninja-build ccache g++ pkg-config git
           libcli11-dev doctest-dev                 # command line, tests
           zlib1g-dev                               # compressed SASS listings (results/<gpu>/sass)
           libimgui-dev libglfw3-dev libgl-dev      # desktop explorer
-          xvfb xauth)                              # headless screenshots of the explorer
+          xvfb xauth                               # headless screenshots of the explorer
+          clang-14 libclang-rt-14-dev)             # libFuzzer and sanitizer runtimes (fuzz.sh)
 missing=()
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \

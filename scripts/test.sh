@@ -1,17 +1,31 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds the `ci` kernel set (every step once per dtype) and runs
-# every test. GPU tests run where a GPU is present and are reported as skipped elsewhere.
+# every test. GPU tests run where a GPU is present and are reported as skipped elsewhere. Then the
+# hardening checks (docs/hardening.md): the host tests again under ASan + UBSan
+# (scripts/sanitize.sh, in BUILD_DIR-asan) and every fuzz target for FLASHSCOPE_FUZZ_SECONDS
+# (default 60) each (scripts/fuzz.sh, in BUILD_DIR-fuzz). FLASHSCOPE_HARDENING=0 skips those.
 #   scripts/test.sh [BUILD_DIR]          (default build-ci)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-"$ROOT/build-ci"}
 "$ROOT/scripts/install_deps.sh"
 export PATH="$PATH:/usr/local/cuda/bin"
+# ccache keys on paths relative to the repository, so the sanitizer build below reuses this
+# build's CUDA objects (generated sources live in each build folder).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHSCOPE_KERNEL_SET=ci \
   ${FLASHSCOPE_CUDA_ARCHITECTURES:+-DCMAKE_CUDA_ARCHITECTURES=$FLASHSCOPE_CUDA_ARCHITECTURES}
 cmake --build "$BUILD" -j "$(nproc)"
 # The GUI screenshot tests need a display: give them a virtual one when none is set.
+status=0
 if [[ -z ${DISPLAY:-} ]] && command -v xvfb-run > /dev/null; then
-  exec xvfb-run -a -s "-screen 0 1600x1000x24" ctest --test-dir "$BUILD" --output-on-failure
+  xvfb-run -a -s "-screen 0 1600x1000x24" ctest --test-dir "$BUILD" --output-on-failure \
+    || status=$?
+else
+  ctest --test-dir "$BUILD" --output-on-failure || status=$?
 fi
-exec ctest --test-dir "$BUILD" --output-on-failure
+if [[ ${FLASHSCOPE_HARDENING:-1} != 0 ]]; then
+  "$ROOT/scripts/sanitize.sh" "$BUILD-asan" || status=1
+  "$ROOT/scripts/fuzz.sh" --build-dir "$BUILD-fuzz" "${FLASHSCOPE_FUZZ_SECONDS:-60}" || status=1
+fi
+exit "$status"

@@ -35,16 +35,17 @@ bool stands_before(const ResultRow& a, const ResultRow& b) {
 }
 
 int step_order(std::string_view step) {
-  int number = 0;
-  bool numeric = !step.empty() && step.size() <= 3;
-  for (char ch : step) {
-    if (ch < '0' || ch > '9') {
-      numeric = false;
-      break;
-    }
-    number = number * 10 + (ch - '0');
+  // Only up to three digits are a step number; the digits are summed only then, as a longer
+  // digit string (any text a CSV holds) would overflow an int.
+  const bool numeric =
+      !step.empty() && step.size() <= 3 &&
+      std::all_of(step.begin(), step.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  if (numeric) {
+    int number = 0;
+    for (const char ch : step)
+      number = number * 10 + (ch - '0');
+    return number;
   }
-  if (numeric) return number;
   if (step == "fa2") return 1000;
   if (step == "cudnn") return 1001;
   return 2000;

@@ -66,8 +66,13 @@ std::vector<Tick> linear_ticks(Range range, int max_ticks) {
   const double first = std::ceil(range.min / spacing - 1e-9);
   const double last = std::floor(range.max / spacing + 1e-9);
   const double largest = std::max(std::fabs(first), std::fabs(last)) * spacing;
-  for (double index = first; index <= last; ++index) {
-    const double value = index * spacing;
+  // Count ticks rather than stepping a double index: on a span near the resolution of doubles
+  // at its magnitude (1e16 to 1e16 + 2), index + 1 rounds back to index and such a loop never
+  // ends. Exactly, last - first < max_ticks; values that round together are drawn once.
+  const double count = std::min(last - first, static_cast<double>(max_ticks));
+  for (int i = 0; i <= count; ++i) {
+    const double value = (first + i) * spacing;
+    if (!ticks.empty() && !(value > ticks.back().value)) continue;
     ticks.push_back({value, format_tick(value, spacing, largest)});
   }
   return ticks;
@@ -75,7 +80,10 @@ std::vector<Tick> linear_ticks(Range range, int max_ticks) {
 
 std::vector<Tick> log2_ticks(Range range, int max_ticks) {
   std::vector<Tick> ticks;
-  if (!(range.min > 0) || !(range.max > range.min) || max_ticks < 1) return ticks;
+  // An infinite end (a value near the largest double, or an axis zoomed out that far) has no
+  // power of two to tick, and its log2 does not fit an int.
+  if (!(range.min > 0) || !(range.max > range.min) || !std::isfinite(range.max) || max_ticks < 1)
+    return ticks;
   const int first = static_cast<int>(std::ceil(std::log2(range.min) - 1e-9));
   const int last = static_cast<int>(std::floor(std::log2(range.max) + 1e-9));
   if (last < first) return ticks;

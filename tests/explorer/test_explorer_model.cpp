@@ -532,3 +532,19 @@ TEST_CASE("row selection filters shown files by device and cache mode") {
   CHECK(distinct_devices(files) == std::vector<std::string>{"other device", "test device"});
   CHECK(distinct_cache_modes(files) == std::vector<std::string>{"cold", "warm"});
 }
+
+// Fuzz findings (docs/hardening.md): step column values a results CSV may hold.
+TEST_CASE("fuzz finding: a long digit string in the step column orders as a name, no overflow") {
+  // Summing every digit of "18446744073709551616" overflowed an int (UBSan) before the length
+  // rule applied.
+  CHECK(step_order("18446744073709551616") == 2000);
+  CHECK(step_order("2147483648") == 2000);
+  CHECK(step_order("0016") == 2000);
+  CHECK(step_order("016") == 16);
+  CHECK(step_less("16", "18446744073709551616"));
+  Rows rows;
+  rows.add("18446744073709551616", kConfig64, 1024, 10);
+  rows.add("7", kConfig64, 1024, 20);
+  const RowSet set = rows.set();
+  CHECK(set.steps() == std::vector<int>{7});
+}

@@ -111,3 +111,28 @@ TEST_CASE("axis space round trip") {
   CHECK(from_axis_space(12, AxisScale::log2) == doctest::Approx(4096));
   CHECK(to_axis_space(-3, AxisScale::linear) == -3);
 }
+
+// Fuzz findings (docs/hardening.md): values a results CSV may hold, or a zoom, used to hang or
+// hit undefined behaviour here.
+TEST_CASE("fuzz finding: a span below the resolution of doubles gets a few ticks, not a hang") {
+  // 1e16 and 1e16 + 2 are neighbouring doubles: a tick spacing of 0.5 cannot step between them.
+  const double cycles[] = {1e16, 1e16 + 2};
+  const Range range = fit_range(cycles, AxisScale::linear, 0.06, false);
+  const std::vector<Tick> ticks = linear_ticks(range, 8);
+  CHECK_FALSE(ticks.empty());
+  CHECK(ticks.size() <= 8);
+  for (std::size_t i = 1; i < ticks.size(); ++i)
+    CHECK(ticks[i - 1].value < ticks[i].value);
+}
+
+TEST_CASE("fuzz finding: a log-2 axis with an infinite end gets no ticks instead of UB") {
+  // Zooming a log-2 axis far out reaches an infinite end (exp2 of more than 1024), whose log2
+  // was cast to int; so did fitting one to a value near the largest double.
+  const Range zoomed_out = zoom_range({512, 16384}, 4096, 1e6, AxisScale::log2);
+  REQUIRE(zoomed_out.max == INFINITY);
+  CHECK(log2_ticks(zoomed_out, 8).empty());
+  const double huge[] = {1, 1.7e308};
+  CHECK(log2_ticks(fit_range(huge, AxisScale::log2, 0.05, false), 8).size() <= 8);
+  // Finite ranges keep their ticks.
+  CHECK(log2_ticks({512, 16384}, 8).size() == 6);
+}

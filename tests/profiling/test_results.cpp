@@ -496,4 +496,24 @@ TEST_CASE("files written before gbytes_per_s existed still read") {
   expected.extra_metrics.clear();  // written without metric columns
   check_equal(read[0], expected);
   CHECK_FALSE(read[1].gbytes_per_s);
+
+// Fuzz finding (docs/hardening.md): 21474836488.26 was written as "2.147484e+10", which reads as
+// the integer 21474840000 and was then written as "21474840000": a file read and written again
+// changed its text a second time.
+TEST_CASE("fuzz finding: a number that is an integer at 7 digits is written as that integer") {
+  ResultRow row = measured_kernel_row();
+  row.max_ms = 21474836488.262368;
+  row.extra_metrics = {{"dram__bytes_read.sum", 1500000000.5}};
+  const std::string written = write_csv({row}, {"dram__bytes_read.sum"});
+  CHECK(contains(written, ",21474840000,"));
+  CHECK(contains(written, ",1500000000\n"));
+  std::istringstream in(written);
+  const std::vector<ResultRow> back = read_results_csv(in, "rewrite.csv");
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].max_ms == 21474840000.0);
+  CHECK(write_csv(back, {"dram__bytes_read.sum"}) == written);
+  // Numbers that keep a fraction at 7 digits are unchanged: 7 significant digits.
+  ResultRow small = measured_kernel_row();
+  small.median_ms = 2.3456789;
+  CHECK(contains(write_csv({small}, {}), ",2.345679,"));
 }
