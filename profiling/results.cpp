@@ -597,7 +597,8 @@ struct ResultsCsvParser::State {
       fail(kConfig, "is empty on a kernel row (step " + excerpt(row.step) + ")");
     }
     if (row.is_ceiling() && !row.config.empty())
-      fail(kConfig, "has a value on a ceiling row (" + excerpt(row.step) + "), which has no config");
+      fail(kConfig,
+           "has a value on a ceiling row (" + excerpt(row.step) + "), which has no config");
     row.dtype = field(kDtype);
     // Memory ceilings move bytes of no particular type.
     const bool typeless = row.is_ceiling() && row.dtype.empty();

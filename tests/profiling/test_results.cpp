@@ -496,6 +496,7 @@ TEST_CASE("files written before gbytes_per_s existed still read") {
   expected.extra_metrics.clear();  // written without metric columns
   check_equal(read[0], expected);
   CHECK_FALSE(read[1].gbytes_per_s);
+}
 
 // Fuzz finding (docs/hardening.md): 21474836488.26 was written as "2.147484e+10", which reads as
 // the integer 21474840000 and was then written as "21474840000": a file read and written again
