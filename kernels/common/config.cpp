@@ -115,6 +115,16 @@ KernelConfig config_from_items(std::string_view original, std::vector<std::strin
   if (items.size() == kFieldNames.size()) {
     c.stages = parse_int(original, kFieldNames[13], items[13]);
     c.consumer_regs = parse_int(original, kFieldNames[14], items[14]);
+    // What the short form cannot say is not a config: every record that parses must print and
+    // re-parse to itself.
+    if (c.stages < 0) fail(original, "stages must be 0 (Ampere) or a positive count (Hopper)");
+    if (c.stages == 0 && c.consumer_regs != 0)
+      fail(original, "consumer_regs needs a Hopper config (stages >= 1)");
+    if (c.stages > 0 &&
+        (c.async_copy || c.eager_load_blocks || c.swizzled || c.Q_mma_load_K_fragments != 0 ||
+         c.K_mma_load_K_fragments != 0 || c.V_mma_load_K_fragments != 0 ||
+         c.mma_double_buffer_loads || c.optimized_softmax))
+      fail(original, "a Hopper config (stages >= 1) leaves the Ampere-only fields unset");
   }
   return c;
 }

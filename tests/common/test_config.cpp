@@ -258,6 +258,17 @@ TEST_CASE("Hopper short-form errors name the token") {
         std::string::npos);
 }
 
+TEST_CASE("fuzz finding: a 15-field record the short form cannot say does not parse") {
+  // Found by fuzz_config: Ampere flags set beside stages printed as "stages_2+regs_240" and
+  // re-parsed without them.
+  CHECK(parse_error("FlashForwardKernelConfig{5, 128, 128, 128, 8, 1, 1, 1, 0, 0, 0, 0, 1, 2, 240}")
+            .find("leaves the Ampere-only fields unset") != std::string::npos);
+  CHECK(parse_error("KernelConfig{5, 128, 64, 64, 4, 1, 1, 1, 0, 2, 2, 0, 1, 0, 240}")
+            .find("consumer_regs needs a Hopper config") != std::string::npos);
+  CHECK(parse_error("KernelConfig{5, 128, 64, 64, 4, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0}")
+            .find("stages must be 0 (Ampere) or a positive count") != std::string::npos);
+}
+
 TEST_CASE("Hopper validity rules: warpgroups, B_c, stages, registers, SMEM budget") {
   CHECK(violation(hopper(128, 128, 8, 2)).empty());
   CHECK(violation(hopper(128, 128, 12, 2, 240)).empty());
