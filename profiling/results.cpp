@@ -48,6 +48,8 @@ enum Column : int {
   kMaxError,
   kStatus,
   kDevice,
+  kDeviceIndex,
+  kDeviceUuid,
   kSmClockMhz,
   kCacheMode,
   kGitCommit,
@@ -80,10 +82,20 @@ const std::array<std::string, kColumnCount> kColumnNames = {"step",
                                                             "max_error",
                                                             "status",
                                                             "device",
+                                                            "device_index",
+                                                            "device_uuid",
                                                             "sm_clock_mhz",
                                                             "cache_mode",
                                                             "git_commit",
                                                             "input_seed"};
+
+// Columns older files lack (docs/csv-schema.md says when each was added).
+constexpr std::array<Column, 2> kOptionalColumns = {kDeviceIndex, kDeviceUuid};
+
+bool is_optional_column(int column) {
+  return std::find(kOptionalColumns.begin(), kOptionalColumns.end(), column) !=
+         kOptionalColumns.end();
+}
 
 // ---- Writing ------------------------------------------------------------------------------
 
@@ -254,6 +266,16 @@ const std::vector<std::string>& result_columns() {
   return columns;
 }
 
+const std::vector<std::string>& optional_result_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> names;
+    for (const Column column : kOptionalColumns)
+      names.push_back(kColumnNames[static_cast<std::size_t>(column)]);
+    return names;
+  }();
+  return columns;
+}
+
 ResultsCsvWriter::ResultsCsvWriter(std::ostream& out, std::vector<std::string> extra_metric_names)
     : out_(out), extra_metric_names_(std::move(extra_metric_names)) {
   bool first = true;
@@ -303,6 +325,8 @@ void ResultsCsvWriter::write(const ResultRow& row) {
   fields[kMaxError] = format_optional(row.max_error);
   fields[kStatus] = row.status;
   fields[kDevice] = row.device;
+  fields[kDeviceIndex] = format_optional(row.device_index);
+  fields[kDeviceUuid] = row.device_uuid;
   fields[kSmClockMhz] = row.sm_clock_mhz > 0 ? std::to_string(row.sm_clock_mhz) : "";
   fields[kCacheMode] = row.cache_mode;
   fields[kGitCommit] = row.git_commit;
@@ -331,6 +355,7 @@ struct ResultsCsvParser::State {
   std::array<int, kColumnCount> column_index{};             // field position of each known column
   std::vector<std::pair<int, std::string>> metric_columns;  // field position, metric name
   std::vector<std::string> extra_metric_names;
+  std::vector<std::string> header;
   std::size_t field_count = 0;
 
   void read_header(const Record& record) {
@@ -355,10 +380,11 @@ struct ResultsCsvParser::State {
       column_index[static_cast<std::size_t>(known - kColumnNames.begin())] = static_cast<int>(i);
     }
     for (int c = 0; c < kColumnCount; ++c)
-      if (column_index[static_cast<std::size_t>(c)] < 0)
+      if (column_index[static_cast<std::size_t>(c)] < 0 && !is_optional_column(c))
         splitter.fail(record.line, "the header lacks column '" +
                                        kColumnNames[static_cast<std::size_t>(c)] + "'");
     field_count = record.fields.size();
+    header = record.fields;
     have_header = true;
   }
 
@@ -366,8 +392,10 @@ struct ResultsCsvParser::State {
     if (record.fields.size() != field_count)
       splitter.fail(record.line, "the record has " + std::to_string(record.fields.size()) +
                                      " fields but the header has " + std::to_string(field_count));
+    static const std::string kAbsent;  // an optional column the header lacks
     const auto field = [&](Column c) -> const std::string& {
-      return record.fields[static_cast<std::size_t>(column_index[static_cast<std::size_t>(c)])];
+      const int index = column_index[static_cast<std::size_t>(c)];
+      return index < 0 ? kAbsent : record.fields[static_cast<std::size_t>(index)];
     };
     const auto fail = [&](Column c, const std::string& problem) {
       splitter.fail(record.line,
@@ -459,6 +487,10 @@ struct ResultsCsvParser::State {
       fail(kVerdict, "'" + row.verdict + "' is not pass, fail or unchecked");
     row.max_error = optional_double(kMaxError);
     row.device = field(kDevice);
+    row.device_index = optional_int(kDeviceIndex);
+    if (row.device_index && *row.device_index < 0)
+      fail(kDeviceIndex, "'" + field(kDeviceIndex) + "' is not a device index (0 or more)");
+    row.device_uuid = field(kDeviceUuid);
     if (!field(kSmClockMhz).empty()) row.sm_clock_mhz = parse_int(kSmClockMhz);
     row.cache_mode = field(kCacheMode);
     if (row.cache_mode != "warm" && row.cache_mode != "cold" && !row.cache_mode.empty())
@@ -519,6 +551,10 @@ std::vector<ResultRow> ResultsCsvParser::finish() {
 
 const std::vector<std::string>& ResultsCsvParser::extra_metric_names() const {
   return state_->extra_metric_names;
+}
+
+const std::vector<std::string>& ResultsCsvParser::columns() const {
+  return state_->header;
 }
 
 std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name) {

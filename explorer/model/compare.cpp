@@ -86,6 +86,31 @@ Comparison compare_results(const std::vector<const ResultRow*>& a,
   return comparison;
 }
 
+std::optional<RatioSpread> ratio_spread(const std::vector<ComparedRow>& rows,
+                                        const std::function<bool(const ResultRow& b)>& b_filter) {
+  std::vector<double> percents;
+  RatioSpread spread;
+  for (const ComparedRow& row : rows) {
+    if (!row.ratio || (b_filter && !b_filter(*row.b))) continue;
+    const double percent = std::fabs(*row.ratio - 1.0) * 100.0;
+    percents.push_back(percent);
+    if (spread.worst == nullptr || percent > spread.max_percent) {
+      spread.max_percent = percent;
+      spread.worst = &row;
+    }
+  }
+  if (percents.empty()) return std::nullopt;
+  std::sort(percents.begin(), percents.end());
+  const std::size_t n = percents.size();
+  spread.pairs = static_cast<int>(n);
+  spread.median_percent =
+      n % 2 == 1 ? percents[n / 2] : (percents[n / 2 - 1] + percents[n / 2]) / 2.0;
+  // Nearest rank: the smallest value with at least 95 % of the values at or below it.
+  const std::size_t rank = (95 * n + 99) / 100;
+  spread.p95_percent = percents[std::max<std::size_t>(rank, 1) - 1];
+  return spread;
+}
+
 namespace {
 
 const ResultRow& either(const ComparedRow& row) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "explorer/model/devices.hpp"
+
 namespace flashscope::explorer {
 
 std::string_view reference_key(Reference reference) {
@@ -73,7 +75,8 @@ std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
   for (const ResultFile& file : files) {
     if (!file.shown) continue;
     for (const ResultRow& row : file.rows)
-      if (accepts(filter.device, row.device) && accepts(filter.cache_mode, row.cache_mode))
+      if (accepts(filter.device, row.device) && accepts(filter.cache_mode, row.cache_mode) &&
+          gpu_matches(row, filter.gpu))
         rows.push_back(&row);
   }
   return rows;
