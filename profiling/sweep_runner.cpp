@@ -277,7 +277,8 @@ class SweepParent {
     DeviceSummary summary;
     std::unique_ptr<WorkerProcess> worker;
     std::unique_ptr<ResultsCsvParser> parser;
-    std::size_t rows_from_worker = 0;  // rows the current worker process wrote
+    std::size_t rows_from_worker = 0;   // rows the current worker process wrote
+    std::size_t bytes_from_worker = 0;  // a worker that fails its setup writes not even a header
     std::optional<Assignment> assignment;
     bool sent = false;  // the current worker was sent the assignment
     Clock::time_point deadline;
@@ -333,6 +334,7 @@ class SweepParent {
     slot.worker = std::make_unique<WorkerProcess>(start_worker_(slot.device, kWorkerRowFd));
     slot.parser = std::make_unique<ResultsCsvParser>("the sweep worker on " + tag(slot));
     slot.rows_from_worker = 0;
+    slot.bytes_from_worker = 0;
     ++slot.summary.worker_starts;
   }
 
@@ -373,6 +375,7 @@ class SweepParent {
         worker_ended(slot);
         continue;
       }
+      slot.bytes_from_worker += static_cast<std::size_t>(count);
       for (ResultRow& row :
            slot.parser->feed(std::string_view(buffer.data(), static_cast<std::size_t>(count))))
         accept(slot, std::move(row));
@@ -392,8 +395,9 @@ class SweepParent {
 
   // The worker closed its pipe: it has exited or is about to.
   void worker_ended(Slot& slot) {
-    for (ResultRow& row : slot.parser->finish())
-      accept(slot, std::move(row));
+    if (slot.bytes_from_worker > 0)
+      for (ResultRow& row : slot.parser->finish())
+        accept(slot, std::move(row));
     const int status = slot.worker->wait();
     const std::size_t rows_written = slot.rows_from_worker;
     slot.worker.reset();
