@@ -38,8 +38,8 @@ std::string spread_text(const explorer::RatioSpread& spread) {
 std::string devices_of(const std::vector<const ResultRow*>& rows) {
   std::string text;
   for (const DeviceUnit& unit : explorer::device_units(rows))
-    text += (text.empty() ? "" : "; ") + unit.label(true) + " (" + std::to_string(unit.rows) +
-            " rows)";
+    text +=
+        (text.empty() ? "" : "; ") + unit.label(true) + " (" + std::to_string(unit.rows) + " rows)";
   return text;
 }
 
@@ -54,8 +54,9 @@ CLI::App* add_compare_command(CLI::App& app, CompareCli& cli) {
       "a limit given is exceeded, 2 when a file cannot be read.");
   compare->add_option("a", cli.a_path, "File A (the baseline)")->required();
   compare->add_option("b", cli.b_path, "File B")->required();
-  compare->add_option("--max-median-diff", cli.max_median_percent,
-                      "Fail (exit 1) when the median |B / A - 1| exceeds this many percent")
+  compare
+      ->add_option("--max-median-diff", cli.max_median_percent,
+                   "Fail (exit 1) when the median |B / A - 1| exceeds this many percent")
       ->check(CLI::NonNegativeNumber);
   compare->add_flag("--same-rows", cli.same_rows,
                     "Fail (exit 1) when a measurement is in only one of the files");
@@ -79,10 +80,8 @@ int run_compare_mode(const CompareCli& cli) {
   };
   const std::vector<const ResultRow*> a = pointers(a_rows), b = pointers(b_rows);
   const explorer::Comparison comparison = explorer::compare_results(a, b);
-  std::cout << "A: " << cli.a_path << ": " << a_rows.size() << " rows on " << devices_of(a)
-            << "\n"
-            << "B: " << cli.b_path << ": " << b_rows.size() << " rows on " << devices_of(b)
-            << "\n"
+  std::cout << "A: " << cli.a_path << ": " << a_rows.size() << " rows on " << devices_of(a) << "\n"
+            << "B: " << cli.b_path << ": " << b_rows.size() << " rows on " << devices_of(b) << "\n"
             << "paired " << comparison.paired << ", only in A " << comparison.only_a
             << ", only in B " << comparison.only_b << "\n";
   int status = 0;

@@ -21,8 +21,9 @@ CLI::App* add_merge_command(CLI::App& app, MergeCli& cli) {
   merge->add_option("inputs", cli.inputs, "Result CSVs to merge (the shards)")
       ->required()
       ->check(CLI::ExistingFile);
-  merge->add_option("--output", cli.output,
-                    "The merged CSV (written whole or not at all: a temporary file is renamed)")
+  merge
+      ->add_option("--output", cli.output,
+                   "The merged CSV (written whole or not at all: a temporary file is renamed)")
       ->required();
   merge->add_flag("--allow-missing", cli.allow_missing,
                   "Exit 0 even when plan cells are missing (they are still listed)");
@@ -34,9 +35,9 @@ CLI::App* add_merge_command(CLI::App& app, MergeCli& cli) {
 }
 
 int run_merge_mode(const MergeCli& cli) {
-  const bool selection_given = std::any_of(cli.selection_options.begin(),
-                                           cli.selection_options.end(),
-                                           [](const CLI::Option* option) { return option->count() > 0; });
+  const bool selection_given =
+      std::any_of(cli.selection_options.begin(), cli.selection_options.end(),
+                  [](const CLI::Option* option) { return option->count() > 0; });
   std::optional<SweepPlan> plan;
   if (selection_given) {
     try {

@@ -66,7 +66,7 @@ class StopOnSignals {
  public:
   StopOnSignals() {
     stop_signal = 0;
-    struct sigaction action{};
+    struct sigaction action {};
     action.sa_handler = request_stop;
     sigemptyset(&action.sa_mask);
     ::sigaction(SIGINT, &action, &previous_interrupt_);
@@ -80,8 +80,8 @@ class StopOnSignals {
   StopOnSignals& operator=(const StopOnSignals&) = delete;
 
  private:
-  struct sigaction previous_interrupt_{};
-  struct sigaction previous_terminate_{};
+  struct sigaction previous_interrupt_ {};
+  struct sigaction previous_terminate_ {};
 };
 
 std::uint64_t fresh_seed() {
@@ -116,9 +116,8 @@ void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
   selection_option(app.add_option("--steps", cli.steps,
                                   "Steps to measure, e.g. 1-16, 7,16 or 1-3,8 (default: every step "
                                   "built into this binary)"));
-  selection_option(
-      app.add_option("--seq-lens", cli.seq_lens, "Sequence lengths N, comma-separated")
-          ->capture_default_str());
+  selection_option(app.add_option("--seq-lens", cli.seq_lens, "Sequence lengths N, comma-separated")
+                       ->capture_default_str());
   selection_option(
       app.add_option("--dtypes", cli.dtypes, "fp16, bf16 or fp16,bf16")->capture_default_str());
   selection_option(app.add_option("--batch", cli.batch,

@@ -47,7 +47,8 @@ void add_sweep_options(CLI::App& app, SweepCli& cli);
 
 // Adds the options that choose what a sweep measures (--set, --config, --steps, --seq-lens,
 // --dtypes, --batch, --heads, --reference) to `app`, each needing `needs` (unless null) when it
-// is given, in option group `group`. `explorer merge` uses them to name the plan it checks coverage against.
+// is given, in option group `group`. `explorer merge` uses them to name the plan it checks coverage
+// against.
 void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
                            const std::string& group);
 

@@ -26,8 +26,8 @@ std::string cell_key_of(const ResultRow& row) {
 std::string describe(const ResultRow& row) {
   std::string text = row.step;
   if (!row.config.empty()) text += " " + row.config;
-  text += " " + row.dtype + " B=" + std::to_string(row.batch) + " H=" +
-          std::to_string(row.heads) + " N=" + std::to_string(row.seq_len);
+  text += " " + row.dtype + " B=" + std::to_string(row.batch) + " H=" + std::to_string(row.heads) +
+          " N=" + std::to_string(row.seq_len);
   if (row.d_head != 128) text += " d=" + std::to_string(row.d_head);
   return text + " on " + (row.device.empty() ? "an unnamed device" : row.device);
 }
@@ -105,8 +105,8 @@ MergeOutcome merge_result_files(const std::vector<ResultsFileContents>& inputs,
     std::vector<std::string> lacks, extra;
     std::set_difference(first_columns.begin(), first_columns.end(), columns.begin(), columns.end(),
                         std::back_inserter(lacks));
-    std::set_difference(columns.begin(), columns.end(), first_columns.begin(),
-                        first_columns.end(), std::back_inserter(extra));
+    std::set_difference(columns.begin(), columns.end(), first_columns.begin(), first_columns.end(),
+                        std::back_inserter(extra));
     std::string text = file.path + ": its columns differ from " + first.path + "'s";
     if (!lacks.empty()) text += "; it lacks " + join(lacks);
     if (!extra.empty()) text += "; it has " + join(extra) + " that " + first.path + " lacks";
@@ -138,15 +138,16 @@ MergeOutcome merge_result_files(const std::vector<ResultsFileContents>& inputs,
                              " more measurements twice (" + std::to_string(duplicates) +
                              " in all)");
 
-  warn_if_mixed(inputs, "commits (git_commit)", [](const ResultRow& row) { return row.git_commit; },
-                outcome.warnings);
-  warn_if_mixed(inputs, "cache modes", [](const ResultRow& row) { return row.cache_mode; },
-                outcome.warnings);
+  warn_if_mixed(
+      inputs, "commits (git_commit)", [](const ResultRow& row) { return row.git_commit; },
+      outcome.warnings);
+  warn_if_mixed(
+      inputs, "cache modes", [](const ResultRow& row) { return row.cache_mode; }, outcome.warnings);
   // One sweep seed gives every shard the same inputs at a shape.
   std::map<std::string, std::set<std::uint64_t>> seeds_by_shape;
   for (const ResultRow& row : outcome.rows)
-    seeds_by_shape[row.dtype + " B=" + std::to_string(row.batch) + " H=" +
-                   std::to_string(row.heads) + " N=" + std::to_string(row.seq_len)]
+    seeds_by_shape[row.dtype + " B=" + std::to_string(row.batch) +
+                   " H=" + std::to_string(row.heads) + " N=" + std::to_string(row.seq_len)]
         .insert(row.input_seed);
   std::size_t shapes_with_several_seeds = 0;
   for (const auto& [shape, seeds] : seeds_by_shape)

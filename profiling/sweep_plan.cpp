@@ -87,8 +87,9 @@ DeviceSelection parse_device_selection(const std::string& text) {
     const std::string_view item = trimmed(rest.substr(0, comma));
     const std::optional<int> index = parse_index(item);
     if (!index)
-      throw std::invalid_argument("--devices: '" + std::string(item) +
-                                  "' is not a device index (expected all, or indices such as 0,2,3)");
+      throw std::invalid_argument(
+          "--devices: '" + std::string(item) +
+          "' is not a device index (expected all, or indices such as 0,2,3)");
     if (std::find(selection.indices.begin(), selection.indices.end(), *index) !=
         selection.indices.end())
       throw std::invalid_argument("--devices: device " + std::to_string(*index) +
@@ -110,8 +111,7 @@ PlanShard parse_plan_shard(const std::string& text) {
   if (!index || !count)
     throw std::invalid_argument("--shard: '" + text +
                                 "' is not K/N (shard K of N, K counted from 0, e.g. 0/4)");
-  if (*count < 1)
-    throw std::invalid_argument("--shard: '" + text + "': N must be at least 1");
+  if (*count < 1) throw std::invalid_argument("--shard: '" + text + "': N must be at least 1");
   if (*index >= *count)
     throw std::invalid_argument("--shard: '" + text + "': K must be in 0.." +
                                 std::to_string(*count - 1) +
@@ -192,8 +192,8 @@ std::vector<int> resolve_sweep_devices(const SweepOptions& options, int device_c
       devices.push_back(i);
     return devices;
   }
-  devices = options.devices.indices.empty() ? std::vector<int>{options.device}
-                                            : options.devices.indices;
+  devices =
+      options.devices.indices.empty() ? std::vector<int>{options.device} : options.devices.indices;
   for (const int index : devices)
     if (index < 0 || index >= device_count)
       throw std::invalid_argument(
@@ -235,7 +235,8 @@ std::string MeasurementItem::label() const {
 double SweepUnit::work_estimate() const {
   double flops = 0;
   for (const MeasurementItem& item : items)
-    flops += matmul_flops(item.shape.batch, item.shape.heads, item.shape.seq_len, item.shape.d_head);
+    flops +=
+        matmul_flops(item.shape.batch, item.shape.heads, item.shape.seq_len, item.shape.d_head);
   return flops;
 }
 
@@ -333,8 +334,7 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
       for (const auto& [step, built] : kernels_by_step)
         for (const KernelConfig& c : built)
           if (c.dtype == dtype)
-            kernels_here.push_back(
-                {std::to_string(step), c, dtype, shape_for(seq_len, c.d_head)});
+            kernels_here.push_back({std::to_string(step), c, dtype, shape_for(seq_len, c.d_head)});
       if (options.shard) {
         const auto owned = [&](const MeasurementItem& item) {
           return shard_of_cell(plan_cell_key(item), options.shard->count) == options.shard->index;

@@ -357,9 +357,10 @@ class SweepParent {
       fds.push_back({owned->worker->fd(), POLLIN, 0});
       polled.push_back(owned.get());
       if (owned->assignment && owned->sent)
-        wait = std::min(wait, std::max(std::chrono::milliseconds(0),
-                                       std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           owned->deadline - now)));
+        wait = std::min(
+            wait,
+            std::max(std::chrono::milliseconds(0),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(owned->deadline - now)));
     }
     if (fds.empty()) return;  // every worker is to be (re)started by hand_out()
     const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(wait.count()));
@@ -434,7 +435,8 @@ class SweepParent {
   void accept(Slot& slot, ResultRow row) {
     ++slot.rows_from_worker;
     if (!slot.assignment)
-      throw std::logic_error("the sweep worker on " + tag(slot) + " wrote a row it was not asked for");
+      throw std::logic_error("the sweep worker on " + tag(slot) +
+                             " wrote a row it was not asked for");
     const SweepUnit& unit = plan_.units[slot.assignment->unit];
     const MeasurementItem& item = unit.items[slot.assignment->next];
     if (row.step != item.step || row.seq_len != item.shape.seq_len ||
@@ -475,8 +477,7 @@ class SweepParent {
     ++slot.summary.rows;
     const double elapsed = std::chrono::duration<double>(Clock::now() - started_).count();
     log_ << "[" << completed_ << "/" << total_ << ", " << format_fixed(elapsed, 0) << " s"
-         << (several_ ? ", " + tag(slot) : "") << "] " << item.label() << ": "
-         << describe_row(row)
+         << (several_ ? ", " + tag(slot) : "") << "] " << item.label() << ": " << describe_row(row)
          << (item.recorded ? "" : " (baseline for pct_*; another shard writes this row)") << "\n";
     log_.flush();
     if (item.recorded) {

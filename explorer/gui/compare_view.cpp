@@ -193,9 +193,9 @@ void CompareView::draw(ExplorerState& state) {
   }
 
   ImGui::SetNextItemWidth(-FLT_MIN);
-  ImGui::InputTextWithHint(
-      "##compare_filter", "filter: words all match, -word excludes, step=7, n=4096, gpu=1",
-      &filter_text_);
+  ImGui::InputTextWithHint("##compare_filter",
+                           "filter: words all match, -word excludes, step=7, n=4096, gpu=1",
+                           &filter_text_);
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_SortMulti |
                                 ImGuiTableFlags_SortTristate | ImGuiTableFlags_BordersInnerH |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |

@@ -153,7 +153,6 @@ class ExplorerWindow {
   }
 
  public:
-
   void draw() {
     run_panel_.stream_rows(state_);
     const ImGuiViewport* viewport = ImGui::GetMainViewport();

@@ -41,8 +41,8 @@ struct GuiOptions {
 };
 
 // Adds --results, --results-dir, --view, --detail-step, --gpu, --compare-gpus, --screenshot,
-// --frames, --bench-frames and --window to `app` (group "Desktop explorer"), writing into `options`, which must outlive
-// parsing.
+// --frames, --bench-frames and --window to `app` (group "Desktop explorer"), writing into
+// `options`, which must outlive parsing.
 void add_gui_options(CLI::App& app, GuiOptions& options);
 
 // The folder scanned for *.csv when no --results are given: <source dir>/results.

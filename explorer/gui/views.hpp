@@ -116,7 +116,7 @@ class CompareView {
   std::vector<CompareSortKey> built_sort_;
   Comparison comparison_;
   std::vector<ComparedRow> table_rows_;
-  std::string devices_a_, devices_b_;  // "device, cache mode" of each side
+  std::string devices_a_, devices_b_;          // "device, cache mode" of each side
   std::vector<DeviceUnit> units_a_, units_b_;  // the GPUs of each side's file
 };
 

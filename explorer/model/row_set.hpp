@@ -33,9 +33,9 @@ std::string step_label(std::string_view step);  // "step 7", "FA2", "cuDNN"
 // Which rows of the shown files the views use; an empty field accepts any value. Mixing
 // devices or cache modes in one chart would compare unlike measurements.
 struct RowFilter {
-  std::string device;      // the model name (the device column)
+  std::string device;  // the model name (the device column)
   std::string cache_mode;
-  std::string gpu;         // one GPU of that model: index or UUID (explorer/model/devices.hpp)
+  std::string gpu;  // one GPU of that model: index or UUID (explorer/model/devices.hpp)
 };
 
 std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,

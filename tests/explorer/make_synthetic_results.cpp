@@ -5,9 +5,9 @@
 //
 // DIR/baseline.csv  16 steps x configs x 6 N x 2 dtypes + references (~10,000 rows by default)
 // DIR/variant.csv   the same measurements, later steps faster: the second file for Compare
-// DIR/two_gpus.csv  a smaller plan measured on GPU 0 and on GPU 1 of one (synthetic) model, as
-//                   two --devices runs would give, GPU 1 3 % slower: the device filter and the
-//                   compare view's two GPUs side by side
+// DIR/two_gpus.csv  a smaller plan measured in full on GPU 0 and on GPU 1 of one (synthetic)
+//                   model (two --devices N runs written into one file), GPU 1 3 % slower: the
+//                   GPU filter and the compare view's two GPUs side by side
 // DIR/corrupt.csv   a results header, one good row, then a row with missing fields
 // DIR/foreign.csv   a CSV from somewhere else entirely
 #include <CLI/CLI.hpp>
@@ -99,8 +99,8 @@ void write_results(flashscope::ResultsCsvWriter& writer, int configs_per_step,
   const auto on_gpu = [&](ResultRow row) {
     if (!gpu) return row;
     row.device_index = *gpu;
-    row.device_uuid = "GPU-5e7a7e" + std::to_string(*gpu) + "0-0000-4000-8000-00000000000" +
-                      std::to_string(*gpu);
+    row.device_uuid =
+        "GPU-5e7a7e" + std::to_string(*gpu) + "0-0000-4000-8000-00000000000" + std::to_string(*gpu);
     row.tflops *= gpu_factor;
     row.median_ms /= gpu_factor;
     row.min_ms /= gpu_factor;

@@ -437,7 +437,7 @@ TEST_CASE("GPUs of one model stay separable: by index, by UUID prefix, in filter
   ResultRow& gpu1 = rows.add("7", kConfig64, 4096, 97);
   gpu1.device_index = 1;
   gpu1.device_uuid = "GPU-1f2e3d4c-0000-4000-8000-000000000001";
-  ResultRow& old = rows.add("8", kConfig64, 4096, 90);  // a file from before the columns
+  ResultRow& old = rows.add("8", kConfig64, 4096, 90);         // a file from before the columns
   ResultRow& other_host = rows.add("9", kConfig64, 4096, 95);  // GPU 1 of another machine
   other_host.device_index = 1;
   other_host.device_uuid = "GPU-aaaaaaaa-0000-4000-8000-000000000002";

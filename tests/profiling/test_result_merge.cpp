@@ -165,9 +165,8 @@ TEST_CASE("merge refuses a measurement twice and columns that differ, naming the
   ResultRow same_cell_other_gpu = row_for(item, 1);  // same model: the same measurement
   same_cell_other_gpu.tflops = 120;
   MergeOutcome twice = merge_result_files(
-      {contents_of({row}, "a.csv"), contents_of({row_for(plan.units[0].items[0], 0),
-                                                 same_cell_other_gpu},
-                                                "b.csv")},
+      {contents_of({row}, "a.csv"),
+       contents_of({row_for(plan.units[0].items[0], 0), same_cell_other_gpu}, "b.csv")},
       nullptr);
   REQUIRE(twice.errors.size() == 1);
   CHECK(twice.errors[0] == "measured twice: " + item.step + " " + to_short_form(*item.config) +
@@ -261,9 +260,9 @@ TEST_CASE("explorer merge: shards in, one file out; refusals write nothing") {
   }
   const std::size_t missing = largest_rows;
   REQUIRE(missing > 0);
-  const ProcessResult incomplete = run_explorer("merge" + two_of_three + " --output " +
-                                                quoted(dir + "/partial.csv") + " " +
-                                                selection_arguments());
+  const ProcessResult incomplete =
+      run_explorer("merge" + two_of_three + " --output " + quoted(dir + "/partial.csv") + " " +
+                   selection_arguments());
   CHECK(incomplete.exit_code == 1);
   CHECK(contains(incomplete.output, std::to_string(missing) + " of " + std::to_string(plan_cells) +
                                         " plan cells of the selection have no row in any input"));
@@ -276,8 +275,7 @@ TEST_CASE("explorer merge: shards in, one file out; refusals write nothing") {
   // The same shard twice: refused, nothing written.
   const std::string refused = dir + "/refused.csv";
   const ProcessResult twice = run_explorer("merge " + quoted(largest_shard) + " " +
-                                           quoted(largest_shard) + " --output " +
-                                           quoted(refused));
+                                           quoted(largest_shard) + " --output " + quoted(refused));
   CHECK(twice.exit_code == 2);
   CHECK(contains(twice.output, "explorer merge: measured twice: "));
   CHECK(contains(twice.output, "explorer merge: nothing written"));
@@ -300,8 +298,8 @@ TEST_CASE("explorer merge: shards in, one file out; refusals write nothing") {
   CHECK(contains(foreign.output, "foreign.csv:1: unknown column 'name'"));
   CHECK(run_explorer("merge " + quoted(dir + "/absent.csv") + " --output " + quoted(refused))
             .exit_code != 0);
-  const ProcessResult bad_set = run_explorer("merge " + quoted(largest_shard) +
-                                             " --output " + quoted(refused) + " --set nothing");
+  const ProcessResult bad_set = run_explorer("merge " + quoted(largest_shard) + " --output " +
+                                             quoted(refused) + " --set nothing");
   CHECK(bad_set.exit_code == 2);
   CHECK(contains(bad_set.output, "invalid kernels key \"nothing\""));
   CHECK_FALSE(testing::path_exists(refused));
@@ -331,8 +329,8 @@ TEST_CASE("explorer compare: pairs two runs row by row, per GPU of B, with limit
   const ProcessResult plain = run_explorer("compare " + files);
   INFO(plain.output);
   CHECK(plain.exit_code == 0);
-  CHECK(contains(plain.output, "paired " + std::to_string(items.size() - 1) +
-                                   ", only in A 1, only in B 0"));
+  CHECK(contains(plain.output,
+                 "paired " + std::to_string(items.size() - 1) + ", only in A 1, only in B 0"));
   CHECK(contains(plain.output, "B on NVIDIA H200 · GPU 0 · GPU-00000000: "));
   CHECK(contains(plain.output, "|B / A - 1| median 3.00 %"));  // GPU 0's pairs
   CHECK(contains(plain.output, "B on NVIDIA H200 · GPU 1 · GPU-00000001: "));

@@ -356,7 +356,7 @@ TEST_CASE("other sets intersect with what is built for each step") {
   options.set_key = "built";
   options.steps = {3};
   SweepPlan plan = plan_sweep(options, registry, {});
-  REQUIRE(plan.units.size() == 1);  // fp16 N=2048: step 3 has no bf16 kernel
+  REQUIRE(plan.units.size() == 1);         // fp16 N=2048: step 3 has no bf16 kernel
   CHECK(plan.units[0].items.size() == 2);  // step 3: both of its fp16 configs
 
   options.set_key = "tune";
@@ -705,8 +705,9 @@ TEST_CASE("a shard measures the references its kernels are compared with, writes
           plan.item_count());
     bool noted = false;
     for (const std::string& note : plan.notes)
-      noted = noted || contains(note, "shard " + std::to_string(index) + "/4: " +
-                                          std::to_string(plan.recorded_count()) + " of 42 plan "
+      noted = noted || contains(note, "shard " + std::to_string(index) +
+                                          "/4: " + std::to_string(plan.recorded_count()) +
+                                          " of 42 plan "
                                           "cells are this shard's");
     CHECK(noted);
   }

@@ -144,9 +144,9 @@ TEST_CASE("a fault on one GPU costs its row and that GPU's worker; the others go
     for (const MeasurementItem& item : unit.items)
       faulting_items += item.step == std::to_string(kernel.step) && item.shape.seq_len == 1024;
   const std::string output = scratch("fault");
-  const ProcessResult run = run_explorer(
-      "FLASHSCOPE_TEST_FAULT=illegal-address:" + std::to_string(kernel.step) + ":1024",
-      sweep.arguments + " --devices all --output '" + output + "'");
+  const ProcessResult run =
+      run_explorer("FLASHSCOPE_TEST_FAULT=illegal-address:" + std::to_string(kernel.step) + ":1024",
+                   sweep.arguments + " --devices all --output '" + output + "'");
   INFO(run.output);
   CHECK(run.exit_code == 1);  // a fault makes the sweep fail, after finishing it
   const std::vector<ResultRow> rows = read_results_file(output);
@@ -171,8 +171,9 @@ TEST_CASE("a GPU whose worker cannot start is reported; the other GPUs measure e
   if (!have_two_devices()) return;
   const ShortSweep sweep;
   const std::string output = scratch("setup");
-  const ProcessResult run = run_explorer(
-      "FLASHSCOPE_TEST_FAULT=setup:1", sweep.arguments + " --devices all --output '" + output + "'");
+  const ProcessResult run =
+      run_explorer("FLASHSCOPE_TEST_FAULT=setup:1",
+                   sweep.arguments + " --devices all --output '" + output + "'");
   INFO(run.output);
   CHECK(run.exit_code == 1);  // a device failed: the sweep is complete but says so
   CHECK(contains(run.output, "error: GPU 1 ("));
@@ -194,8 +195,7 @@ TEST_CASE("--devices 0 and --devices 0,1 measure the same rows") {
   REQUIRE(run_explorer("", sweep.arguments + " --devices 0 --output '" + one + "'").exit_code == 0);
   REQUIRE(run_explorer("", sweep.arguments + " --devices 0,1 --output '" + two + "'").exit_code ==
           0);
-  const ProcessResult compare =
-      run_explorer("", "compare '" + one + "' '" + two + "' --same-rows");
+  const ProcessResult compare = run_explorer("", "compare '" + one + "' '" + two + "' --same-rows");
   INFO(compare.output);
   CHECK(compare.exit_code == 0);
   CHECK(contains(compare.output, "only in A 0, only in B 0"));

@@ -123,12 +123,13 @@ struct FakeSweep {
           row.tflops = 100;
           row.seed_attn_tflops = 101;
           row.verdict = "pass";
-          const std::string stem = dir + "/d" + std::to_string(d) + "/" + std::to_string(u) +
-                                   "_" + std::to_string(i);
+          const std::string stem =
+              dir + "/d" + std::to_string(d) + "/" + std::to_string(u) + "_" + std::to_string(i);
           std::ofstream(stem + ".csv") << csv_line(row);
           ResultRow fault = row_skeleton(item, device.options, device.description);
-          fault.status = "fault: cudaErrorIllegalAddress (the CUDA context is lost; this worker "
-                         "ends here)";
+          fault.status =
+              "fault: cudaErrorIllegalAddress (the CUDA context is lost; this worker "
+              "ends here)";
           std::ofstream(stem + "_fault.csv") << csv_line(fault);
         }
       }
@@ -139,9 +140,9 @@ struct FakeSweep {
 
   WorkerStarter starter() const {
     return [dir = dir](const SweepDevice& device, int) {
-      return WorkerInvocation{"/bin/sh",
-                              {"-c", kFakeWorker, "fake_worker", dir,
-                               std::to_string(device.description.index)}};
+      return WorkerInvocation{
+          "/bin/sh",
+          {"-c", kFakeWorker, "fake_worker", dir, std::to_string(device.description.index)}};
     };
   }
 
@@ -241,8 +242,9 @@ TEST_CASE("a crash costs its own row and restarts that device's worker only") {
   for (const ResultRow& row : run.rows) {
     if (row.status == "ok") continue;
     ++faults;
-    CHECK(row.status == "fault: worker killed by signal 11 (Segmentation fault) while measuring "
-                        "this item");
+    CHECK(row.status ==
+          "fault: worker killed by signal 11 (Segmentation fault) while measuring "
+          "this item");
     CHECK(row.step == sweep.plan.units[2].items[1].step);
     CHECK(row.seq_len == sweep.plan.units[2].items[1].shape.seq_len);
     CHECK(row.device_uuid == fake_device(*row.device_index).uuid);
@@ -275,7 +277,8 @@ TEST_CASE("a worker silent for longer than --timeout is killed; its item is a fa
   check_complete(sweep.plan, run.rows);
   REQUIRE(run.summary.faults == 1);
   for (const ResultRow& row : run.rows)
-    if (row.status != "ok") CHECK(row.status == "fault: no result within 2 s; the worker was killed");
+    if (row.status != "ok")
+      CHECK(row.status == "fault: no result within 2 s; the worker was killed");
 }
 
 TEST_CASE("a device whose worker cannot start is reported; the others measure everything") {
