@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <iosfwd>
 #include <stdexcept>
 
@@ -28,8 +27,6 @@ class CudaContextLost : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-using RowSink = std::function<void(const ResultRow&)>;
 
 // The row fields every item's row starts with, filled from the item, the sweep's settings and the
 // device measuring it (name, index, UUID).
