@@ -40,11 +40,21 @@ if(NOT FLASHSCOPE_GIT_COMMIT)
   set(FLASHSCOPE_GIT_COMMIT "unknown")
 endif()
 
+# The Hopper steps (17+) are built when the architectures name the arch-specific sm_90a target
+# ("90a", "90a-real"); nvcc compiles wgmma and setmaxnreg for no other.
+set(FLASHSCOPE_HOPPER_TARGET OFF)
+foreach(_arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
+  if(_arch MATCHES "^90a(-real|-virtual)?$")
+    set(FLASHSCOPE_HOPPER_TARGET ON)
+  endif()
+endforeach()
+
 execute_process(
   COMMAND "${_gen_exe}" --set "${FLASHSCOPE_KERNEL_SET}" --steps "${FLASHSCOPE_STEPS}"
           --tune-steps "${FLASHSCOPE_TUNE_STEPS}"
           --versions-dir "${PROJECT_SOURCE_DIR}/kernels/versions" --out-dir "${_gen_dir}"
           --architectures "${CMAKE_CUDA_ARCHITECTURES}" --git-commit "${FLASHSCOPE_GIT_COMMIT}"
+          --hopper-target "${FLASHSCOPE_HOPPER_TARGET}"
   RESULT_VARIABLE _gen_result
   OUTPUT_VARIABLE _gen_output
   ERROR_VARIABLE _gen_error)

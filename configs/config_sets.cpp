@@ -68,6 +68,44 @@ constexpr PickRow kPicks[] = {
 constexpr std::string_view kStep7HopperPick =
     "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_0_0_tiles+opt_softmax";
 
+// hopper-track.md §2: each Hopper step's progression config (the config the step was designed
+// around, before any measurement) and the picks measured by flashscope: the fastest config of the
+// step's tune set at N = 4096, B = 16, H = 16, fp16, on an H200 and on an H100 (CUDA events,
+// median). An empty pick has not been measured yet.
+struct HopperStepRow {
+  int step;
+  std::string_view progression;
+  std::string_view h200;
+  std::string_view h100;
+};
+constexpr HopperStepRow kHopperSteps[] = {
+    {17, "(FP16, 128, 128, 128, 8): stages_1", "", ""},
+    {18, "(FP16, 128, 128, 128, 8): stages_2", "", ""},
+    {19, "(FP16, 128, 128, 128, 12): stages_2+regs_240", "", ""},
+    {20, "(FP16, 128, 128, 128, 12): stages_2+regs_240", "", ""},
+    {21, "(FP16, 128, 128, 128, 12): stages_2+regs_240", "", ""},
+};
+
+// hopper-track.md §2: the Hopper tune axes per step, in nesting order (dtype, B_r, B_c, stages,
+// consumer_regs). n_warps follows from B_r and whether the step has a producer warpgroup.
+struct HopperTuneAxes {
+  std::vector<int> B_r, B_c, stages, consumer_regs;
+};
+// B_c is 64 or 128: the kernels need N to be a multiple of B_r and B_c, and the sweep's lengths
+// are powers of two (B_c = 256 would not leave the accumulators enough registers).
+HopperTuneAxes hopper_tune_axes(int step) {
+  if (step == 17) return {{64, 128}, {64, 128}, {1}, {0}};
+  if (step == 18) return {{64, 128}, {64, 128}, {2, 3, 4}, {0}};
+  return {{128}, {64, 128}, {2, 3}, {224, 240}};
+}
+
+// Registers a consumer thread needs: its accumulator tiles (fp32 S: B_c / 2, its 16-bit P:
+// B_c / 4, fp32 O: d_head / 2 — in step 21 S of one block is live beside P of the previous one,
+// which is the same count) plus 32 for addresses, loop state and the softmax statistics.
+int estimated_consumer_registers(const KernelConfig& c) {
+  return c.B_c / 2 + c.B_c / 4 + c.d_head / 2 + 32;
+}
+
 // Spec §5.2: the auto-tune axes, in nesting order.
 constexpr DType kTuneDtypes[] = {DType::BF16, DType::FP16};
 constexpr int kTuneDHeads[] = {128};
@@ -86,6 +124,19 @@ void check_step(int step) {
   if (step < kFirstStep || step > kLastStep)
     throw std::out_of_range("step " + std::to_string(step) + " does not exist (steps are " +
                             std::to_string(kFirstStep) + "–" + std::to_string(kLastStep) + ")");
+}
+
+void check_hopper_step(int step) {
+  check_step(step);
+  if (step < kFirstHopperStep)
+    throw std::out_of_range("step " + std::to_string(step) + " is not a Hopper step (those are " +
+                            std::to_string(kFirstHopperStep) + "–" + std::to_string(kLastStep) +
+                            ")");
+}
+
+const HopperStepRow& hopper_step_row(int step) {
+  check_hopper_step(step);
+  return kHopperSteps[step - kFirstHopperStep];
 }
 
 std::optional<KernelConfig> optional_config(std::string_view text) {
@@ -118,6 +169,13 @@ const std::vector<StepInfo>& steps() {
       {14, "Cache configuration", "v14", "v14", {}},
       {15, "Tiling along d_head", "v15", "v15", {}},
       {16, "Static GMEM stride", "v16", "v16", {16}},
+      // The Hopper track (hopper-track.md §3). Step 17 keeps step 16's cp.async copies and with
+      // them the static GMEM stride; from step 18 TMA addresses the tensors from their maps.
+      {17, "Warpgroup MMA (wgmma)", "v17", "v17", {16}},
+      {18, "TMA and an mbarrier pipeline", "v18", "v18", {}},
+      {19, "Warp specialization and register reallocation", "v19", "v19", {}},
+      {20, "Ping-pong scheduling of the consumer warpgroups", "v20", "v20", {}},
+      {21, "Intra-warpgroup overlap of GEMM and softmax", "v21", "v21", {}},
   };
   return kSteps;
 }
@@ -127,9 +185,23 @@ const StepInfo& step_info(int step) {
   return steps()[static_cast<std::size_t>(step - kFirstStep)];
 }
 
+std::vector<KernelConfig> StepPicks::all() const {
+  std::vector<KernelConfig> out;
+  for (const auto& pick : {progression, seed_a100, seed_rtx3090, hopper, hopper_h100})
+    if (pick) out.push_back(*pick);
+  return out;
+}
+
 StepPicks step_picks(int step) {
   check_step(step);
   StepPicks picks;
+  if (step >= kFirstHopperStep) {
+    const HopperStepRow& row = hopper_step_row(step);
+    picks.progression = parse_short_form(row.progression);
+    picks.hopper = optional_config(row.h200);
+    picks.hopper_h100 = optional_config(row.h100);
+    return picks;
+  }
   if (step <= 7) {
     picks.progression = parse_short_form(kProgression[step - 1]);
     if (step == 7) picks.hopper = optional_config(kStep7HopperPick);
@@ -248,10 +320,77 @@ std::vector<KernelConfig> select(std::string_view key) {
                               "\": " + selection_keys_help());
 }
 
+std::vector<KernelConfig> hopper_tune_candidates(int step) {
+  check_hopper_step(step);
+  const HopperTuneAxes axes = hopper_tune_axes(step);
+  const int producer_warps = step >= 19 ? kWarpgroupWarps : 0;
+  std::vector<KernelConfig> out;
+  for (const DType dtype : kTuneDtypes)
+    for (const int B_r : axes.B_r)
+      for (const int B_c : axes.B_c)
+        for (const int stages : axes.stages)
+          for (const int regs : axes.consumer_regs) {
+            KernelConfig c{};
+            c.dtype = dtype;
+            c.d_head = 128;
+            c.B_r = B_r;
+            c.B_c = B_c;
+            c.n_warps = B_r / kWarpgroupRows * kWarpgroupWarps + producer_warps;
+            c.stages = stages;
+            c.consumer_regs = regs;
+            out.push_back(c);
+          }
+  return out;
+}
+
+std::optional<std::string> hopper_tune_rejection(int step, const KernelConfig& c) {
+  check_hopper_step(step);
+  if (auto reason = unsupported_combination(step, c)) return "rule H1: " + *reason;
+  const int budget = c.consumer_regs != 0 ? c.consumer_regs : 255;
+  const int needed = estimated_consumer_registers(c);
+  if (needed > budget)
+    return "rule H2: step " + std::to_string(step) +
+           "'s accumulators at B_c = " + std::to_string(c.B_c) + " need about " +
+           std::to_string(needed) + " registers per consumer thread, more than its " +
+           std::to_string(budget);
+  return std::nullopt;
+}
+
+std::vector<KernelConfig> hopper_tune_set(int step) {
+  std::vector<KernelConfig> out;
+  for (const KernelConfig& c : hopper_tune_candidates(step))
+    if (!hopper_tune_rejection(step, c)) out.push_back(c);
+  return out;
+}
+
+std::vector<KernelConfig> select_for_step(std::string_view key, int step) {
+  check_step(step);
+  if (step < kFirstHopperStep) return select(key);
+  if (key.starts_with("prog") && key.find("all") == std::string_view::npos) {
+    const std::vector<KernelConfig> picks = step_picks(step).all();
+    const std::set<KernelConfig> unique(picks.begin(), picks.end());
+    return {unique.begin(), unique.end()};
+  }
+  if (key.starts_with("prog") || key == "all" || key == "tune") return hopper_tune_set(step);
+  if (key.find(',') != std::string_view::npos) {
+    const std::vector<KernelConfig> shaped = select(key);  // validates "B_r,B_c"
+    (void)shaped;
+    const std::size_t comma = key.find(',');
+    const int B_r = std::stoi(std::string(key.substr(0, comma)));
+    const int B_c = std::stoi(std::string(key.substr(comma + 1)));
+    std::vector<KernelConfig> out;
+    for (const KernelConfig& c : hopper_tune_set(step))
+      if (c.B_r == B_r && c.B_c == B_c) out.push_back(c);
+    return out;
+  }
+  return select(key);  // throws with the list of valid keys
+}
+
 std::string selection_keys_help() {
   return "valid keys are prog (7 progression configs), prog_all (56, extended progression), "
          "tune (80 auto-tune configs), all (the seed's build list, 80) and B_r,B_c (tune "
-         "configs of that block shape, e.g. 128,64)";
+         "configs of that block shape, e.g. 128,64); for a Hopper step (17–21) prog yields its "
+         "progression config and picks, tune, all and prog_all its own tune set";
 }
 
 std::optional<BuildSet> build_set_from_string(std::string_view name) {
@@ -296,13 +435,14 @@ BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter,
       append_both_dtypes(wanted, step, picks.progression ? *picks.progression : *picks.seed_a100);
       continue;
     }
-    for (const auto& pick : {picks.progression, picks.seed_a100, picks.seed_rtx3090, picks.hopper})
-      if (pick) append_both_dtypes(wanted, step, *pick);
+    for (const KernelConfig& pick : picks.all())
+      append_both_dtypes(wanted, step, pick);
+    const bool hopper = step >= kFirstHopperStep;
     if ((set == BuildSet::tune || set == BuildSet::all) &&
         std::find(tuned.begin(), tuned.end(), step) != tuned.end())
-      for (const KernelConfig& c : tune_set())
+      for (const KernelConfig& c : hopper ? hopper_tune_set(step) : tune_set())
         wanted.push_back({step, c});
-    if (set == BuildSet::all)
+    if (set == BuildSet::all && !hopper)
       for (const KernelConfig& c : extended_progression())
         append_both_dtypes(wanted, step, c);
   }
@@ -335,7 +475,8 @@ std::vector<int> parse_step_list(std::string_view text) {
     if (item.empty() || error != std::errc() || end != item.data() + item.size())
       fail("\"" + std::string(item) + "\" is not a step number");
     if (value < kFirstStep || value > kLastStep)
-      fail("step " + std::to_string(value) + " is outside 1–16");
+      fail("step " + std::to_string(value) + " is outside " + std::to_string(kFirstStep) + "–" +
+           std::to_string(kLastStep));
     return value;
   };
   std::set<int> out;

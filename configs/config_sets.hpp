@@ -15,7 +15,7 @@
 namespace flashscope::configs {
 
 constexpr int kFirstStep = 1;
-constexpr int kLastStep = 16;
+constexpr int kLastStep = 21;  // steps 17–21: the Hopper track (hopper-track.md)
 
 struct StepInfo {
   int step;
@@ -32,12 +32,17 @@ const StepInfo& step_info(int step);  // throws std::out_of_range naming the val
 
 // The configs a step is measured with in the progression (both dtypes where the seed listed
 // FP16): steps 1–7 their progression entry (§5.1); steps 8–16 the seed's A100 and RTX 3090 picks
-// (§4.0) followed by the Hopper pick measured by flashscope, where one has been recorded.
+// (§4.0); steps 17–21 their progression config (hopper-track.md §2); each followed by the picks
+// measured by flashscope on Hopper GPUs, where recorded.
 struct StepPicks {
-  std::optional<KernelConfig> progression;   // steps 1–7
+  std::optional<KernelConfig> progression;   // steps 1–7 and 17–21
   std::optional<KernelConfig> seed_a100;     // steps 8–16
   std::optional<KernelConfig> seed_rtx3090;  // steps 8–16
-  std::optional<KernelConfig> hopper;        // measured on H100/H200, where recorded
+  std::optional<KernelConfig> hopper;        // measured on an H200, where recorded
+  std::optional<KernelConfig> hopper_h100;   // measured on an H100, where recorded
+
+  // Every config above that is set, in this order (duplicates kept).
+  std::vector<KernelConfig> all() const;
 };
 StepPicks step_picks(int step);
 
@@ -61,12 +66,25 @@ std::vector<KernelConfig> build_list();  // the seed's shipped list: the tune se
 std::vector<KernelConfig> select(std::string_view key);
 std::string selection_keys_help();
 
+// ---- The Hopper track's tune spaces (hopper-track.md §2) ---------------------------------------
+
+// B_r × B_c × stages (× consumer_regs from step 19) for a Hopper step, both dtypes, BF16 first.
+std::vector<KernelConfig> hopper_tune_candidates(int step);
+// The first filter rule that drops `c` from step `step`'s tune set ("rule H2: ..."), or nullopt.
+std::optional<std::string> hopper_tune_rejection(int step, const KernelConfig& c);
+std::vector<KernelConfig> hopper_tune_set(int step);
+
+// A selection key as step `step` reads it: select(key) for steps 1–16; for a Hopper step, "tune",
+// "all" and "prog_all" yield its tune set and "B_r,B_c" the tune configs of that shape.
+std::vector<KernelConfig> select_for_step(std::string_view key, int step);
+
 // ---- What the build instantiates ---------------------------------------------------------
 
 enum class BuildSet {
   ci,    // every step once per dtype: its progression config or seed A100 pick
   prog,  // every step's picks (StepPicks) in FP16 and BF16
-  tune,  // prog plus the 80 tune configs for the tuned steps (default 7–16)
+  tune,  // prog plus the tune configs of the tuned steps (default 7–21): 80 for steps 7–16, the
+         // step's Hopper tune set for 17–21
   all,   // tune plus the extended progression (both dtypes) for every step
 };
 std::optional<BuildSet> build_set_from_string(std::string_view name);
@@ -88,17 +106,18 @@ struct BuildPlan {
   std::vector<SkippedInstantiation> skipped;
 };
 
-// The steps the seed re-tuned (spec §5.6): 7 and every own-tree step after it.
+// The steps the seed re-tuned (spec §5.6): 7 and every own-tree step after it, and the Hopper
+// track's steps.
 std::vector<int> default_tune_steps();
 
-// `step_filter` empty = every step 1–16. `tune_steps` (sets tune and all): the steps that get
-// the 80 tune configs; empty = default_tune_steps().
+// `step_filter` empty = every step. `tune_steps` (sets tune and all): the steps that get their
+// tune configs; empty = default_tune_steps().
 BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter = {},
                      const std::vector<int>& tune_steps = {});
 
 KernelConfig with_dtype(KernelConfig c, DType dtype);
 
-// Parses "1-16", "7,16", "1-3,8" into a sorted list of steps; throws std::invalid_argument.
+// Parses "1-21", "7,16", "1-3,8" into a sorted list of steps; throws std::invalid_argument.
 std::vector<int> parse_step_list(std::string_view text);
 
 }  // namespace flashscope::configs

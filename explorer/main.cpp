@@ -34,10 +34,8 @@ int list_built_kernels() {
 // either dtype: what the progression measures and the GPU host script sanitizes.
 int list_built_picks() {
   for (const KernelEntry* entry : built_kernels().entries()) {
-    const configs::StepPicks picks = configs::step_picks(entry->step);
-    for (const auto& pick :
-         {picks.progression, picks.seed_a100, picks.seed_rtx3090, picks.hopper}) {
-      if (pick && configs::with_dtype(*pick, entry->config.dtype) == entry->config) {
+    for (const KernelConfig& pick : configs::step_picks(entry->step).all()) {
+      if (configs::with_dtype(pick, entry->config.dtype) == entry->config) {
         std::cout << entry->step << " " << to_short_form(entry->config) << "\n";
         break;
       }
@@ -46,8 +44,10 @@ int list_built_picks() {
   return 0;
 }
 
-int list_selection(const std::string& key) {
-  for (const KernelConfig& c : configs::select(key))
+// `step` 0: the key as steps 1–16 read it; a Hopper step's own sets otherwise.
+int list_selection(const std::string& key, int step) {
+  for (const KernelConfig& c :
+       step == 0 ? configs::select(key) : configs::select_for_step(key, step))
     std::cout << to_short_form(c) << "\n";
   return 0;
 }
@@ -56,8 +56,8 @@ int list_selection(const std::string& key) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "flashscope explorer: the 16-step FlashAttention-2 forward progression, built, checked and "
-      "measured.\nBuilt kernel set: " +
+      "flashscope explorer: the FlashAttention-2 forward progression (steps 1–16) and its Hopper "
+      "track (steps 17–21), built, checked and measured.\nBuilt kernel set: " +
       std::string(build_info().kernel_set) + ", CUDA architectures " +
       std::string(build_info().cuda_architectures) + "."};
   app.set_version_flag("--version", "flashscope " + std::string(build_info().git_commit));
@@ -70,10 +70,17 @@ int main(int argc, char** argv) {
   app.add_flag("--list-picks", list_picks,
                "Like --list, only the kernels that are a step's progression config or pick")
       ->excludes("--list");
-  app.add_option("--list-set", list_set,
-                 "Print the configs a selection key yields, built or not: " +
-                     configs::selection_keys_help())
-      ->excludes("--list");
+  CLI::Option* list_set_option =
+      app.add_option("--list-set", list_set,
+                     "Print the configs a selection key yields, built or not: " +
+                         configs::selection_keys_help())
+          ->excludes("--list");
+  int list_set_step = 0;
+  app.add_option("--list-set-step", list_set_step,
+                 "With --list-set: read the key as this step does (a Hopper step 17–21 has its "
+                 "own tune set); default: as steps 1–16 do")
+      ->needs(list_set_option)
+      ->check(CLI::Range(configs::kFirstStep, configs::kLastStep));
   cli::SweepCli sweep;
   cli::add_sweep_options(app, sweep);
   cli::CheckCli check;
@@ -102,7 +109,7 @@ int main(int argc, char** argv) {
   try {
     if (list) return list_built_kernels();
     if (list_picks) return list_built_picks();
-    if (!list_set.empty()) return list_selection(list_set);
+    if (!list_set.empty()) return list_selection(list_set, list_set_step);
   } catch (const std::exception& error) {
     std::cerr << "explorer: " << error.what() << "\n";
     return 1;

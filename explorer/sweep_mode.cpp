@@ -114,7 +114,7 @@ void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
                        ->allow_extra_args(false)
                        ->excludes(set));
   selection_option(app.add_option("--steps", cli.steps,
-                                  "Steps to measure, e.g. 1-16, 7,16 or 1-3,8 (default: every step "
+                                  "Steps to measure, e.g. 1-21, 7,16 or 16-21 (default: every step "
                                   "built into this binary)"));
   selection_option(app.add_option("--seq-lens", cli.seq_lens, "Sequence lengths N, comma-separated")
                        ->capture_default_str());

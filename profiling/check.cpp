@@ -89,8 +89,12 @@ void validate_request_shape(const KernelEntry& entry, const AttentionShape& shap
   const std::array<std::int64_t, 4> dims{shape.batch, shape.seq_len, shape.heads, shape.d_head};
   const TensorView view{&kPlaceholder, entry.config.dtype, MemoryLocation::device, dims,
                         contiguous_strides(dims)};
+  // Any GPU the kernel was compiled for: the device itself is checked once it is known.
   constexpr int kLowestSupportedComputeCapability = 80;
-  validate_launch(entry, {view, view, view, view}, kLowestSupportedComputeCapability);
+  const int compute_capability = entry.exact_compute_capability != 0
+                                     ? entry.exact_compute_capability
+                                     : kLowestSupportedComputeCapability;
+  validate_launch(entry, {view, view, view, view}, compute_capability);
 }
 
 CheckReport run_check(const CheckRequest& request) {
@@ -112,7 +116,7 @@ CheckReport run_check(const CheckRequest& request) {
     return TensorView{data, report.dtype, MemoryLocation::device, dims, contiguous_strides(dims)};
   };
   const AttentionTensors tensors{view(q.get()), view(k.get()), view(v.get()), view(o.get())};
-  validate_launch(entry, tensors, device.compute_capability);
+  validate_launch(entry, tensors, device.compute_capability, request.device);
 
   // Same derivation as the sweep (and tests/support): Q, K, V seeds 3s, 3s+1, 3s+2.
   fill_random_normal(q.get(), report.dtype, count, request.seed * 3 + 0, request.input_scale);

@@ -25,14 +25,12 @@ std::vector<KernelConfig> selected_configs(const SweepOptions& options, int step
   if (!options.configs.empty()) return options.configs;
   std::vector<KernelConfig> base;
   if (options.set_key == "prog") {
-    const configs::StepPicks picks = configs::step_picks(step);
-    for (const auto& pick : {picks.progression, picks.seed_a100, picks.seed_rtx3090, picks.hopper})
-      if (pick) base.push_back(*pick);
+    base = configs::step_picks(step).all();
   } else if (options.set_key == "built") {
     for (const KernelEntry* entry : registry.entries_of_step(step))
       base.push_back(entry->config);
   } else {
-    base = configs::select(options.set_key);
+    base = configs::select_for_step(options.set_key, step);
   }
   // A set names a shape and feature list; it is measured in each requested dtype.
   std::set<KernelConfig> unique;

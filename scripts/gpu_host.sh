@@ -2,20 +2,24 @@
 # End-to-end run on a GPU host: configure and build with every core, run the tests (GPU tests
 # included), then the stages asked for, writing every log under LOG_DIR.
 #
-#   scripts/gpu_host.sh LOG_DIR [--stages build,test,sweep,sanitize,sass,results,devices]
+#   scripts/gpu_host.sh LOG_DIR [--stages build,check,test,sweep,sanitize,sass,results,devices]
 #                               [--set prog]
-#                               [--steps 1-16] [--tune-steps 7,16] [--arch native]
+#                               [--steps 1-21] [--tune-steps 7,16] [--arch 90a-real]
 #                               [--sweep-args "..."] [--no-torch] [--tests REGEX]
-#                               [--sanitize-steps LIST]
+#                               [--sanitize-steps LIST] [--check-steps LIST]
 #
 # --tune-steps LIST (default 7,16): the steps that get the 80 tune configs (--set tune) and
 # the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder.
 # --no-torch skips the FA2 reference (libtorch makes configure and build slower).
 # --tests REGEX runs only the ctest tests it matches; --sanitize-steps LIST (e.g. 16 or 13-16)
 # sanitizes only those steps' picks.
-# Stages: build (always), test (ctest: host + GPU tests), sweep (explorer --csv over the built
+# Stages: build (always), check (explorer check on every built kernel of --check-steps, default
+# all, both dtypes, at B=2 N=1024 H=16, each in its own process under a 30 s timeout: a hang or fault is
+# reported for that kernel and the GPU tests are then skipped with the reason instead of hanging),
+# test (ctest: host + GPU tests), sweep (explorer --csv over the built
 # kernels), sanitize (compute-sanitizer memcheck + racecheck at a small shape on each step's
-# fp16 progression config and picks), sass (per-kernel SASS instruction counts from
+# fp16 progression config and picks, plus synccheck on the Hopper steps 17+), sass (per-kernel
+# SASS instruction counts from
 # cuobjdump), results (the shipped
 # dataset: progression + tune, each also a stage of its own: the progression of every built
 # step, and the tune sweeps of --tune-steps, written to LOG_DIR with a manifest of device,
@@ -36,12 +40,13 @@ shift
 STAGES="build,test,sweep,sanitize,sass"
 KERNEL_SET="prog"
 STEPS=""
-ARCH="native"
+ARCH="90a-real"  # Hopper's arch-specific target: steps 1-16 and the Hopper steps 17+
 SWEEP_ARGS=""
 WITH_TORCH=1
 TUNE_STEPS="7,16"
 TEST_REGEX=""
 SANITIZE_STEPS=""
+CHECK_STEPS=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --stages) STAGES="$2"; shift 2 ;;
@@ -53,15 +58,18 @@ while [[ $# -gt 0 ]]; do
     --tune-steps) TUNE_STEPS="$2"; shift 2 ;;
     --tests) TEST_REGEX="$2"; shift 2 ;;
     --sanitize-steps) SANITIZE_STEPS="$2"; shift 2 ;;
+    --check-steps) CHECK_STEPS="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "gpu_host.sh: unknown option $1" >&2; usage ;;
   esac
 done
 STEP_LIST_RE='^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$'
-if [[ -n $SANITIZE_STEPS && ! $SANITIZE_STEPS =~ $STEP_LIST_RE ]]; then
-  echo "gpu_host.sh: --sanitize-steps '$SANITIZE_STEPS' is not a step list such as 16 or 7,13-16" >&2
-  exit 2
-fi
+for list in "$SANITIZE_STEPS" "$CHECK_STEPS"; do
+  if [[ -n $list && ! $list =~ $STEP_LIST_RE ]]; then
+    echo "gpu_host.sh: '$list' (--sanitize-steps / --check-steps) is not a step list such as 16 or 7,13-16" >&2
+    exit 2
+  fi
+done
 has_stage() { [[ ",$STAGES," == *",$1,"* ]]; }
 # in_step_list 14 "7,13-16": is the step in a list of numbers and ranges?
 in_step_list() {
@@ -107,10 +115,41 @@ log "built $("$BUILD/explorer/explorer" --list | wc -l) kernels"
 
 EXPLORER="$BUILD/explorer/explorer"
 STATUS=0
+KERNELS_HANG=0
+if has_stage check; then
+  # One process per kernel and shape, so a hang (a barrier phase mistake) or a fault costs that
+  # kernel only. Step 16-17 kernels are compiled for 16 heads.
+  log "check: explorer check per built kernel (steps ${CHECK_STEPS:-all}), 30 s timeout each"
+  : > "$LOG_DIR/check.log"
+  declare -A CHECK_COUNT=([pass]=0 [fail]=0 [timeout]=0 [error]=0)
+  while read -r step config; do
+    if [[ -n $CHECK_STEPS ]] && ! in_step_list "$step" "$CHECK_STEPS"; then continue; fi
+    for seq_len in 1024; do
+      rc=0
+      timeout 30 "$EXPLORER" check --step "$step" --config "$config" --batch 2 --heads 16 \
+        --seq-len "$seq_len" >> "$LOG_DIR/check.log" 2>&1 || rc=$?
+      case $rc in
+        0) verdict=pass ;;
+        1) verdict=fail ;;
+        124) verdict=timeout; KERNELS_HANG=1 ;;
+        *) verdict=error ;;
+      esac
+      CHECK_COUNT[$verdict]=$((CHECK_COUNT[$verdict] + 1))
+      echo "check $verdict (rc $rc): step $step N=$seq_len $config" | tee -a "$LOG_DIR/check.log" >> "$LOG_DIR/summary.txt"
+      [[ $verdict == pass ]] || STATUS=1
+    done
+  done < <("$EXPLORER" --list)
+  log "check: ${CHECK_COUNT[pass]} pass, ${CHECK_COUNT[fail]} fail, ${CHECK_COUNT[timeout]} timeout, ${CHECK_COUNT[error]} error"
+fi
+
 if has_stage test; then
   log "ctest"
   CTEST_ARGS=(--test-dir "$BUILD" --output-on-failure -j 1)
   [[ -n $TEST_REGEX ]] && CTEST_ARGS+=(-R "$TEST_REGEX")
+  if [[ $KERNELS_HANG == 1 ]]; then
+    log "ctest: test_kernels_gpu skipped: a kernel timed out in the check stage (see check.log)"
+    CTEST_ARGS+=(-E test_kernels_gpu)
+  fi
   if ! ctest "${CTEST_ARGS[@]}" > "$LOG_DIR/ctest.log" 2>&1; then
     STATUS=1
   fi
@@ -125,14 +164,16 @@ if has_stage sweep && "$EXPLORER" --help | grep -q -- "--csv"; then
 fi
 
 if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
-  # Each step's progression config or picks, fp16, at a small shape (16 heads for step 16,
-  # whose GMEM row stride is compiled for 16).
-  log "compute-sanitizer memcheck + racecheck on every step's fp16 progression config and picks (B=1, N=256)"
+  # Each step's progression config or picks, fp16, at a small shape (16 heads for steps 16-17,
+  # whose GMEM row stride is compiled for 16). The Hopper steps' barriers also get synccheck.
+  log "compute-sanitizer memcheck + racecheck (+ synccheck from step 17) on every step's fp16 progression config and picks (B=1, N=256)"
   : > "$LOG_DIR/sanitizer.log"
   while read -r step config; do
     heads=2
-    [[ $step == 16 ]] && heads=16
-    for tool in memcheck racecheck; do
+    [[ $step == 16 || $step == 17 ]] && heads=16
+    tools="memcheck racecheck"
+    (( step >= 17 )) && tools="$tools synccheck"
+    for tool in $tools; do
       echo "=== $tool step $step $config" >> "$LOG_DIR/sanitizer.log"
       if ! compute-sanitizer --tool "$tool" --error-exitcode 9 "$EXPLORER" check --step "$step" \
           --config "$config" --batch 1 --heads "$heads" --seq-len 256 >> "$LOG_DIR/sanitizer.log" 2>&1; then
@@ -146,8 +187,8 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
     fi
   done)
   # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: ... (N errors, ...)".
-  CLEAN=$(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors' "$LOG_DIR/sanitizer.log")
-  DIRTY=$(grep -cE 'ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: .*\([1-9][0-9]* errors' "$LOG_DIR/sanitizer.log")
+  CLEAN=$(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors' "$LOG_DIR/sanitizer.log" || true)
+  DIRTY=$(grep -cE 'ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: .*\([1-9][0-9]* errors' "$LOG_DIR/sanitizer.log" || true)
   log "sanitizer: $CLEAN clean runs, $DIRTY with errors"
 fi
 

@@ -6,7 +6,7 @@ set -euo pipefail
 BUILD=${1:?usage: sass_counts.sh BUILD_DIR [ARCH]}
 BINARY="$BUILD/explorer/explorer"
 ARCH_FILTER=${2:+--gpu-architecture $2}
-OPCODES="HMMA LDSM IMAD IADD3 LOP3 SHF MOV CS2R LDL STL"
+OPCODES="HMMA HGMMA LDSM LDGSTS UTMALDG UTMASTG SYNCS IMAD IADD3 LOP3 SHF MOV CS2R LDL STL"
 printf '%-8s %s\n' "kernel" "total $OPCODES"
 # shellcheck disable=SC2086
 cuobjdump --dump-sass $ARCH_FILTER "$BINARY" | awk -v opcodes="$OPCODES" '

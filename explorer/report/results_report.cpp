@@ -70,7 +70,8 @@ std::string progression_block(const RowSet& set) {
     at_headline[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
     harmonic[dtype] = build_progression(set, {dtype, std::nullopt, Reference::fa2});
   }
-  for (int step = configs::kFirstStep; step <= configs::kLastStep; ++step) {
+  // The seed's sixteen steps; the Hopper track has its own table (hopper_block).
+  for (int step = configs::kFirstStep; step < kFirstHopperStep; ++step) {
     out += "| " + std::to_string(step) + " | " + std::string(configs::step_info(step).title) + " |";
     for (const std::string& dtype : dtypes) {
       const StepValue* now = at_headline[dtype].find_step(step);
@@ -93,6 +94,41 @@ std::string progression_block(const RowSet& set) {
              fixed(mean ? std::optional<double>(mean->tflops) : std::nullopt, 1) + " | |";
     }
     out += " | | | |\n";
+  }
+  return out;
+}
+
+// The Hopper track (steps 17–21) from step 16, against both references: % FA2 and % cuDNN at the
+// headline N and as the harmonic mean over every measured N, per dtype.
+std::string hopper_block(const RowSet& set) {
+  const std::vector<std::string> dtypes = dtypes_of(set);
+  std::string out = "| # | step |";
+  std::string rule = "| ---: | --- |";
+  for (const std::string& dtype : dtypes) {
+    const std::string at = " @" + std::to_string(kHeadlineSeqLen);
+    out += " " + dtype + " TFLOP/s" + at + " | " + dtype + " % FA2" + at + " | " + dtype +
+           " % cuDNN" + at + " | " + dtype + " % cuDNN harm. |";
+    rule += " ---: | ---: | ---: | ---: |";
+  }
+  out += "\n" + rule + "\n";
+  std::map<std::string, Progression> fa2_now, cudnn_now, cudnn_mean;
+  for (const std::string& dtype : dtypes) {
+    fa2_now[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
+    cudnn_now[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Reference::cudnn});
+    cudnn_mean[dtype] = build_progression(set, {dtype, std::nullopt, Reference::cudnn});
+  }
+  for (int step = kFirstHopperStep - 1; step <= configs::kLastStep; ++step) {
+    out += "| " + std::to_string(step) + " | " + std::string(configs::step_info(step).title) + " |";
+    for (const std::string& dtype : dtypes) {
+      const StepValue* now = fa2_now[dtype].find_step(step);
+      const StepValue* versus_cudnn = cudnn_now[dtype].find_step(step);
+      const StepValue* mean = cudnn_mean[dtype].find_step(step);
+      out += " " + fixed(now ? std::optional<double>(now->tflops) : std::nullopt, 1) + " | " +
+             fixed(now ? now->percent : std::nullopt, 1, " %") + " | " +
+             fixed(versus_cudnn ? versus_cudnn->percent : std::nullopt, 1, " %") + " | " +
+             fixed(mean ? mean->percent : std::nullopt, 1, " %") + " |";
+    }
+    out += "\n";
   }
   return out;
 }
@@ -215,6 +251,7 @@ std::string dataset_block(const RowSet& set) {
 std::map<std::string, std::string> report_blocks(const RowSet& set) {
   std::map<std::string, std::string> blocks;
   blocks["progression"] = progression_block(set);
+  blocks["hopper"] = hopper_block(set);
   blocks["references"] = references_block(set);
   blocks["dataset"] = dataset_block(set);
   for (const int step : set.steps()) {

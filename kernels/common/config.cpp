@@ -64,7 +64,7 @@ DType parse_dtype(std::string_view original, std::string_view item) {
        "dtype \"" + std::string(trim(item)) + "\" is not FP16, BF16, 5 or 15 (case-insensitive)");
 }
 
-constexpr std::array<std::string_view, 13> kFieldNames = {"dtype",
+constexpr std::array<std::string_view, 15> kFieldNames = {"dtype",
                                                           "d_head",
                                                           "B_r",
                                                           "B_c",
@@ -76,13 +76,20 @@ constexpr std::array<std::string_view, 13> kFieldNames = {"dtype",
                                                           "K_mma_load_K_fragments",
                                                           "V_mma_load_K_fragments",
                                                           "mma_double_buffer_loads",
-                                                          "optimized_softmax"};
+                                                          "optimized_softmax",
+                                                          "stages",
+                                                          "consumer_regs"};
+// The seed's record has the first 13 fields; flashscope's Hopper track appended the last two.
+constexpr std::size_t kSeedFieldCount = 13;
 
-// The 13 fields from already-split items; `strip_cast` removes a leading "(type)" per item.
+// The 13 or 15 fields from already-split items; `strip_cast` removes a leading "(type)" per item.
 KernelConfig config_from_items(std::string_view original, std::vector<std::string_view> items,
                                bool strip_cast) {
-  if (items.size() != kFieldNames.size())
-    fail(original, "expected 13 fields inside the braces, found " + std::to_string(items.size()));
+  if (items.size() != kSeedFieldCount && items.size() != kFieldNames.size())
+    fail(original,
+         "expected 13 (seed) or 15 (with stages, consumer_regs) fields inside the "
+         "braces, found " +
+             std::to_string(items.size()));
   for (auto& item : items) {
     item = trim(item);
     if (strip_cast) {
@@ -105,6 +112,10 @@ KernelConfig config_from_items(std::string_view original, std::vector<std::strin
   c.V_mma_load_K_fragments = parse_int(original, kFieldNames[10], items[10]);
   c.mma_double_buffer_loads = parse_bool(original, kFieldNames[11], items[11]);
   c.optimized_softmax = parse_bool(original, kFieldNames[12], items[12]);
+  if (items.size() == kFieldNames.size()) {
+    c.stages = parse_int(original, kFieldNames[13], items[13]);
+    c.consumer_regs = parse_int(original, kFieldNames[14], items[14]);
+  }
   return c;
 }
 
@@ -113,10 +124,10 @@ std::string_view braced_fields(std::string_view text) {
   const std::size_t open = text.find('{');
   const std::size_t close = text.rfind('}');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open)
-    fail(text, "expected FlashForwardKernelConfig{...} with 13 fields");
+    fail(text, "expected FlashForwardKernelConfig{...} with 13 or 15 fields");
   const std::string_view head = trim(text.substr(0, open));
   if (!head.ends_with("KernelConfig"))
-    fail(text, "expected FlashForwardKernelConfig{...} with 13 fields");
+    fail(text, "expected FlashForwardKernelConfig{...} with 13 or 15 fields");
   return text.substr(open + 1, close - open - 1);
 }
 
@@ -142,6 +153,11 @@ std::string features_string(const KernelConfig& c) {
     if (!out.empty()) out += '+';
     out += token;
   };
+  if (is_hopper_config(c)) {
+    append("stages_" + std::to_string(c.stages));
+    if (c.consumer_regs != 0) append("regs_" + std::to_string(c.consumer_regs));
+    return out;
+  }
   if (c.async_copy) append("async");
   if (c.eager_load_blocks) append("eager");
   if (c.swizzled) append("swizzled");
@@ -173,7 +189,8 @@ std::string to_cpp_literal(const KernelConfig& c) {
          std::to_string(c.Q_mma_load_K_fragments) + ", " +
          std::to_string(c.K_mma_load_K_fragments) + ", " +
          std::to_string(c.V_mma_load_K_fragments) + ", " + flag(c.mma_double_buffer_loads) + ", " +
-         flag(c.optimized_softmax) + "}";
+         flag(c.optimized_softmax) + ", " + std::to_string(c.stages) + ", " +
+         std::to_string(c.consumer_regs) + "}";
   return out;
 }
 
@@ -197,7 +214,9 @@ KernelConfig parse_short_form(std::string_view text) {
                    std::to_string(tuple.size()));
   const std::string_view after = line.substr(close + 2);
   const std::string_view features = trim(after);
-  if (features.empty()) fail(text, "the feature list is empty (it needs load_Q_K_V_tiles)");
+  if (features.empty())
+    fail(text,
+         "the feature list is empty (it needs load_Q_K_V_tiles, or stages_N for a Hopper config)");
   if (!std::isspace(static_cast<unsigned char>(after.front())))
     fail(text, "expected whitespace between \"):\" and the features");
 
@@ -209,6 +228,27 @@ KernelConfig parse_short_form(std::string_view text) {
   c.n_warps = parse_int(text, "n_warps", tuple[4]);
 
   const std::vector<std::string_view> tokens = split(features, '+');
+  // A stages_N token marks a Hopper config: its features are stages_N and an optional regs_N.
+  const auto hopper_token = std::find_if(tokens.begin(), tokens.end(), [](std::string_view t) {
+    return trim(t).starts_with("stages_") || trim(t).starts_with("regs_");
+  });
+  if (hopper_token != tokens.end()) {
+    for (const std::string_view raw : tokens) {
+      const std::string_view token = trim(raw);
+      if (token.starts_with("stages_")) {
+        c.stages = parse_int(text, "stages", token.substr(7));
+      } else if (token.starts_with("regs_")) {
+        c.consumer_regs = parse_int(text, "regs", token.substr(5));
+      } else {
+        fail(text, "\"" + std::string(token) +
+                       "\" is not a Hopper feature; a config with stages_N takes only stages_N "
+                       "and regs_N");
+      }
+    }
+    if (c.stages <= 0)
+      fail(text, "a Hopper config needs a stages_N token with N >= 1 (regs_N alone is not one)");
+    return c;
+  }
   const auto has = [&tokens](std::string_view token) {
     return std::any_of(tokens.begin(), tokens.end(),
                        [token](std::string_view t) { return trim(t) == token; });
@@ -221,7 +261,9 @@ KernelConfig parse_short_form(std::string_view text) {
 
   const auto load = std::find_if(tokens.begin(), tokens.end(),
                                  [](std::string_view t) { return trim(t).starts_with("load_"); });
-  if (load == tokens.end()) fail(text, "the features lack the required load_Q_K_V_tiles token");
+  if (load == tokens.end())
+    fail(text,
+         "the features lack the required load_Q_K_V_tiles token (or stages_N for a Hopper config)");
   std::string_view load_values = trim(*load);
   load_values.remove_prefix(5);
   if (!load_values.ends_with("_tiles"))

@@ -34,10 +34,20 @@ struct KernelConfig {
   int V_mma_load_K_fragments;
   bool mma_double_buffer_loads;
   bool optimized_softmax;
+  // Hopper track (steps 17+, hopper-track.md §2). Both are 0 in an Ampere config (steps 1–16),
+  // whose short form is therefore unchanged.
+  int stages;         // K/V SMEM buffers in flight (1–4); >= 1 marks a Hopper config
+  int consumer_regs;  // registers per consumer thread after setmaxnreg (0 = no reallocation)
 
-  // Lexicographic over the 13 fields in declaration order; enums by value, false < true.
+  // Lexicographic over the 15 fields in declaration order; enums by value, false < true.
   constexpr auto operator<=>(const KernelConfig&) const = default;
 };
+
+// A Hopper-track config: wgmma, warpgroups and a K/V pipeline of `stages` buffers. Its Ampere-only
+// fields (async_copy … optimized_softmax) are unused and must be unset.
+constexpr bool is_hopper_config(const KernelConfig& c) {
+  return c.stages > 0;
+}
 
 // ---- Derived quantities (spec §2.4, §2.5) -------------------------------------------------
 
@@ -50,9 +60,54 @@ constexpr int query_rows_per_warp(const KernelConfig& c) {
   return c.B_r / c.n_warps;
 }
 
-// One buffer each for Q, K and V; O reuses Q's region.
+// ---- Hopper constants (hopper-track.md §2) ------------------------------------------------
+
+// Steps 17+ (wgmma, TMA, warp specialization) run Hopper configs on sm_90a only.
+constexpr int kFirstHopperStep = 17;
+
+constexpr int kWarpgroupWarps = 4;
+constexpr int kWarpgroupRows = 64;  // the M of every wgmma: query rows per consumer warpgroup
+// The largest dynamic shared memory a block may opt in to on sm_90 (H100, H200): 227 KB.
+constexpr int kHopperMaxSmemBytes = 227 * 1024;
+// The 128-byte swizzle repeats every 8 rows of 128 bytes; tiles that wgmma and TMA address with
+// it start on 1024-byte boundaries, and the kernel aligns its dynamic SMEM base up to one.
+constexpr int kHopperSmemAlignment = 1024;
+// mbarriers (8 bytes each: full and empty per stage, Q) with room to spare.
+constexpr int kHopperBarrierBytes = 256;
+constexpr int kMaxRegistersPerSm = 65536;
+
+constexpr int consumer_warpgroups(const KernelConfig& c) {
+  return c.B_r / kWarpgroupRows;
+}
+// 1 when the CTA has a producer warpgroup (steps 19+: n_warps = 4 · (consumers + 1)), else 0.
+constexpr int producer_warpgroups(const KernelConfig& c) {
+  return c.n_warps / kWarpgroupWarps - consumer_warpgroups(c);
+}
+// Registers per thread a kernel of `threads` threads starts with under __launch_bounds__(threads,
+// 1): the register file shared out, in setmaxnreg's steps of 8 (168 for 384 threads).
+constexpr int entry_registers(int threads) {
+  return kMaxRegistersPerSm / threads / 8 * 8;
+}
+
+// Registers a producer thread keeps after setmaxnreg.dec when consumers take `consumer_regs`.
+// setmaxnreg.inc only takes what the CTA's other warpgroups gave back, so the consumers' growth
+// above the entry allocation must be paid for by the producer's shrinking below it (else the inc
+// waits forever): at most entry − consumers · (consumer_regs − entry), and at most 40 since it
+// only issues copies.
+constexpr int producer_regs(const KernelConfig& c) {
+  if (c.consumer_regs == 0) return 0;
+  const int entry = entry_registers(32 * c.n_warps);
+  const int left = entry - consumer_warpgroups(c) * (c.consumer_regs - entry);
+  const int rounded = left / 8 * 8;
+  return rounded > 40 ? 40 : rounded;
+}
+
+// Ampere: one buffer each for Q, K and V; O reuses Q's region. Hopper: Q plus `stages` K and V
+// buffers, the alignment slack and the barriers; O reuses Q's region.
 constexpr int smem_bytes(const KernelConfig& c) {
-  return (c.B_r + 2 * c.B_c) * c.d_head * kElementBytes;
+  if (!is_hopper_config(c)) return (c.B_r + 2 * c.B_c) * c.d_head * kElementBytes;
+  return kHopperSmemAlignment + (c.B_r + 2 * c.stages * c.B_c) * c.d_head * kElementBytes +
+         kHopperBarrierBytes;
 }
 
 // Resident CTAs per SM as the seed's helper computes it: registers cap residency at two CTAs,
@@ -64,6 +119,41 @@ constexpr int ctas_per_sm(const KernelConfig& c, int max_smem_per_sm_bytes) {
 
 // ---- Compile-time validity (spec §2.1) ------------------------------------------------------
 
+// The rules of a Hopper config (hopper-track.md §2); "" when it satisfies them.
+constexpr const char* hopper_config_violation(const KernelConfig& c) {
+  if (c.async_copy || c.eager_load_blocks || c.swizzled || c.Q_mma_load_K_fragments != 0 ||
+      c.K_mma_load_K_fragments != 0 || c.V_mma_load_K_fragments != 0 || c.mma_double_buffer_loads ||
+      c.optimized_softmax)
+    return "a Hopper config (stages >= 1) leaves the Ampere-only fields unset (no async, eager, "
+           "swizzled, buffer or opt_softmax, load_0_0_0)";
+  if (c.stages > 4) return "stages must be 1–4 (K/V buffers in flight)";
+  if (c.n_warps % kWarpgroupWarps != 0 || c.n_warps < 4 || c.n_warps > 16)
+    return "n_warps must be whole warpgroups (a multiple of 4) from 4 to 16";
+  if (c.B_r % kWarpgroupRows != 0 || c.B_r < 64 || c.B_r > 192)
+    return "B_r must be 64 x consumer warpgroups: 64, 128 or 192";
+  if (producer_warpgroups(c) != 0 && producer_warpgroups(c) != 1)
+    return "n_warps must be 4 x B_r / 64 (consumer warpgroups only) or 4 x (B_r / 64 + 1) (one "
+           "producer warpgroup more)";
+  if (c.B_c < 16 || c.B_c > 256 || c.B_c % 16 != 0)
+    return "B_c must be a multiple of 16 from 16 to 256 (the N of one wgmma)";
+  if (c.consumer_regs != 0) {
+    if (producer_warpgroups(c) != 1)
+      return "consumer_regs (setmaxnreg) needs a producer warpgroup to take registers from";
+    if (c.consumer_regs % 8 != 0 || c.consumer_regs < 24 || c.consumer_regs > 256)
+      return "consumer_regs must be a multiple of 8 from 24 to 256 (setmaxnreg)";
+    if (c.consumer_regs < entry_registers(32 * c.n_warps))
+      return "consumer_regs must be at least the registers a thread starts with (setmaxnreg.inc "
+             "only grows an allocation)";
+    if (producer_regs(c) < 24)
+      return "consumer_regs needs more registers than the producer warpgroup can give back "
+             "(it keeps at least 24 per thread; setmaxnreg.inc would wait forever)";
+  }
+  if (smem_bytes(c) > kHopperMaxSmemBytes)
+    return "Q + stages x (K + V) + barriers exceed the 227 KB (232448-byte) shared memory a block "
+           "may opt in to on sm_90";
+  return "";
+}
+
 // Returns an empty string when the config can be instantiated, else the violated rule.
 // constexpr so kernels can static_assert on it; the string form is for hosts and tests.
 constexpr const char* static_config_violation(const KernelConfig& c) {
@@ -71,6 +161,10 @@ constexpr const char* static_config_violation(const KernelConfig& c) {
   if (c.dtype != DType::FP16 && c.dtype != DType::BF16) return "dtype must be FP16 or BF16";
   if (c.d_head <= 0 || c.d_head % 64 != 0) return "d_head must be a positive multiple of 64";
   if (c.n_warps <= 0) return "n_warps must be positive";
+  if (c.stages < 0) return "stages must be 0 (Ampere) or 1–4 (Hopper)";
+  if (c.consumer_regs < 0) return "consumer_regs must be 0 or a register count";
+  if (is_hopper_config(c)) return hopper_config_violation(c);
+  if (c.consumer_regs != 0) return "consumer_regs needs a Hopper config (stages >= 1)";
   if (c.B_r <= 0 || c.B_r % (16 * c.n_warps) != 0)
     return "B_r must be a multiple of 16 * n_warps (each warp owns whole 16-row m-tiles)";
   if (c.B_c <= 0 || c.B_c % 16 != 0) return "B_c must be a positive multiple of 16";
@@ -96,6 +190,7 @@ constexpr bool is_statically_valid(const KernelConfig& c) {
 
 enum class ShortFormStyle {
   full,            // "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"
+                   // Hopper: "(FP16, 128, 128, 176, 12): stages_2+regs_240"
   without_d_head,  // "(FP16, 64, 64, 4): async+load_0_0_0_tiles"
   features_only,   // "async+load_0_0_0_tiles"
 };
@@ -115,7 +210,8 @@ class ConfigParseError : public std::invalid_argument {
 
 // Short form with d_head; also accepts markdown table rows (first non-empty `|` cell).
 KernelConfig parse_short_form(std::string_view text);
-// `FlashForwardKernelConfig{5, 128, 64, 64, 4, 1, 1, 1, 0, 2, 0, 1, 1}` (true/false allowed).
+// `FlashForwardKernelConfig{5, 128, 64, 64, 4, 1, 1, 1, 0, 2, 0, 1, 1}` (true/false allowed): the
+// seed's 13 fields, or flashscope's 15 (`..., 1, 2, 240}` with stages and consumer_regs).
 KernelConfig parse_demangled_plain(std::string_view text);
 // `FlashForwardKernelConfig{(c10::ScalarType)5, (int)128, ..., (bool)1}`.
 KernelConfig parse_demangled_typed(std::string_view text);

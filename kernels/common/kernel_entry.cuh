@@ -9,10 +9,13 @@
 #include "config.hpp"
 #include "forward_args.hpp"
 #include "registry.hpp"
+#include "tensor_map.hpp"
 
 namespace flashscope {
 
 using KernelFunction = void (*)(const ForwardArgs);
+// The TMA steps (18+) also receive the tensor maps of Q, K, V and O as one __grid_constant__.
+using TmaKernelFunction = void (*)(const ForwardArgs, const AttentionTensorMaps);
 
 // Kernels are templated on a type carrying the config rather than on the config itself:
 // nvcc 13.0's host stub for a __global__ template cannot spell a class-type template argument
@@ -23,20 +26,58 @@ struct StaticConfig {
   static constexpr KernelConfig value = C;
 };
 
+// Opts `kKernel` in to its dynamic shared memory above 48 KiB, once per process and kernel (the
+// attribute belongs to the function, so two steps with the same config each set their own).
+template <KernelConfig C, auto kKernel>
+cudaError_t opt_in_smem() {
+  constexpr int kSmemBytes = smem_bytes(C);
+  if constexpr (kSmemBytes > 48 * 1024) {
+    static const cudaError_t opt_in =
+        cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    return opt_in;
+  }
+  return cudaSuccess;
+}
+
 // Grid x = query blocks, y = heads, z = batch; 1-D blocks of 32·n_warps threads (spec §2.5).
 template <KernelConfig C, KernelFunction Kernel>
 cudaError_t launch_kernel(const ForwardArgs& args, cudaStream_t stream) {
-  constexpr int kSmemBytes = smem_bytes(C);
-  if constexpr (kSmemBytes > 48 * 1024) {
-    // Above 48 KiB a kernel must opt in to dynamic shared memory, once per process.
-    static const cudaError_t opt_in =
-        cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-    if (opt_in != cudaSuccess) return opt_in;
-  }
+  if (const cudaError_t status = opt_in_smem<C, Kernel>(); status != cudaSuccess) return status;
   const dim3 grid(static_cast<unsigned>(args.n_Q_blocks), static_cast<unsigned>(args.n_heads),
                   static_cast<unsigned>(args.batch));
-  Kernel<<<grid, threads_per_block(C), kSmemBytes, stream>>>(args);
+  Kernel<<<grid, threads_per_block(C), smem_bytes(C), stream>>>(args);
   return cudaGetLastError();
+}
+
+// The Hopper TMA steps: the same grid, plus the tensor maps, encoded on the host for this launch's
+// tensors (a few microseconds; the kernels take milliseconds). Q boxes are kQBoxRows rows, K and V
+// boxes B_c rows, O boxes kOBoxRows rows. Throws TensorMapError when a map cannot be encoded.
+template <KernelConfig C, TmaKernelFunction Kernel, int kQBoxRows, int kOBoxRows>
+cudaError_t launch_tma_kernel(const ForwardArgs& args, cudaStream_t stream) {
+  if (const cudaError_t status = opt_in_smem<C, Kernel>(); status != cudaSuccess) return status;
+  const AttentionTensorMaps maps = make_attention_tensor_maps(C, args, kQBoxRows, C.B_c, kOBoxRows);
+  const dim3 grid(static_cast<unsigned>(args.n_Q_blocks), static_cast<unsigned>(args.n_heads),
+                  static_cast<unsigned>(args.batch));
+  Kernel<<<grid, threads_per_block(C), smem_bytes(C), stream>>>(args, maps);
+  return cudaGetLastError();
+}
+
+// A registry entry for a kernel of the Hopper track: compiled for sm_90a only.
+template <KernelConfig C, typename Function>
+KernelEntry make_hopper_kernel_entry(int step, KernelLauncher launch, Function kernel,
+                                     std::vector<int> static_head_counts = {}) {
+  static_assert(is_hopper_config(C), "a Hopper step needs a Hopper config (stages >= 1)");
+  KernelEntry entry;
+  entry.step = step;
+  entry.config = C;
+  entry.launch = launch;
+  entry.kernel_function = reinterpret_cast<const void*>(kernel);
+  entry.smem_bytes = smem_bytes(C);
+  entry.threads_per_block = threads_per_block(C);
+  entry.static_head_counts = std::move(static_head_counts);
+  entry.exact_compute_capability = 90;
+  entry.display_name = std::to_string(step) + " " + to_short_form(C);
+  return entry;
 }
 
 template <KernelConfig C, KernelFunction Kernel>

@@ -32,9 +32,57 @@ std::array<std::int64_t, 4> contiguous_strides(const std::array<std::int64_t, 4>
   return {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
 }
 
+namespace {
+
+// The Hopper track's per-step rules (hopper-track.md §3); nullopt when the step runs the config.
+std::optional<std::string> unsupported_hopper_combination(int step, const KernelConfig& c) {
+  const std::string name = "step " + std::to_string(step);
+  const int consumers = consumer_warpgroups(c);
+  if (step <= 18) {
+    if (producer_warpgroups(c) != 0)
+      return name + " has no producer warpgroup: n_warps must be 4 x B_r / 64 = " +
+             std::to_string(4 * consumers) + ", not " + std::to_string(c.n_warps);
+    if (step == 17 && c.stages != 1)
+      return "step 17 copies K and V with cp.async into one buffer each: stages must be 1, not " +
+             std::to_string(c.stages);
+    if (step == 17 && (c.B_r % (4 * c.n_warps) != 0 || c.B_c % (4 * c.n_warps) != 0))
+      return "step 17 copies blocks in patches of 32 * n_warps / 8 rows; B_r = " +
+             std::to_string(c.B_r) + " and B_c = " + std::to_string(c.B_c) +
+             " must both be multiples of " + std::to_string(4 * c.n_warps);
+    if (c.consumer_regs != 0)
+      return name +
+             " does not reallocate registers (setmaxnreg comes with the producer "
+             "warpgroup of step 19): consumer_regs must be 0";
+    return std::nullopt;
+  }
+  if (consumers != 2)
+    return name + " runs one producer and two consumer warpgroups: B_r must be 128, not " +
+           std::to_string(c.B_r);
+  if (producer_warpgroups(c) != 1)
+    return name + " needs the producer warpgroup: n_warps must be 12, not " +
+           std::to_string(c.n_warps);
+  if (c.consumer_regs == 0)
+    return name + " reallocates registers with setmaxnreg: consumer_regs (regs_N) must be set";
+  if (c.stages < 2)
+    return name + " overlaps loads with compute through a circular buffer: stages must be >= 2";
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> unsupported_combination(int step, const KernelConfig& c) {
   if (const char* violation = static_config_violation(c); violation[0] != '\0')
     return std::string("invalid config ") + to_short_form(c) + ": " + violation;
+  if (step >= kFirstHopperStep) {
+    if (!is_hopper_config(c))
+      return "step " + std::to_string(step) + " is a Hopper step and needs a Hopper config " +
+             "(stages_N); " + to_short_form(c) + " is an Ampere config";
+    return unsupported_hopper_combination(step, c);
+  }
+  if (is_hopper_config(c))
+    return "step " + std::to_string(step) + " is an Ampere step (mma.sync, cp.async); " +
+           to_short_form(c) + " is a Hopper config (stages_N) for steps " +
+           std::to_string(kFirstHopperStep) + "+";
   // Spec §7.1: steps 1–7 copy K and V per warp, B_c / n_warps rows each, in 8-row patches
   // (4 rows x 2 column halves per instruction); fewer rows than that leaves K/V unloaded.
   if (step <= 7 && c.B_c / 8 < c.n_warps)
@@ -55,12 +103,17 @@ std::optional<std::string> unsupported_combination(int step, const KernelConfig&
 }
 
 void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
-                     int compute_capability) {
+                     int compute_capability, int device) {
   const KernelConfig& c = entry.config;
   const TensorView* inputs[] = {&tensors.q, &tensors.k, &tensors.v};
   for (int i = 0; i < 3; ++i)
     check_placement(*inputs[i], kTensorNames[i]);
 
+  if (entry.exact_compute_capability != 0 && compute_capability != entry.exact_compute_capability)
+    reject("step " + std::to_string(entry.step) + " needs an sm_" +
+           std::to_string(entry.exact_compute_capability) + "a (Hopper) GPU; " +
+           (device >= 0 ? "device " + std::to_string(device) : std::string("this device")) +
+           " is sm_" + std::to_string(compute_capability));
   if (compute_capability < 80)
     reject(
         "flashscope kernels need SM 8.0 or newer (cp.async, mma.sync m16n8k16); this "

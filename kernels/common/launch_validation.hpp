@@ -44,9 +44,10 @@ class LaunchValidationError : public std::invalid_argument {
 std::optional<std::string> unsupported_combination(int step, const KernelConfig& config);
 
 // Throws LaunchValidationError on the first violated rule. `compute_capability` is
-// major * 10 + minor of the device the launch targets.
+// major * 10 + minor of the device the launch targets; `device`, where known, names it in the
+// message of an architecture mismatch.
 void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
-                     int compute_capability);
+                     int compute_capability, int device = -1);
 
 // The kernel argument record for validated tensors.
 ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& tensors);

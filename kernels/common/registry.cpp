@@ -15,7 +15,8 @@ int differing_fields(const KernelConfig& a, const KernelConfig& b) {
          (a.K_mma_load_K_fragments != b.K_mma_load_K_fragments) +
          (a.V_mma_load_K_fragments != b.V_mma_load_K_fragments) +
          (a.mma_double_buffer_loads != b.mma_double_buffer_loads) +
-         (a.optimized_softmax != b.optimized_softmax);
+         (a.optimized_softmax != b.optimized_softmax) + (a.stages != b.stages) +
+         (a.consumer_regs != b.consumer_regs);
 }
 
 }  // namespace

@@ -27,6 +27,9 @@ struct KernelEntry {
   int threads_per_block = 0;
   // Head counts the kernel is compiled for; empty = any (step 16's static GMEM stride).
   std::vector<int> static_head_counts;
+  // 0: runs on any sm_80+ device. 90: compiled only for sm_90a (wgmma, setmaxnreg; the Hopper
+  // steps), so it runs on compute capability 9.0 alone.
+  int exact_compute_capability = 0;
   std::string display_name;  // "<step> <short form>"
 };
 

@@ -17,9 +17,11 @@ std::vector<KernelConfig> every_config_of_every_set() {
                           configs::tune_set(), configs::build_list()})
     all.insert(all.end(), set.begin(), set.end());
   for (int step = configs::kFirstStep; step <= configs::kLastStep; ++step) {
-    const configs::StepPicks picks = configs::step_picks(step);
-    for (const auto& pick : {picks.progression, picks.seed_a100, picks.seed_rtx3090, picks.hopper})
-      if (pick) all.push_back(*pick);
+    for (const KernelConfig& pick : configs::step_picks(step).all())
+      all.push_back(pick);
+    if (step >= kFirstHopperStep)
+      for (const KernelConfig& c : configs::hopper_tune_candidates(step))
+        all.push_back(c);
   }
   std::vector<KernelConfig> with_bf16 = all;
   for (const KernelConfig& c : all)
@@ -37,6 +39,11 @@ std::string parse_error(std::string_view text) {
 }
 
 const KernelConfig kStep7{DType::FP16, 128, 64, 64, 4, true, true, true, 0, 2, 2, false, true};
+
+KernelConfig with_dtype_for_test(KernelConfig c, DType dtype) {
+  c.dtype = dtype;
+  return c;
+}
 
 }  // namespace
 
@@ -120,7 +127,7 @@ TEST_CASE("every parse error names the text and the problem") {
         std::string::npos);
   CHECK(parse_error("(FP16, 128, 64, 64, 4): async+load_0_a_0_tiles").find("K load \"a\"") !=
         std::string::npos);
-  CHECK(parse_error("FlashForwardKernelConfig{5, 128, 64}").find("expected 13 fields") !=
+  CHECK(parse_error("FlashForwardKernelConfig{5, 128, 64}").find("expected 13 (seed) or 15") !=
         std::string::npos);
   CHECK(parse_error("FlashForwardKernelConfig{5, 128, 64, 64, 4, 2, 1, 1, 0, 2, 2, 0, 1}")
             .find("is not a boolean") != std::string::npos);
@@ -130,7 +137,7 @@ TEST_CASE("every parse error names the text and the problem") {
             .find("lacks its (type) cast") != std::string::npos);
 }
 
-TEST_CASE("ordering is lexicographic over the 13 fields, FP16 before BF16, false before true") {
+TEST_CASE("ordering is lexicographic over the 15 fields, FP16 before BF16, false before true") {
   KernelConfig a = kStep7;
   KernelConfig b = kStep7;
   b.dtype = DType::BF16;
@@ -198,6 +205,99 @@ TEST_CASE("static validity rules of spec §2.1") {
   c.n_warps = 8;  // 64 rows / 8 warps = 8 rows: not a whole m-tile
   CHECK(std::string(static_config_violation(c)).find("multiple of 16 * n_warps") !=
         std::string::npos);
+}
+
+// ---- The Hopper track's fields (hopper-track.md §2) -----------------------------------------
+
+namespace {
+
+KernelConfig hopper(int B_r, int B_c, int n_warps, int stages, int consumer_regs = 0) {
+  KernelConfig c{};
+  c.dtype = DType::FP16;
+  c.d_head = 128;
+  c.B_r = B_r;
+  c.B_c = B_c;
+  c.n_warps = n_warps;
+  c.stages = stages;
+  c.consumer_regs = consumer_regs;
+  return c;
+}
+
+std::string violation(const KernelConfig& c) {
+  return static_config_violation(c);
+}
+
+}  // namespace
+
+TEST_CASE("Hopper short forms: stages_N and regs_N, every Ampere form unchanged") {
+  const KernelConfig step19 = hopper(128, 128, 12, 2, 240);
+  CHECK(to_short_form(step19) == "(FP16, 128, 128, 128, 12): stages_2+regs_240");
+  CHECK(to_short_form(hopper(64, 64, 4, 1)) == "(FP16, 128, 64, 64, 4): stages_1");
+  CHECK(to_short_form(step19, ShortFormStyle::features_only) == "stages_2+regs_240");
+  CHECK(parse_short_form("(BF16, 128, 128, 128, 12): regs_240+stages_2") ==
+        with_dtype_for_test(step19, DType::BF16));
+  CHECK(parse_config("(FP16, 128, 128, 128, 8): stages_3") == hopper(128, 128, 8, 3));
+  // The 15-field demangled form of flashscope's own kernels, and the seed's 13 fields.
+  CHECK(parse_config("KernelConfig{5, 128, 128, 128, 12, 0, 0, 0, 0, 0, 0, 0, 0, 2, 240}") ==
+        step19);
+  CHECK(parse_config("FlashForwardKernelConfig{5, 128, 64, 64, 4, 1, 1, 1, 0, 2, 2, 0, 1}") ==
+        kStep7);
+  CHECK(kStep7.stages == 0);
+  CHECK(kStep7.consumer_regs == 0);
+  CHECK(to_short_form(kStep7) ==
+        "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_2_2_tiles+opt_softmax");
+}
+
+TEST_CASE("Hopper short-form errors name the token") {
+  CHECK(parse_error("(FP16, 128, 128, 128, 8): stages_2+async")
+            .find("\"async\" is not a Hopper "
+                  "feature") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 128, 128, 8): regs_240").find("needs a stages_N token") !=
+        std::string::npos);
+  CHECK(parse_error("(FP16, 128, 128, 128, 8): stages_x").find("stages \"x\" is not an integer") !=
+        std::string::npos);
+}
+
+TEST_CASE("Hopper validity rules: warpgroups, B_c, stages, registers, SMEM budget") {
+  CHECK(violation(hopper(128, 128, 8, 2)).empty());
+  CHECK(violation(hopper(128, 128, 12, 2, 240)).empty());
+  CHECK(violation(hopper(128, 128, 6, 2)).find("whole warpgroups") != std::string::npos);
+  CHECK(violation(hopper(96, 128, 8, 2)).find("B_r must be 64 x consumer warpgroups") !=
+        std::string::npos);
+  CHECK(violation(hopper(128, 128, 16, 2)).find("or 4 x (B_r / 64 + 1)") != std::string::npos);
+  CHECK(violation(hopper(128, 120, 8, 2)).find("B_c must be a multiple of 16") !=
+        std::string::npos);
+  CHECK(violation(hopper(128, 272, 8, 1)).find("from 16 to 256") != std::string::npos);
+  CHECK(violation(hopper(128, 64, 8, 5)).find("stages must be 1–4") != std::string::npos);
+  CHECK(violation(hopper(128, 128, 8, 2, 240)).find("needs a producer warpgroup") !=
+        std::string::npos);
+  CHECK(violation(hopper(128, 128, 12, 2, 244)).find("multiple of 8") != std::string::npos);
+  CHECK(violation(hopper(128, 128, 12, 2, 248)).find("setmaxnreg.inc would wait forever") !=
+        std::string::npos);
+  // SMEM: 1 KiB alignment + Q + stages x (K + V) + barriers against the 227 KB opt-in limit.
+  CHECK(smem_bytes(hopper(128, 128, 8, 3)) == 1024 + (128 + 6 * 128) * 128 * 2 + 256);
+  CHECK(violation(hopper(128, 128, 8, 3)).empty());  // 230656 bytes fit
+  CHECK(violation(hopper(128, 128, 8, 4)).find("exceed the 227 KB") != std::string::npos);
+  KernelConfig ampere_fields = hopper(128, 128, 8, 2);
+  ampere_fields.swizzled = true;
+  CHECK(violation(ampere_fields).find("leaves the Ampere-only fields unset") != std::string::npos);
+  KernelConfig ampere = kStep7;
+  ampere.consumer_regs = 240;
+  CHECK(violation(ampere).find("needs a Hopper config") != std::string::npos);
+}
+
+TEST_CASE("Hopper derived quantities") {
+  const KernelConfig c = hopper(128, 128, 12, 2, 240);
+  CHECK(consumer_warpgroups(c) == 2);
+  CHECK(producer_warpgroups(c) == 1);
+  CHECK(threads_per_block(c) == 384);
+  // 384 threads start with 168 registers each; two consumers growing to 240 take 2 x 72 more per
+  // thread position, which the producer pays for by shrinking to 168 - 144 = 24.
+  CHECK(entry_registers(384) == 168);
+  CHECK(producer_regs(c) == 24);
+  CHECK(producer_regs(hopper(128, 128, 12, 2, 232)) == 40);
+  CHECK(producer_regs(hopper(128, 128, 12, 2, 224)) == 40);  // 56 would be free; capped at 40
+  CHECK(producer_warpgroups(hopper(128, 128, 8, 2)) == 0);
 }
 
 TEST_CASE("FLOP counts") {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "configs/config_sets.hpp"
+#include "kernels/common/launch_validation.hpp"
 
 using namespace flashscope;
 using namespace flashscope::configs;
@@ -122,34 +123,102 @@ TEST_CASE("selection keys of spec §5.4") {
 }
 
 TEST_CASE("steps and picks") {
-  CHECK(steps().size() == 16);
+  CHECK(steps().size() == 21);
   for (int step = kFirstStep; step <= kLastStep; ++step) {
     CHECK(step_info(step).step == step);
     const StepPicks picks = step_picks(step);
     if (step <= 7) {
       CHECK(picks.progression.has_value());
       CHECK_FALSE(picks.seed_a100.has_value());
-    } else {
+    } else if (step <= 16) {
       REQUIRE(picks.seed_a100.has_value());
       CHECK(picks.seed_a100->B_r == 128);
       CHECK(picks.seed_a100->B_c == 64);
       CHECK(picks.seed_rtx3090->B_c == 32);
+    } else {
+      REQUIRE(picks.progression.has_value());
+      CHECK(is_hopper_config(*picks.progression));
+      CHECK_FALSE(picks.seed_a100.has_value());
+      // Every Hopper pick is a config its step runs.
+      for (const KernelConfig& pick : picks.all())
+        CHECK_MESSAGE(!unsupported_combination(step, pick), to_short_form(pick));
     }
   }
   CHECK(step_info(16).static_head_counts == std::vector<int>{16});
-  CHECK_THROWS_WITH_AS(step_info(17), doctest::Contains("step 17 does not exist"),
+  CHECK(step_info(17).static_head_counts == std::vector<int>{16});  // step 16's static stride
+  CHECK(step_info(18).static_head_counts.empty());                  // TMA: the map has strides
+  CHECK(step_info(21).source_folder == "v21");
+  CHECK_THROWS_WITH_AS(step_info(22), doctest::Contains("step 22 does not exist"),
                        std::out_of_range);
+}
+
+TEST_CASE("Hopper tune spaces and their filter rules") {
+  // Step 17: B_r {64, 128} x B_c {64, 128} x stages {1}, both dtypes.
+  CHECK(hopper_tune_candidates(17).size() == 2 * 2 * 2);
+  CHECK(hopper_tune_set(17).size() == 8);
+  // Step 18: B_r {64, 128} x B_c {64, 128} x stages {2, 3, 4}: 128 x 128 x 4 is over 227 KB.
+  CHECK(hopper_tune_candidates(18).size() == 2 * 2 * 2 * 3);
+  const auto rejection_18 = hopper_tune_rejection(18, [] {
+    KernelConfig c{};
+    c.dtype = DType::FP16;
+    c.d_head = 128;
+    c.B_r = 128;
+    c.B_c = 128;
+    c.n_warps = 8;
+    c.stages = 4;
+    return c;
+  }());
+  REQUIRE(rejection_18.has_value());
+  CHECK(rejection_18->find("rule H1") != std::string::npos);
+  CHECK(rejection_18->find("227 KB") != std::string::npos);
+  CHECK(hopper_tune_set(18).size() == 24 - 4);  // and 64 x 128 x 4: 279808 bytes
+  // Steps 19-21: B_r 128 (two consumers) x B_c {64, 128} x stages {2, 3} x regs {224, 240}.
+  for (const int step : {19, 20, 21}) {
+    CHECK(hopper_tune_candidates(step).size() == 2 * 2 * 2 * 2);
+    for (const KernelConfig& c : hopper_tune_set(step)) {
+      CHECK(c.n_warps == 12);
+      CHECK(producer_regs(c) >= 24);
+    }
+  }
+  // Rule H2: the accumulators of B_c = 256 do not fit 240 registers.
+  KernelConfig wide{};
+  wide.dtype = DType::FP16;
+  wide.d_head = 128;
+  wide.B_r = 128;
+  wide.B_c = 256;
+  wide.n_warps = 12;
+  wide.stages = 1;
+  wide.consumer_regs = 240;
+  wide.stages = 2;
+  // 2 stages of 256-row K and V exceed SMEM first (rule H1); with 64 rows of Q it is rule H2.
+  CHECK(hopper_tune_rejection(19, wide)->find("rule H1") != std::string::npos);
+  CHECK_THROWS_AS(hopper_tune_candidates(16), std::out_of_range);
+}
+
+TEST_CASE("selection keys as a Hopper step reads them") {
+  CHECK(select_for_step("tune", 16) == select("tune"));
+  CHECK(select_for_step("tune", 21) == hopper_tune_set(21));
+  CHECK(select_for_step("all", 18) == hopper_tune_set(18));
+  const auto prog = select_for_step("prog", 19);
+  REQUIRE_FALSE(prog.empty());
+  CHECK(prog.front() == *step_picks(19).progression);
+  for (const KernelConfig& c : select_for_step("128,64", 20)) {
+    CHECK(c.B_r == 128);
+    CHECK(c.B_c == 64);
+  }
+  CHECK(select_for_step("128,64", 20).size() == 8);  // 2 dtypes x 2 stages x 2 register splits
+  CHECK_THROWS_AS(select_for_step("fast", 20), std::invalid_argument);
 }
 
 TEST_CASE("build plans") {
   const BuildPlan ci = build_plan(BuildSet::ci);
-  CHECK(ci.instantiations.size() == 32);  // every step once per dtype
+  CHECK(ci.instantiations.size() == 42);  // every step once per dtype
   std::set<int> ci_steps;
   for (const auto& item : ci.instantiations)
     ci_steps.insert(item.step);
-  CHECK(ci_steps.size() == 16);
+  CHECK(ci_steps.size() == 21);
   const BuildPlan prog = build_plan(BuildSet::prog);
-  CHECK(prog.instantiations.size() >= 7 * 2 + 9 * 4);
+  CHECK(prog.instantiations.size() >= 7 * 2 + 9 * 4 + 5 * 2);
   CHECK(std::is_sorted(prog.instantiations.begin(), prog.instantiations.end()));
   const BuildPlan tune = build_plan(BuildSet::tune, {7});
   CHECK(tune.instantiations.size() ==
@@ -165,13 +234,19 @@ TEST_CASE("build plans") {
   for (const auto& skipped : all.skipped)
     CHECK(skipped.reason.find("B_c / 8 >= n_warps") != std::string::npos);
   CHECK(all.skipped.size() == 14);  // each entry's 128x32x8 shape, fp16 and bf16
+  // A Hopper step in the tune set gets its own tune space, never the Ampere one.
+  const BuildPlan tuned_18 = build_plan(BuildSet::tune, {18}, {18});
+  CHECK(tuned_18.instantiations.size() == hopper_tune_set(18).size());
+  for (const auto& item : tuned_18.instantiations)
+    CHECK(is_hopper_config(item.config));
 }
 
 TEST_CASE("step lists") {
   CHECK(parse_step_list("1-16").size() == 16);
+  CHECK(parse_step_list("16-21").size() == 6);
   CHECK(parse_step_list("7,16") == std::vector<int>{7, 16});
   CHECK(parse_step_list("3,1-2,3") == std::vector<int>{1, 2, 3});
-  CHECK_THROWS_WITH_AS(parse_step_list("0-3"), doctest::Contains("outside 1–16"),
+  CHECK_THROWS_WITH_AS(parse_step_list("0-3"), doctest::Contains("outside 1–21"),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_step_list("5-2"), doctest::Contains("runs backwards"),
                        std::invalid_argument);

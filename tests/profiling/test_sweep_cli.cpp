@@ -434,8 +434,12 @@ TEST_CASE("check resolves its kernel or says which configs exist") {
     CHECK(contains(error.what(), "closest built configs of step 8"));
   }
   request = CheckRequest{};
-  request.step = 17;
+  request.step = configs::kLastStep + 1;
   CHECK_THROWS_AS(resolve_check_kernel(request, registry), std::out_of_range);
+  request.step = 17;  // a step that exists but has no kernel in this registry
+  CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),
+                       doctest::Contains("this build has no kernel for step 17"),
+                       KernelLookupError);
   request.step = 1;
   request.shape.seq_len = 0;
   CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),

@@ -1,0 +1,125 @@
+// Compile-time shape of one kernel instantiation of step 17 and the SMEM tile layout
+// (spec §3.1, §4.2, §4.8, §4.15; hopper-track.md §3, step 17).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "kernels/common/config.hpp"
+
+namespace flashscope::v17 {
+
+template <DType kDType>
+struct ElementOf;
+template <>
+struct ElementOf<DType::FP16> {
+  using type = __half;
+};
+template <>
+struct ElementOf<DType::BF16> {
+  using type = __nv_bfloat16;
+};
+
+// Newton iteration, so the softmax scale 1/sqrt(d_head) is an immediate in the kernel.
+constexpr double constexpr_sqrt(double x) {
+  double root = x > 1.0 ? x : 1.0;
+  for (int iteration = 0; iteration < 64; ++iteration)
+    root = 0.5 * (root + x / root);
+  return root;
+}
+
+template <KernelConfig C>
+struct Shape {
+  // At class scope, so the host-only constexpr config helpers need no relaxed-constexpr flag.
+  static_assert(is_statically_valid(C), "invalid KernelConfig (see static_config_violation)");
+  static_assert(is_hopper_config(C) && C.stages == 1,
+                "step 17 runs Hopper configs with one K and one V buffer (stages_1)");
+
+  using Element = typename ElementOf<C.dtype>::type;
+
+  static constexpr int kDHead = C.d_head;
+  static constexpr int kThreads = 32 * C.n_warps;
+  static_assert(kDHead % 64 == 0, "SMEM tiles are d_head / 64 sub-tiles of 64 columns");
+
+  // Block copies are CTA-cooperative (spec §4.8): thread tid moves row tid / 8 and 16-byte
+  // chunk tid % 8 of every kCopyRows-row x 64-column patch. A patch must be a multiple of 8 rows
+  // so that stepping from patch to patch keeps row mod 8, and with it the swizzle, unchanged.
+  static constexpr int kCopyRows = kThreads / 8;
+  static_assert(kCopyRows % 8 == 0, "the CTA copies in patches of 8k rows");
+  static_assert(C.B_r % kCopyRows == 0 && C.B_c % kCopyRows == 0,
+                "B_r and B_c must be whole copy patches of 4 * n_warps rows");
+
+  // A warpgroup (4 warps) owns 64 query rows, the M of every wgmma; inside it warp w % 4 holds
+  // rows 16·(w % 4) .. +15 of each accumulator, so warp w owns CTA rows [16w, 16w + 16).
+  static constexpr int kWarpgroups = C.n_warps / kWarpgroupWarps;
+  static_assert(kWarpgroups * kWarpgroupRows == C.B_r, "B_r must be 64 rows per warpgroup");
+  static constexpr int kWarpQueryRows = 16;
+
+  // A thread's share of the warpgroup's accumulators, in the mma.sync m16n8 fragment layout that
+  // wgmma's D registers share: S = Q·Kᵀ is (64 × B_c), O = P·V is (64 × d).
+  static constexpr int kMTiles = 1;
+  static constexpr int kScoreNTiles = C.B_c / 8;
+  static constexpr int kOutputNTiles = kDHead / 8;
+  static constexpr int kQKSlices = kDHead / 16;  // 16-wide k-steps of Q·Kᵀ (one wgmma each)
+  static constexpr int kPVSlices = C.B_c / 16;   // 16-key k-steps of P·V (one wgmma each)
+
+  // Element offsets of the three SMEM tiles from the 1024-byte aligned base; O reuses Q's tile.
+  static constexpr int kQTileOffset = 0;
+  static constexpr int kKTileOffset = C.B_r * kDHead;
+  static constexpr int kVTileOffset = kKTileOffset + C.B_c * kDHead;
+  // Every tile and every 64-column sub-tile starts on a 128-byte-swizzle boundary (8 rows).
+  static_assert(C.B_r % 8 == 0 && C.B_c % 8 == 0);
+
+  // exp(x / sqrt(d)) = exp2(x · log2(e) / sqrt(d)): the softmax folds both factors into one FFMA.
+  static constexpr float kSoftmaxScaleLog2 =
+      static_cast<float>(1.4426950408889634 / constexpr_sqrt(kDHead));
+};
+
+// Every SMEM tile of kRows rows is stored as d_head / 64 independent sub-tiles of kRows x 64
+// elements (spec §4.15), sub-tile h starting at element h·kRows·64: a row of a sub-tile is 128
+// bytes and its eight 16-byte chunks are swizzled by the row's low three bits. On a 1024-byte
+// aligned base this is exactly the 128-byte swizzled layout wgmma reads through a descriptor
+// (wgmma_descriptor.hpp), so from step 17 the swizzle is no longer optional.
+inline constexpr int kSubTileColumns = 64;
+inline constexpr int kSubTileRowBytes = kSubTileColumns * kElementBytes;  // 128
+
+// Element offset of (row, col) inside one sub-tile (col < 64). The row's low three bits are
+// XOR-ed into the 16-byte chunk index, so whole chunks move and the position inside a chunk
+// (col % 8) is kept. Only per-thread base addresses are computed with it.
+template <KernelConfig C>
+__device__ __forceinline__ int sub_tile_offset(int row, int col) {
+  return row * kSubTileColumns + (col ^ ((row & 7) << 3));
+}
+
+// Element offset of (row, col) in a tile of kRows rows.
+template <KernelConfig C, int kRows>
+__device__ __forceinline__ int smem_offset(int row, int col) {
+  return col / kSubTileColumns * kRows * kSubTileColumns +
+         sub_tile_offset<C>(row, col % kSubTileColumns);
+}
+
+// The constant-stride form of the swizzle for 8-column fragments (spec §4.11), used by the O
+// stores: fragment f selects sub-tile f / 8 and sets logical chunk bits 0-2 from its own bits
+// 0-2, each XOR-ed with the same row bit, so a thread needs three signed steps.
+struct FragmentSteps {
+  int bit2;  // elements added when the fragment index has bit 2 set: ±32
+  int bit1;  // ... bit 1 set: ±16
+  int bit0;  // ... bit 0 set: ±8
+};
+
+template <KernelConfig C>
+__device__ __forceinline__ FragmentSteps fragment_steps(int row) {
+  return {(row & 4) ? -32 : 32, (row & 2) ? -16 : 16, (row & 1) ? -8 : 8};
+}
+
+// Element offset of 8-column fragment `fragment` from the same position in fragment 0, in a
+// tile of kRows rows.
+template <int kRows>
+__device__ __forceinline__ int fragment_offset(const FragmentSteps& steps, int fragment) {
+  return fragment / 8 * kRows * kSubTileColumns + ((fragment & 4) ? steps.bit2 : 0) +
+         ((fragment & 2) ? steps.bit1 : 0) + ((fragment & 1) ? steps.bit0 : 0);
+}
+
+}  // namespace flashscope::v17
