@@ -71,7 +71,8 @@ constexpr std::string_view kStep7HopperPick =
 // hopper-track.md §2: each Hopper step's progression config (the config the step was designed
 // around, before any measurement) and the picks measured by flashscope: the fastest config of the
 // step's tune set at N = 4096, B = 16, H = 16, fp16, on an H200 and on an H100 (CUDA events,
-// median). An empty pick has not been measured yet.
+// median; results/h200/hopper.csv, results/h100/hopper.csv). The top of each tune set is flat:
+// the runners-up are within 0.3–4 %, docs/versions/NN.md gives the step's autotune table.
 struct HopperStepRow {
   int step;
   std::string_view progression;
@@ -79,11 +80,19 @@ struct HopperStepRow {
   std::string_view h100;
 };
 constexpr HopperStepRow kHopperSteps[] = {
-    {17, "(FP16, 128, 128, 128, 8): stages_1", "", ""},
-    {18, "(FP16, 128, 128, 128, 8): stages_2", "", ""},
-    {19, "(FP16, 128, 128, 128, 12): stages_2+regs_240", "", ""},
-    {20, "(FP16, 128, 128, 128, 12): stages_2+regs_240", "", ""},
-    {21, "(FP16, 128, 128, 128, 12): stages_2+regs_240", "", ""},
+    {17, "(FP16, 128, 128, 128, 8): stages_1", "(FP16, 128, 64, 128, 4): stages_1",
+     "(FP16, 128, 64, 128, 4): stages_1"},
+    {18, "(FP16, 128, 128, 128, 8): stages_2", "(FP16, 128, 128, 128, 8): stages_3",
+     "(FP16, 128, 128, 128, 8): stages_2"},
+    {19, "(FP16, 128, 128, 128, 12): stages_2+regs_240",
+     "(FP16, 128, 128, 128, 12): stages_2+regs_224",
+     "(FP16, 128, 128, 128, 12): stages_3+regs_240"},
+    {20, "(FP16, 128, 128, 128, 12): stages_2+regs_240",
+     "(FP16, 128, 128, 128, 12): stages_2+regs_224",
+     "(FP16, 128, 128, 128, 12): stages_2+regs_240"},
+    {21, "(FP16, 128, 128, 128, 12): stages_2+regs_240",
+     "(FP16, 128, 128, 128, 12): stages_3+regs_224",
+     "(FP16, 128, 128, 128, 12): stages_3+regs_240"},
 };
 
 // hopper-track.md §2: the Hopper tune axes per step, in nesting order (dtype, B_r, B_c, stages,

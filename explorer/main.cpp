@@ -14,6 +14,7 @@
 #include "explorer/sweep_mode.hpp"
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/registry.hpp"
+#include "profiling/source_state.hpp"
 
 #ifdef FLASHSCOPE_WITH_GUI
 #include "explorer/gui/gui_app.hpp"
@@ -60,7 +61,8 @@ int main(int argc, char** argv) {
       "track (steps 17–21), built, checked and measured.\nBuilt kernel set: " +
       std::string(build_info().kernel_set) + ", CUDA architectures " +
       std::string(build_info().cuda_architectures) + "."};
-  app.set_version_flag("--version", "flashscope " + std::string(build_info().git_commit));
+  // The commit stamped at build time, "+dirty" when the tree had uncommitted changes.
+  app.set_version_flag("--version", "flashscope " + source_state_label());
 
   bool list = false;
   bool list_picks = false;

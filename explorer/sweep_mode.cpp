@@ -128,6 +128,10 @@ void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
                                   "References to measure at every (dtype, N): fa2, cudnn, both, or "
                                   "none; one that is not built is noted on stderr and left out")
                        ->capture_default_str());
+  selection_option(app.add_flag("--no-reference-repeat", cli.no_reference_repeat,
+                                "Measure each reference once per (dtype, N), before the kernels, "
+                                "instead of again after them (the repeat shows the drift over "
+                                "the kernels' rows: reference_pass 2, summarised at the end)"));
 }
 
 void add_sweep_options(CLI::App& app, SweepCli& cli) {
@@ -170,6 +174,15 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
   sweep_option(app.add_option("--metric-runs", cli.metric_runs,
                               "Profiled launches per row; each metric column is their median")
                    ->capture_default_str());
+  sweep_option(app.add_option("--locked-sm-clock", cli.locked_sm_clock_mhz,
+                              "Record that the caller locked the SM clock at this many MHz "
+                              "(nvidia-smi -lgc; scripts/gpu_host.sh --lock-sm-clock does it "
+                              "and restores it); the sweep never changes clocks, and rows "
+                              "measured more than 3 % away from it are flagged in warnings"));
+  sweep_option(app.add_option("--run-id", cli.run_id,
+                              "Name of this sweep in every row's run_id column (default: "
+                              "\"<host> <UTC start time>\"); rows of different runs are never "
+                              "compared silently, so sweeps that belong together may share one"));
   CLI::Option* device = sweep_option(
       app.add_option("--device", cli.device, "CUDA device index")->capture_default_str());
   sweep_option(app.add_option("--devices", cli.devices,
@@ -258,6 +271,9 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
         options.references.push_back(name);
     }
   }
+  options.repeat_references = !cli.no_reference_repeat;
+  options.locked_sm_clock_mhz = cli.locked_sm_clock_mhz;
+  options.run_id = cli.run_id;
   options.device = cli.device;
   if (!cli.devices.empty()) options.devices = parse_device_selection(cli.devices);
   if (!cli.shard.empty()) options.shard = parse_plan_shard(cli.shard);
@@ -306,6 +322,10 @@ std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, int
     add("--metrics", join(options.extra_metrics));
   add("--metric-runs", std::to_string(options.metric_runs));
   add("--reference", options.references.empty() ? "none" : join(options.references));
+  if (!options.repeat_references) args.push_back("--no-reference-repeat");
+  if (options.locked_sm_clock_mhz)
+    add("--locked-sm-clock", std::to_string(*options.locked_sm_clock_mhz));
+  if (!options.run_id.empty()) add("--run-id", options.run_id);
   add("--device", std::to_string(options.device));
   if (options.shard) add("--shard", to_string(*options.shard));
   add("--seed", std::to_string(options.seed));

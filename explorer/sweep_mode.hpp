@@ -31,6 +31,9 @@ struct SweepCli {
   std::string metrics;  // extra metrics, comma-separated, or "none"
   int metric_runs = 3;
   std::string reference = "fa2,cudnn";
+  bool no_reference_repeat = false;
+  std::optional<int> locked_sm_clock_mhz;
+  std::string run_id;
   int device = 0;
   std::string devices;  // --devices: "all" or "0,2,3"; empty: --device
   std::string shard;    // --shard K/N; empty: the whole plan
@@ -46,9 +49,9 @@ struct SweepCli {
 void add_sweep_options(CLI::App& app, SweepCli& cli);
 
 // Adds the options that choose what a sweep measures (--set, --config, --steps, --seq-lens,
-// --dtypes, --batch, --heads, --reference) to `app`, each needing `needs` (unless null) when it
-// is given, in option group `group`. `explorer merge` uses them to name the plan it checks coverage
-// against.
+// --dtypes, --batch, --heads, --reference, --no-reference-repeat) to `app`, each needing `needs`
+// (unless null) when it is given, in option group `group`. `explorer merge` uses them to name the
+// plan it checks coverage against.
 void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
                            const std::string& group);
 

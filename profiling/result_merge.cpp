@@ -19,8 +19,16 @@ AttentionShape shape_of(const ResultRow& row) {
   return shape;
 }
 
-std::string cell_key_of(const ResultRow& row) {
-  return plan_cell_key(row.step, row.config, row.dtype, shape_of(row));
+// A measurement's place in the plan: its cell and, for a reference, its pass (1 before the
+// shape's kernels, 2 after them; a file from before passes existed has pass 1 only).
+std::string measurement_key_of(const ResultRow& row) {
+  const int pass = row.is_reference() ? row.reference_pass.value_or(1) : 0;
+  return plan_cell_key(row.step, row.config, row.dtype, shape_of(row)) + "#" +
+         std::to_string(pass);
+}
+
+std::string measurement_key_of(const MeasurementItem& item) {
+  return plan_cell_key(item) + "#" + std::to_string(item.reference_pass);
 }
 
 std::string describe(const ResultRow& row) {
@@ -29,6 +37,8 @@ std::string describe(const ResultRow& row) {
   text += " " + row.dtype + " B=" + std::to_string(row.batch) + " H=" + std::to_string(row.heads) +
           " N=" + std::to_string(row.seq_len);
   if (row.d_head != 128) text += " d=" + std::to_string(row.d_head);
+  if (row.is_reference() && row.reference_pass.value_or(1) > 1)
+    text += " (reference pass " + std::to_string(*row.reference_pass) + ")";
   return text + " on " + (row.device.empty() ? "an unnamed device" : row.device);
 }
 
@@ -86,7 +96,7 @@ ResultsFileContents read_results_file_contents(const std::string& path) {
 }
 
 std::string merge_key(const ResultRow& row) {
-  return cell_key_of(row) + "|" + row.device;
+  return measurement_key_of(row) + "|" + row.device;
 }
 
 MergeOutcome merge_result_files(const std::vector<ResultsFileContents>& inputs,
@@ -162,18 +172,18 @@ MergeOutcome merge_result_files(const std::vector<ResultsFileContents>& inputs,
     outcome.coverage_checked = true;
     std::set<std::string> covered;
     for (const ResultRow& row : outcome.rows)
-      covered.insert(cell_key_of(row));
+      covered.insert(measurement_key_of(row));
     std::set<std::string> planned;
     for (const SweepUnit& unit : plan->units)
       for (const MeasurementItem& item : unit.items) {
         if (!item.recorded) continue;
-        const std::string key = plan_cell_key(item);
+        const std::string key = measurement_key_of(item);
         if (!planned.insert(key).second) continue;
         if (covered.count(key) == 0) outcome.missing_cells.push_back(item.label());
       }
     outcome.plan_cells = planned.size();
     for (const ResultRow& row : outcome.rows)
-      outcome.rows_outside_plan += planned.count(cell_key_of(row)) == 0;
+      outcome.rows_outside_plan += planned.count(measurement_key_of(row)) == 0;
   }
   return outcome;
 }

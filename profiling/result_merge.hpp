@@ -24,7 +24,8 @@ struct ResultsFileContents {
 ResultsFileContents read_results_file_contents(const std::string& path);
 
 // What makes two rows the same measurement for merging: the plan cell and the device model,
-// i.e. (step, config, dtype, shape, device).
+// i.e. (step, config, dtype, shape, device), and for a reference its pass (measured before or
+// after the shape's kernels).
 std::string merge_key(const ResultRow& row);
 
 struct MergeOutcome {

@@ -53,9 +53,25 @@ enum Column : int {
   kSmClockMhz,
   kCacheMode,
   kGitCommit,
+  // The provenance / clock block: optional on reading (older files lack it).
+  kGitDirty,
+  kHost,
+  kRunId,
+  kFa2EntryPoint,
+  kLockedSmClockMhz,
+  kReferencePass,
+  kPctFa2Cycles,
+  kPctCudnnCycles,
+  kWarnings,
   kInputSeed,
   kColumnCount
 };
+
+// Columns older files lack: the device block (index, UUID) and the provenance / clock block.
+constexpr bool is_optional_column(int column) {
+  return column == kDeviceIndex || column == kDeviceUuid ||
+         (column >= kGitDirty && column <= kWarnings);
+}
 
 const std::array<std::string, kColumnCount> kColumnNames = {"step",
                                                             "config",
@@ -87,15 +103,16 @@ const std::array<std::string, kColumnCount> kColumnNames = {"step",
                                                             "sm_clock_mhz",
                                                             "cache_mode",
                                                             "git_commit",
+                                                            "git_dirty",
+                                                            "host",
+                                                            "run_id",
+                                                            "fa2_entry_point",
+                                                            "locked_sm_clock_mhz",
+                                                            "reference_pass",
+                                                            "pct_fa2_cycles",
+                                                            "pct_cudnn_cycles",
+                                                            "warnings",
                                                             "input_seed"};
-
-// Columns older files lack (docs/csv-schema.md says when each was added).
-constexpr std::array<Column, 2> kOptionalColumns = {kDeviceIndex, kDeviceUuid};
-
-bool is_optional_column(int column) {
-  return std::find(kOptionalColumns.begin(), kOptionalColumns.end(), column) !=
-         kOptionalColumns.end();
-}
 
 // ---- Writing ------------------------------------------------------------------------------
 
@@ -261,6 +278,21 @@ std::optional<int> ResultRow::step_number() const {
   return value;
 }
 
+std::string run_key(const ResultRow& row) {
+  if (!row.run_id.empty()) return "run\n" + row.run_id;
+  // The device too: rows of one commit measured on two GPUs (or two hosts whose files predate the
+  // host column) are two runs that no table may mix.
+  return row.host + "\n" + row.device + "\n" + row.git_commit +
+         (row.git_dirty.value_or(false) ? "+dirty" : "");
+}
+
+std::string run_label(const ResultRow& row) {
+  const std::string commit = (row.git_commit.empty() ? std::string("no commit") : row.git_commit) +
+                             (row.git_dirty.value_or(false) ? "+dirty" : "");
+  if (!row.run_id.empty()) return row.run_id + ", " + commit;
+  return row.host.empty() ? commit : row.host + ", " + commit;
+}
+
 const std::vector<std::string>& result_columns() {
   static const std::vector<std::string> columns(kColumnNames.begin(), kColumnNames.end());
   return columns;
@@ -269,11 +301,49 @@ const std::vector<std::string>& result_columns() {
 const std::vector<std::string>& optional_result_columns() {
   static const std::vector<std::string> columns = [] {
     std::vector<std::string> names;
-    for (const Column column : kOptionalColumns)
-      names.push_back(kColumnNames[static_cast<std::size_t>(column)]);
+    for (int c = 0; c < kColumnCount; ++c)
+      if (is_optional_column(c)) names.push_back(kColumnNames[static_cast<std::size_t>(c)]);
     return names;
   }();
   return columns;
+}
+
+std::vector<std::string> sanity_warnings(const ResultRow& row) {
+  std::vector<std::string> warnings;
+  const auto text = [](double value) { return format_number(value); };
+  // lts__t_sector_hit_rate.pct needs two replay passes on GA100/GH100 (tests/profiling/
+  // test_metric_names.cpp): with user replay its counters come from two different launches, so
+  // the ratio can pass 100 % when the launches differ (docs/profiling.md, "Ratio metrics").
+  if (row.l2_hit_pct && !(*row.l2_hit_pct >= 0 && *row.l2_hit_pct <= 100))
+    warnings.push_back("l2_hit_pct " + text(*row.l2_hit_pct) +
+                       " is outside 0-100: its counters need two replay passes, so its numerator "
+                       "and denominator can come from two different launches");
+  for (const auto& [name, value] : row.extra_metrics)
+    if ((name.ends_with(".pct") || name.find(".pct_of_peak") != std::string::npos) &&
+        !(value >= 0 && value <= 100))
+      warnings.push_back("metric:" + name + " " + text(value) + " is outside 0-100");
+  if (row.cycles && !(*row.cycles > 0))
+    warnings.push_back("cycles " + text(*row.cycles) + " is not positive");
+  if (row.cupti_duration_ms && !(*row.cupti_duration_ms > 0))
+    warnings.push_back("cupti_duration_ms " + text(*row.cupti_duration_ms) + " is not positive");
+  if (row.locked_sm_clock_mhz && row.sm_clock_mhz > 0) {
+    const double off = (row.sm_clock_mhz - *row.locked_sm_clock_mhz) /
+                       static_cast<double>(*row.locked_sm_clock_mhz);
+    if (std::fabs(off) > 0.03)
+      warnings.push_back("sm_clock_mhz " + std::to_string(row.sm_clock_mhz) + " is " +
+                         std::to_string(static_cast<int>(std::lround(std::fabs(off) * 100))) +
+                         " % " + (off < 0 ? "below" : "above") + " the locked " +
+                         std::to_string(*row.locked_sm_clock_mhz) +
+                         " MHz (power or thermal limit, or the lock did not hold)");
+  }
+  return warnings;
+}
+
+std::string join_warnings(const std::vector<std::string>& warnings) {
+  std::string text;
+  for (const std::string& warning : warnings)
+    text += (text.empty() ? "" : "; ") + warning;
+  return text;
 }
 
 ResultsCsvWriter::ResultsCsvWriter(std::ostream& out, std::vector<std::string> extra_metric_names)
@@ -330,6 +400,15 @@ void ResultsCsvWriter::write(const ResultRow& row) {
   fields[kSmClockMhz] = row.sm_clock_mhz > 0 ? std::to_string(row.sm_clock_mhz) : "";
   fields[kCacheMode] = row.cache_mode;
   fields[kGitCommit] = row.git_commit;
+  fields[kGitDirty] = row.git_dirty ? (*row.git_dirty ? "true" : "false") : "";
+  fields[kHost] = row.host;
+  fields[kRunId] = row.run_id;
+  fields[kFa2EntryPoint] = row.fa2_entry_point;
+  fields[kLockedSmClockMhz] = format_optional(row.locked_sm_clock_mhz);
+  fields[kReferencePass] = format_optional(row.reference_pass);
+  fields[kPctFa2Cycles] = format_optional(row.pct_fa2_cycles);
+  fields[kPctCudnnCycles] = format_optional(row.pct_cudnn_cycles);
+  fields[kWarnings] = row.warnings;
   fields[kInputSeed] = std::to_string(row.input_seed);
   for (int i = 0; i < kColumnCount; ++i) {
     if (i > 0) out_ << ',';
@@ -496,6 +575,24 @@ struct ResultsCsvParser::State {
     if (row.cache_mode != "warm" && row.cache_mode != "cold" && !row.cache_mode.empty())
       fail(kCacheMode, "'" + row.cache_mode + "' is not warm or cold");
     row.git_commit = field(kGitCommit);
+    if (field(kGitDirty) == "true")
+      row.git_dirty = true;
+    else if (field(kGitDirty) == "false")
+      row.git_dirty = false;
+    else if (!field(kGitDirty).empty())
+      fail(kGitDirty, "'" + field(kGitDirty) + "' is not true, false or empty (unknown)");
+    row.host = field(kHost);
+    row.run_id = field(kRunId);
+    row.fa2_entry_point = field(kFa2EntryPoint);
+    row.locked_sm_clock_mhz = optional_int(kLockedSmClockMhz);
+    if (row.locked_sm_clock_mhz && *row.locked_sm_clock_mhz <= 0)
+      fail(kLockedSmClockMhz, "'" + field(kLockedSmClockMhz) + "' is not a positive clock");
+    row.reference_pass = optional_int(kReferencePass);
+    if (row.reference_pass && (*row.reference_pass < 1 || !row.is_reference()))
+      fail(kReferencePass, "'" + field(kReferencePass) +
+                               "' must be empty on kernel rows and 1 or more on reference rows");
+    row.pct_fa2_cycles = optional_double(kPctFa2Cycles);
+    row.pct_cudnn_cycles = optional_double(kPctCudnnCycles);
     {
       const std::string& text = field(kInputSeed);
       const auto [end, error] =
@@ -513,6 +610,9 @@ struct ResultsCsvParser::State {
                       "column 'metric:" + metric + "': '" + text + "' is not a number");
       row.extra_metrics[metric] = value;
     }
+    // Files from before the warnings column get the same checks the writer's rows got.
+    row.warnings =
+        column_index[kWarnings] >= 0 ? field(kWarnings) : join_warnings(sanity_warnings(row));
     return row;
   }
 };

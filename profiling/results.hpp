@@ -46,6 +46,17 @@ struct ResultRow {
   int sm_clock_mhz = 0;                     // SM clock seen during the measurement
   std::string cache_mode;                   // "warm" or "cold"
   std::string git_commit;
+  // Provenance and clock-aware comparisons (docs/csv-schema.md, the block after git_commit).
+  // Files written before these columns existed still read: the fields stay empty.
+  std::optional<bool> git_dirty;  // uncommitted changes in the tree the binary was built from
+  std::string host;               // the measuring machine (gethostname)
+  std::string run_id;             // one sweep: "<host> <UTC start>" unless --run-id named it
+  std::string fa2_entry_point;    // how PyTorch's FA2 was reached: "in_place" / "sdpa_op"
+  std::optional<int> locked_sm_clock_mhz;  // SM clock locked by the caller (--locked-sm-clock)
+  std::optional<int> reference_pass;       // reference rows: 1 before the shape's kernels, 2 after
+  std::optional<double> pct_fa2_cycles;    // FA2 cycles / this row's cycles · 100
+  std::optional<double> pct_cudnn_cycles;  // likewise for cuDNN
+  std::string warnings;  // sanity findings ("; "-separated), e.g. a ratio metric above 100 %
   std::uint64_t input_seed = 0;  // Q/K/V seed (explorer check --seed reproduces the inputs)
   std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
 
@@ -59,12 +70,27 @@ class ResultsFormatError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The measuring campaign a row belongs to: its sweep (run_id), or for files written before that
+// column its host and the commit (and dirty state) it was built from. Rows of different runs were
+// measured at other times, on other machines or with other code, and are compared only on
+// purpose (the explorer never mixes them silently). run_label is the same for people:
+// "gpu-7 2026-11-21T06:45:03Z, 3babb06a1b2c+dirty", or "3babb06a1b2c" for an old file.
+std::string run_key(const ResultRow& row);
+std::string run_label(const ResultRow& row);
+
 // Column names in output order (extra metrics follow as "metric:<name>").
 const std::vector<std::string>& result_columns();
 
-// Columns added after the first shipped datasets: a header may lack them (the rows then have no
-// value there), so older files stay readable. Every other column of result_columns() is required.
+// Columns a reader accepts missing from a header (added after the first shipped datasets);
+// a missing one reads as empty, and a missing `warnings` is derived with sanity_warnings().
 const std::vector<std::string>& optional_result_columns();
+
+// Values that cannot be right, each as one sentence naming the column and its range: a ratio
+// metric (l2_hit_pct, an extra metric ending in ".pct") outside 0–100, a non-positive cycle
+// count or duration, an SM clock more than 3 % away from the clock the row says was locked.
+// The writer stores them in the `warnings` column; the numbers themselves are kept as measured.
+std::vector<std::string> sanity_warnings(const ResultRow& row);
+std::string join_warnings(const std::vector<std::string>& warnings);  // "; "-separated
 
 // Writes a header then rows; `extra_metric_names` fixes the extra columns' order.
 class ResultsCsvWriter {

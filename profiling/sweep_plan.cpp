@@ -181,6 +181,11 @@ void validate_sweep_options(const SweepOptions& options) {
                         options.shard->index >= options.shard->count))
     fail("--shard: " + to_string(*options.shard) + " is not K/N with 0 <= K < N");
   if (!(options.timeout_s > 0)) fail("--timeout: must be a positive number of seconds");
+  if (options.run_id.find_first_of(",\"\n\r") != std::string::npos)
+    fail("--run-id: '" + options.run_id + "' may not hold commas, quotes or line breaks");
+  if (options.locked_sm_clock_mhz && *options.locked_sm_clock_mhz <= 0)
+    fail("--locked-sm-clock: " + std::to_string(*options.locked_sm_clock_mhz) +
+         " is not a clock in MHz");
 }
 
 std::vector<int> resolve_sweep_devices(const SweepOptions& options, int device_count) {
@@ -227,6 +232,7 @@ std::string MeasurementItem::label() const {
   text += config ? to_short_form(*config) : std::string(dtype_name(dtype));
   text += " B=" + std::to_string(shape.batch) + " H=" + std::to_string(shape.heads) +
           " N=" + std::to_string(shape.seq_len);
+  if (reference_pass > 1) text += " (again, after the kernels)";
   return text;
 }
 
@@ -270,7 +276,9 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
 
   // A worker makes the inputs and both §1.4 references of a (dtype, N) once and measures every
   // reference and kernel of that shape on them: a unit per shape. A fault costs only its own
-  // row: the parent restarts a worker at the next item.
+  // row: the parent restarts a worker at the next item. The references come first, so every
+  // kernel row can be paired with them as it arrives, and (repeat_references) again after the
+  // kernels: the two passes bracket the kernels and bound how far clocks drifted meanwhile.
   std::vector<std::string> references;
   for (const std::string& name : options.references) {
     if (std::find(built_references.begin(), built_references.end(), name) == built_references.end())
@@ -320,43 +328,59 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
     throw std::invalid_argument(message);
   }
 
-  // One unit per (dtype, N): its references, then every step's configs, on one input set.
+  // One unit per (dtype, N): its references, every step's configs, the references again, on one
+  // input set.
   std::size_t other_shards = 0;
   for (const DType dtype : dtypes)
     for (const int seq_len : options.seq_lens) {
       SweepUnit unit{std::string(dtype_lower_name(dtype)) + " N=" + std::to_string(seq_len), {}};
+      const auto reference_item = [&](const std::string& name, int pass) {
+        MeasurementItem item{name, std::nullopt, dtype, shape_for(seq_len, 128)};
+        item.reference_pass = pass;
+        return item;
+      };
       std::vector<MeasurementItem> references_here;
       for (const std::string& name : references)
-        references_here.push_back({name, std::nullopt, dtype, shape_for(seq_len, 128)});
+        references_here.push_back(reference_item(name, 1));
       std::vector<MeasurementItem> kernels_here;
       for (const auto& [step, built] : kernels_by_step)
         for (const KernelConfig& c : built)
           if (c.dtype == dtype)
             kernels_here.push_back({std::to_string(step), c, dtype, shape_for(seq_len, c.d_head)});
+      std::vector<MeasurementItem> references_after;
+      if (options.repeat_references && !kernels_here.empty())
+        for (const std::string& name : references)
+          references_after.push_back(reference_item(name, 2));
       if (options.shard) {
         const auto owned = [&](const MeasurementItem& item) {
           return shard_of_cell(plan_cell_key(item), options.shard->count) == options.shard->index;
         };
-        const std::size_t before = kernels_here.size() + references_here.size();
+        const std::size_t before =
+            kernels_here.size() + references_here.size() + references_after.size();
         std::erase_if(kernels_here, [&](const MeasurementItem& item) { return !owned(item); });
+        // Both passes of a reference are one cell: the same owner writes both rows.
         bool any_reference_owned = false;
-        for (MeasurementItem& item : references_here) {
-          item.recorded = owned(item);
-          any_reference_owned = any_reference_owned || item.recorded;
-        }
+        for (std::vector<MeasurementItem>* list : {&references_here, &references_after})
+          for (MeasurementItem& item : *list) {
+            item.recorded = owned(item);
+            any_reference_owned = any_reference_owned || item.recorded;
+          }
         // Baselines are measured only where this shard has kernels to compare with them.
         if (kernels_here.empty())
-          std::erase_if(references_here,
-                        [](const MeasurementItem& item) { return !item.recorded; });
+          for (std::vector<MeasurementItem>* list : {&references_here, &references_after})
+            std::erase_if(*list, [](const MeasurementItem& item) { return !item.recorded; });
         std::size_t kept = kernels_here.size();
-        for (const MeasurementItem& item : references_here)
-          kept += item.recorded;
+        for (const std::vector<MeasurementItem>* list : {&references_here, &references_after})
+          for (const MeasurementItem& item : *list)
+            kept += item.recorded;
         other_shards += before - kept;
         if (kernels_here.empty() && !any_reference_owned) continue;
       }
       for (MeasurementItem& item : references_here)
         unit.items.push_back(std::move(item));
       for (MeasurementItem& item : kernels_here)
+        unit.items.push_back(std::move(item));
+      for (MeasurementItem& item : references_after)
         unit.items.push_back(std::move(item));
       if (!unit.items.empty()) plan.units.push_back(std::move(unit));
     }

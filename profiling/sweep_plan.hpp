@@ -60,10 +60,19 @@ struct SweepOptions {
   // vary by about a point from launch to launch).
   int metric_runs = 3;
   std::vector<std::string> references = {"fa2", "cudnn"};
+  // Measure every reference a second time after the kernels of its (dtype, N), so the drift of
+  // clocks and temperature over that stretch of the sweep shows in the data (reference_pass 2).
+  bool repeat_references = true;
+  // The SM clock the caller locked for this sweep (nvidia-smi -lgc), recorded in every row; the
+  // sweep never changes clocks itself. Unset: clocks as the card sets them.
+  std::optional<int> locked_sm_clock_mhz;
   int device = 0;           // the device a worker measures on (and the default of `devices`)
   DeviceSelection devices;  // the devices the parent spreads the plan over
   std::optional<PlanShard> shard;
   std::uint64_t seed = 0;  // input seed; the parent draws one when the user gives none
+  // Names the sweep in every row (run_id); empty: the parent names it "<host> <UTC start>".
+  // Sweeps that should read as one run (e.g. shards of one plan) can share a name.
+  std::string run_id;
   double timeout_s = 300;  // per measurement; a worker silent for longer is killed
 };
 
@@ -90,12 +99,14 @@ struct MeasurementItem {
   // False for a reference measured only as the baseline of this shard's pct_* columns: another
   // shard owns its row, so it is not written (each plan cell is written by exactly one shard).
   bool recorded = true;
+  int reference_pass = 0;  // references: 1 before the shape's kernels, 2 after them; kernels: 0
   bool is_reference() const { return !config.has_value(); }
   std::string label() const;  // "7 (FP16, 128, ...): ... fp16 B=16 H=16 N=4096" for messages
 };
 
 // A plan cell's identity, the same text on every host and in every build:
-// "step|config short form|dtype|d_head|batch|heads|seq_len" (config empty for references).
+// "step|config short form|dtype|d_head|batch|heads|seq_len" (config empty for references). Both
+// passes of a reference are one cell: they belong to the same shard.
 std::string plan_cell_key(const std::string& step, const std::string& config,
                           const std::string& dtype, const AttentionShape& shape);
 std::string plan_cell_key(const MeasurementItem& item);
@@ -104,8 +115,8 @@ std::string plan_cell_key(const MeasurementItem& item);
 // depends on nothing else (not the plan order, not what else is built or selected).
 int shard_of_cell(const std::string& cell_key, int count);
 
-// The items one worker measures in a row on one input set: the references, then every kernel, of
-// one (dtype, N). Units are what the parent hands out to devices; a fault ends the worker and the
+// The items one worker measures in a row on one input set: the references, every kernel, then the
+// references again (reference_pass 2, with repeat_references), of one (dtype, N). Units are what the parent hands out to devices; a fault ends the worker and the
 // parent restarts the unit after the faulting item.
 struct SweepUnit {
   std::string name;  // "fp16 N=4096"

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <iomanip>
 #include <map>
@@ -26,6 +27,7 @@
 #include "kernels/common/cuda_check.hpp"
 #include "profiling/cupti_metrics.hpp"
 #include "profiling/device.hpp"
+#include "profiling/reference_drift.hpp"
 #include "profiling/references/reference_attention.hpp"
 #include "profiling/sweep_worker.hpp"
 
@@ -192,8 +194,15 @@ std::string describe_row(const ResultRow& row) {
   if (row.status != "ok") return row.status;
   std::string text =
       format_fixed(row.median_ms, 3) + " ms, " + format_fixed(row.tflops, 1) + " TFLOP/s";
-  if (row.pct_fa2) text += ", " + format_fixed(*row.pct_fa2, 1) + "% of fa2";
-  if (row.pct_cudnn) text += ", " + format_fixed(*row.pct_cudnn, 1) + "% of cudnn";
+  const auto percent = [](const std::optional<double>& by_time,
+                          const std::optional<double>& by_cycles, const char* name) {
+    if (!by_time) return std::string();
+    return ", " + format_fixed(*by_time, 1) + "% of " + name +
+           (by_cycles ? " (" + format_fixed(*by_cycles, 1) + "% by cycles)" : "");
+  };
+  text += percent(row.pct_fa2, row.pct_fa2_cycles, "fa2");
+  text += percent(row.pct_cudnn, row.pct_cudnn_cycles, "cudnn");
+  if (row.sm_clock_mhz > 0) text += ", " + std::to_string(row.sm_clock_mhz) + " MHz";
   if (row.l2_hit_pct) text += ", L2 hit " + format_fixed(*row.l2_hit_pct, 1) + "%";
   text += ", " + row.verdict;
   return text;
@@ -263,6 +272,7 @@ class SweepParent {
     summary_.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
     for (const auto& slot : slots_)
       summary_.devices.push_back(slot->summary);
+    summary_.drift = drift_lines();
     return summary_;
   }
 
@@ -284,6 +294,17 @@ class SweepParent {
     Clock::time_point deadline;
     bool failed = false;
   };
+
+  // One line per (reference, dtype) whose first and repeated passes were both measured.
+  std::vector<std::string> drift_lines() const {
+    std::vector<const ResultRow*> rows;
+    for (const ResultRow& row : reference_rows_)
+      rows.push_back(&row);
+    std::vector<std::string> lines;
+    for (const ReferenceDrift& drift : reference_drift(rows))
+      lines.push_back(describe_drift(drift));
+    return lines;
+  }
 
   std::string tag(const Slot& slot) const {
     return "GPU " + std::to_string(slot.device.description.index);
@@ -440,7 +461,8 @@ class SweepParent {
     const SweepUnit& unit = plan_.units[slot.assignment->unit];
     const MeasurementItem& item = unit.items[slot.assignment->next];
     if (row.step != item.step || row.seq_len != item.shape.seq_len ||
-        row.config != (item.config ? to_short_form(*item.config) : ""))
+        row.config != (item.config ? to_short_form(*item.config) : "") ||
+        row.reference_pass.value_or(0) != item.reference_pass)
       throw std::logic_error("the sweep worker on " + tag(slot) + " measured " + row.step + " " +
                              row.config + " N=" + std::to_string(row.seq_len) +
                              " but the plan says " + item.label());
@@ -462,15 +484,34 @@ class SweepParent {
     const int device = slot.device.description.index;
     if (row.status == "ok") {
       if (item.is_reference()) {
-        reference_medians_[reference_key(device, row.step, row)] = row.median_ms;
+        // Kernel rows pair with the first pass on their own GPU, measured just before them;
+        // later passes only show the drift.
+        if (row.reference_pass.value_or(1) == 1)
+          references_[reference_key(device, row.step, row)] = row;
+        reference_rows_.push_back(row);
       } else {
-        const auto percent_of = [&](const std::string& name) -> std::optional<double> {
-          const auto found = reference_medians_.find(reference_key(device, name, row));
-          if (found == reference_medians_.end() || row.median_ms <= 0) return std::nullopt;
-          return found->second / row.median_ms * 100.0;
+        const auto paired = [&](const std::string& name) -> const ResultRow* {
+          const auto found = references_.find(reference_key(device, name, row));
+          return found == references_.end() ? nullptr : &found->second;
         };
-        row.pct_fa2 = percent_of("fa2");
-        row.pct_cudnn = percent_of("cudnn");
+        const auto by_time = [&](const ResultRow* reference) -> std::optional<double> {
+          if (!reference || !(row.median_ms > 0)) return std::nullopt;
+          return reference->median_ms / row.median_ms * 100.0;
+        };
+        // Cycles count the same work whatever the clock: the comparison a clock difference
+        // between the two rows cannot move (docs/profiling.md, "Time and cycles").
+        const auto by_cycles = [&](const ResultRow* reference) -> std::optional<double> {
+          if (!reference || !reference->cycles || !row.cycles || !(*row.cycles > 0))
+            return std::nullopt;
+          return *reference->cycles / *row.cycles * 100.0;
+        };
+        const ResultRow* fa2 = paired("fa2");
+        const ResultRow* cudnn = paired("cudnn");
+        row.pct_fa2 = by_time(fa2);
+        row.pct_fa2_cycles = by_cycles(fa2);
+        row.pct_cudnn = by_time(cudnn);
+        row.pct_cudnn_cycles = by_cycles(cudnn);
+        if (fa2) row.fa2_entry_point = fa2->fa2_entry_point;
       }
     }
     ++completed_;
@@ -530,7 +571,8 @@ class SweepParent {
   std::deque<Assignment> queue_;
   std::size_t completed_ = 0;
   SweepSummary summary_;
-  std::map<ReferenceKey, double> reference_medians_;
+  std::map<ReferenceKey, ResultRow> references_;  // first-pass reference rows, per GPU
+  std::vector<ResultRow> reference_rows_;         // every measured reference row
   Clock::time_point started_;
 };
 
@@ -551,6 +593,16 @@ bool SweepSummary::device_failed() const {
 
 double SweepSummary::rows_per_second() const {
   return seconds > 0 ? static_cast<double>(rows) / seconds : 0.0;
+}
+
+std::string default_run_id() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  const std::string host = host_name();
+  return (host.empty() ? std::string("unknown-host") : host) + " " + stamp;
 }
 
 std::string current_executable_path() {
@@ -583,9 +635,11 @@ SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& wor
 
   // Throws NoCudaDevice without a GPU, std::invalid_argument for an index that does not exist.
   const std::vector<int> indices = resolve_sweep_devices(options, cuda_device_count());
+  SweepOptions run_options = options;
+  if (run_options.run_id.empty()) run_options.run_id = default_run_id();
   std::vector<SweepDevice> devices;
   for (const int index : indices) {
-    SweepDevice device{describe_device(index), options};
+    SweepDevice device{describe_device(index), run_options};
     device.options.device = index;
     device.options.devices = DeviceSelection{};
     log << describe_device_line(device.description) << "\n";
@@ -595,6 +649,10 @@ SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& wor
       << "and N) over " << devices.size() << " device" << (devices.size() == 1 ? "" : "s")
       << ", one worker each; " << cache_mode_name(options.timing.cache_mode) << " L2, "
       << timing_summary(options.timing) << "; input seed " << options.seed << "\n";
+  log << "run: " << run_options.run_id << "\n";
+  if (options.locked_sm_clock_mhz)
+    log << "clocks: the caller says the SM clock is locked at " << *options.locked_sm_clock_mhz
+        << " MHz (recorded per row; rows measured more than 3 % away are flagged)\n";
 
   for (SweepDevice& device : devices)
     if (device.options.collect_metrics && !metrics_available(device.options, log))
@@ -617,6 +675,12 @@ SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& wor
           << " measurements, " << device.units << " units, " << device.worker_starts
           << " worker start" << (device.worker_starts == 1 ? "" : "s")
           << (device.failure.empty() ? "" : "; FAILED: " + device.failure) << "\n";
+  if (!summary.drift.empty()) {
+    log << "reference drift, repeated pass vs first pass at the same shape (kernel rows are "
+           "paired with the first):\n";
+    for (const std::string& line : summary.drift)
+      log << "  " << line << "\n";
+  }
   return summary;
 }
 

@@ -1,7 +1,9 @@
 // The headless sweep's parent process. It plans the sweep, checks each device and the metric names
 // once, then starts one worker process per device (this executable again) and hands the plan's
 // units, one (dtype, N) each, to whichever worker is free: one plan, one progress count, one
-// stream of rows in the order they finish. A worker that crashes, hits a sticky CUDA error or
+// stream of rows in the order they finish. It pairs each kernel row with the references measured
+// before it on the same GPU (pct_* by time and by cycles) and reports how far the repeated
+// references drifted. A worker that crashes, hits a sticky CUDA error or
 // stops answering costs one item: the parent writes a "fault: ..." row for it and starts a new
 // worker on that device at the next item. A device whose worker cannot start at all is reported
 // and its unit goes back to the others (docs/profiling.md, "Fault isolation", "Several GPUs").
@@ -40,7 +42,8 @@ struct DeviceSummary {
 };
 
 struct SweepSummary {
-  std::size_t rows = 0;  // rows written
+  std::vector<std::string> drift;  // per reference and dtype (reference_drift.hpp), for the log
+  std::size_t rows = 0;            // rows written
   std::size_t faults = 0;
   std::size_t skipped = 0;
   std::size_t failed_checks = 0;  // rows whose §1.4 verdict is fail
@@ -83,6 +86,9 @@ using WorkerStarter = std::function<WorkerInvocation(const SweepDevice& device, 
 SweepSummary run_sweep_on_devices(const SweepPlan& plan, const std::vector<SweepDevice>& devices,
                                   const WorkerStarter& start_worker, const SweepObserver& observer,
                                   std::ostream& log);
+
+// "<host> <UTC now>", e.g. "gpu-7 2026-11-21T06:45:03Z": a sweep's run_id unless given one.
+std::string default_run_id();
 
 // The executable to start workers from: /proc/self/exe.
 std::string current_executable_path();

@@ -18,13 +18,13 @@
 #include <memory>
 #include <streambuf>
 
-#include "kernels/common/build_info.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/launch_validation.hpp"
 #include "profiling/cupti_metrics.hpp"
 #include "profiling/device.hpp"
 #include "profiling/kernel_attributes.hpp"
 #include "profiling/references/reference_attention.hpp"
+#include "profiling/source_state.hpp"
 
 namespace flashscope {
 
@@ -270,6 +270,7 @@ class UnitRunner {
     if (item.is_reference()) {
       ReferenceAttention& reference = reference_named(item.step);
       reference.prepare(item.shape, item.dtype);
+      if (item.step == "fa2") row.fa2_entry_point = reference.variant();
       launch = [&reference, &inputs](cudaStream_t stream) {
         reference.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
       };
@@ -321,6 +322,8 @@ class UnitRunner {
       const PhaseClock::Scope scope(phases_, PhaseClock::metrics);
       collect_metrics(item, launch, row);
     }
+    row.warnings = join_warnings(sanity_warnings(row));
+    if (!row.warnings.empty()) log_ << "warning: " << item.label() << ": " << row.warnings << "\n";
   }
 
   void collect_metrics(const MeasurementItem& item, const std::function<void(cudaStream_t)>& launch,
@@ -383,6 +386,12 @@ class UnitRunner {
 
 }  // namespace
 
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
 ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
                        const DeviceDescription& device) {
   ResultRow row;
@@ -398,7 +407,12 @@ ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
   row.device_index = device.index;
   row.device_uuid = device.uuid;
   row.cache_mode = std::string(cache_mode_name(options.timing.cache_mode));
-  row.git_commit = std::string(build_info().git_commit);
+  row.git_commit = std::string(source_state().commit);
+  row.git_dirty = source_state().dirty;
+  row.host = host_name();
+  row.run_id = options.run_id;
+  row.locked_sm_clock_mhz = options.locked_sm_clock_mhz;
+  if (item.is_reference()) row.reference_pass = item.reference_pass;
   row.input_seed = input_seed_for(options.seed, item.dtype, item.shape);
   return row;
 }

@@ -28,6 +28,9 @@ class CudaContextLost : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// This machine's name (gethostname), recorded in every row's host column; empty if unknown.
+std::string host_name();
+
 // The row fields every item's row starts with, filled from the item, the sweep's settings and the
 // device measuring it (name, index, UUID).
 ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,

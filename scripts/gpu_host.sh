@@ -6,30 +6,41 @@
 #                               [--set prog]
 #                               [--steps 1-21] [--tune-steps 7,16] [--arch 90a-real]
 #                               [--sweep-args "..."] [--no-torch] [--tests REGEX]
-#                               [--sanitize-steps LIST] [--check-steps LIST]
+#                               [--sanitize-steps LIST] [--check-steps LIST] [--lock-sm-clock MHZ]
 #
 # --tune-steps LIST (default 7,16): the steps that get the 80 tune configs (--set tune) and
 # the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder.
 # --no-torch skips the FA2 reference (libtorch makes configure and build slower).
 # --tests REGEX runs only the ctest tests it matches; --sanitize-steps LIST (e.g. 16 or 13-16)
 # sanitizes only those steps' picks.
+# --lock-sm-clock MHZ (off by default; needs root, and hosts you may not reconfigure, such as
+# lent machines, must not be given it): lock every GPU's SM clock at MHZ with
+# `nvidia-smi -lgc MHZ,MHZ` before the sweeps and restore it with `nvidia-smi -rgc` when the
+# script ends, however it ends. Every sweep then records the lock (--locked-sm-clock) and flags
+# rows measured more than 3 % away from it. When the driver refuses, the summary says
+# "locked clocks NOT permitted" and the sweeps run at the card's default clocks, recorded as such.
+# The test stage runs ctest with FLASHSCOPE_REQUIRE_GPU=1 on a host whose driver lists a GPU, so a
+# broken driver fails the GPU tests instead of skipping them, and lists every skipped test with
+# its reason; a GPU test skipped for want of a device fails the script.
 # Stages: build (always), check (explorer check on every built kernel of --check-steps, default
-# all, both dtypes, at B=2 N=1024 H=16, each in its own process under a 30 s timeout: a hang or fault is
-# reported for that kernel and the GPU tests are then skipped with the reason instead of hanging),
-# test (ctest: host + GPU tests), sweep (explorer --csv over the built
-# kernels), sanitize (compute-sanitizer memcheck + racecheck at a small shape on each step's
-# fp16 progression config and picks, plus synccheck on the Hopper steps 17+), sass (per-kernel
-# SASS instruction counts from
-# cuobjdump), results (the shipped
-# dataset: progression + tune, each also a stage of its own: the progression of every built
-# step, and the tune sweeps of --tune-steps, written to LOG_DIR with a manifest of device,
-# driver, commit, date and each sweep's command and wall time), devices (issue 15's benchmark,
-# on a host with 2 or more GPUs: the prog sweep with --devices 0, then the same plan and seed
-# with --devices all; prints each run's rows/s, the speed-up, and the row-by-row comparison of
-# TFLOP/s from `explorer compare`; files devices_0.csv, devices_all.csv and their logs; not part
-# of the default stages). Header-only dependencies a
-# GPU host lacks (CLI11, doctest) are read from .deps/include: fill it on a machine that has
-# them with `scripts/vendor_header_deps.sh` and send it along with the tree.
+# all, both dtypes, at B=2 N=1024 H=16, each in its own process under a 30 s timeout: a hang or
+# fault is reported for that kernel and test_kernels_gpu is then skipped with the reason instead
+# of hanging), test (ctest: host + GPU tests), sweep (explorer --csv over the built kernels),
+# clocks (steps 9 and 16 against FA2 at N = 4096 by time, by cycles and by CUPTI
+# duration, with the SM clocks and the reference drift: clocks.csv, and clocks-locked.csv under
+# --lock-sm-clock), counters (the hardware counters of docs/versions' profiles for every step's
+# configs at N = 4096: counters.csv, read by `explorer report` as counters-NN blocks), sanitize
+# (compute-sanitizer memcheck + racecheck at a small shape on each step's fp16 progression
+# config and picks, plus synccheck on the Hopper steps 17+), sass (per-kernel SASS instruction counts from cuobjdump), results (the
+# shipped dataset: progression + tune, each also a stage of its own: the progression of every
+# built step, and the tune sweeps of --tune-steps, written to LOG_DIR with a manifest of device,
+# driver, host, clocks, commit, date and each sweep's command and wall time), devices (issue 15's
+# benchmark, on a host with 2 or more GPUs: the prog sweep with --devices 0, then the same plan
+# and seed with --devices all; prints each run's rows/s, the speed-up, and the row-by-row
+# comparison of TFLOP/s from `explorer compare`; files devices_0.csv, devices_all.csv and their
+# logs; not part of the default stages). Header-only
+# dependencies a GPU host lacks (CLI11, doctest) are read from .deps/include: fill it on a
+# machine that has them with `scripts/vendor_header_deps.sh` and send it along with the tree.
 set -euo pipefail
 
 # Prints the comment block at the top of this file (everything before `set -euo pipefail`).
@@ -47,6 +58,7 @@ TUNE_STEPS="7,16"
 TEST_REGEX=""
 SANITIZE_STEPS=""
 CHECK_STEPS=""
+LOCK_SM_CLOCK=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --stages) STAGES="$2"; shift 2 ;;
@@ -59,6 +71,7 @@ while [[ $# -gt 0 ]]; do
     --tests) TEST_REGEX="$2"; shift 2 ;;
     --sanitize-steps) SANITIZE_STEPS="$2"; shift 2 ;;
     --check-steps) CHECK_STEPS="$2"; shift 2 ;;
+    --lock-sm-clock) LOCK_SM_CLOCK="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "gpu_host.sh: unknown option $1" >&2; usage ;;
   esac
@@ -70,6 +83,10 @@ for list in "$SANITIZE_STEPS" "$CHECK_STEPS"; do
     exit 2
   fi
 done
+if [[ -n $LOCK_SM_CLOCK && ! $LOCK_SM_CLOCK =~ ^[1-9][0-9]*$ ]]; then
+  echo "gpu_host.sh: --lock-sm-clock '$LOCK_SM_CLOCK' is not a clock in MHz such as 1500" >&2
+  exit 2
+fi
 has_stage() { [[ ",$STAGES," == *",$1,"* ]]; }
 # in_step_list 14 "7,13-16": is the step in a list of numbers and ranges?
 in_step_list() {
@@ -96,7 +113,9 @@ CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
             -DFLASHSCOPE_TUNE_STEPS="$TUNE_STEPS"
             -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DFLASHSCOPE_PTXAS_VERBOSE=ON)
 # An exported tree without .git names its commit through FLASHSCOPE_GIT_COMMIT.
+# FLASHSCOPE_GIT_DIRTY=true|false says whether that tree differs from the commit (else unknown).
 [[ -n ${FLASHSCOPE_GIT_COMMIT:-} ]] && CMAKE_ARGS+=(-DFLASHSCOPE_GIT_COMMIT="$FLASHSCOPE_GIT_COMMIT")
+[[ -n ${FLASHSCOPE_GIT_DIRTY:-} ]] && CMAKE_ARGS+=(-DFLASHSCOPE_GIT_DIRTY="$FLASHSCOPE_GIT_DIRTY")
 if [[ $WITH_TORCH == 1 ]] && TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
   CMAKE_ARGS+=(-DCMAKE_PREFIX_PATH="$TORCH_PREFIX")
 fi
@@ -150,17 +169,57 @@ if has_stage test; then
     log "ctest: test_kernels_gpu skipped: a kernel timed out in the check stage (see check.log)"
     CTEST_ARGS+=(-E test_kernels_gpu)
   fi
+  # On a host whose driver lists a GPU, a GPU test that finds no usable device fails (a broken
+  # driver must not pass as "skipped": tests/support/gpu_presence.hpp).
+  GPU_LISTED=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+  if [[ $GPU_LISTED -gt 0 ]]; then
+    export FLASHSCOPE_REQUIRE_GPU=1
+  else
+    log "WARNING: nvidia-smi lists no GPU; GPU tests will be skipped"
+  fi
   if ! ctest "${CTEST_ARGS[@]}" > "$LOG_DIR/ctest.log" 2>&1; then
     STATUS=1
   fi
   tail -15 "$LOG_DIR/ctest.log" | tee -a "$LOG_DIR/summary.txt"
+  # Every skipped test with its reason ("SKIPPED: ..." lines of each test's output).
+  LAST_TEST_LOG="$BUILD/Testing/Temporary/LastTest.log"
+  if [[ -f $LAST_TEST_LOG ]]; then
+    awk '/^[0-9]+\/[0-9]+ Testing: /{name=$3} /^SKIPPED: /{print "skipped " name ": " substr($0, 10)}' \
+      "$LAST_TEST_LOG" > "$LOG_DIR/skipped.txt"
+    if [[ -s $LOG_DIR/skipped.txt ]]; then
+      log "skipped tests:"
+      tee -a "$LOG_DIR/summary.txt" < "$LOG_DIR/skipped.txt"
+    fi
+    if [[ $GPU_LISTED -gt 0 ]] && grep -q "no CUDA device" "$LOG_DIR/skipped.txt"; then
+      log "FAILURE: GPU tests were skipped for want of a device on a host with $GPU_LISTED GPU(s)"
+      STATUS=1
+    fi
+  fi
 fi
 
-if has_stage sweep && "$EXPLORER" --help | grep -q -- "--csv"; then
+# Locked clocks (opt-in): lock before the sweeps, restore on every exit path.
+LOCKED_ARGS=()
+CLOCK_NOTE="default clocks (not locked)"
+if [[ -n $LOCK_SM_CLOCK ]] && { has_stage sweep || has_stage results || has_stage progression \
+     || has_stage tune || has_stage clocks || has_stage counters; }; then
+  if LOCK_OUTPUT=$(nvidia-smi -lgc "$LOCK_SM_CLOCK,$LOCK_SM_CLOCK" 2>&1); then
+    trap 'nvidia-smi -rgc > /dev/null 2>&1 && echo "[gpu_host] SM clocks restored (nvidia-smi -rgc)" | tee -a "$LOG_DIR/summary.txt"' EXIT
+    LOCKED_ARGS=(--locked-sm-clock "$LOCK_SM_CLOCK")
+    CLOCK_NOTE="SM clock locked at $LOCK_SM_CLOCK MHz (nvidia-smi -lgc), restored afterwards"
+    log "clocks: $CLOCK_NOTE"
+  else
+    CLOCK_NOTE="default clocks: locked clocks NOT permitted on this host"
+    log "clocks: locked clocks NOT permitted on this host (nvidia-smi -lgc $LOCK_SM_CLOCK,$LOCK_SM_CLOCK: $(echo "$LOCK_OUTPUT" | tr '\n' ' ')); sweeps run at the card's default clocks and their rows say so"
+  fi
+fi
+
+if has_stage sweep; then
   log "sweep: explorer --csv $SWEEP_ARGS"
   # shellcheck disable=SC2086
-  "$EXPLORER" --csv --output "$LOG_DIR/sweep.csv" $SWEEP_ARGS 2> "$LOG_DIR/sweep.log" || STATUS=1
-  tail -3 "$LOG_DIR/sweep.log" | tee -a "$LOG_DIR/summary.txt"
+  "$EXPLORER" --csv --output "$LOG_DIR/sweep.csv" "${LOCKED_ARGS[@]}" $SWEEP_ARGS \
+    2> "$LOG_DIR/sweep.log" || STATUS=1
+  # The sweep's last lines: its row count, then the reference drift per reference and dtype.
+  sed -n '/^sweep: /,$p' "$LOG_DIR/sweep.log" | tee -a "$LOG_DIR/summary.txt"
 fi
 
 if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
@@ -208,20 +267,78 @@ if has_stage progression || has_stage tune; then
     echo "| CUDA (nvcc) | $(nvcc --version | grep -o 'release [0-9.]*' | head -1) |"
     echo "| commit | $COMMIT |"
     echo "| date (UTC) | $(date -u +%Y-%m-%dT%H:%M:%SZ) |"
+    echo "| host | $(hostname) |"
+    echo "| clocks | $CLOCK_NOTE |"
   } > "$LOG_DIR/MANIFEST.md"
   # Runs one results sweep: NAME then explorer's arguments (without --output).
   results_sweep() {
     local name=$1 started=$SECONDS
     shift
-    log "results: explorer $* --output $name.csv"
-    "$EXPLORER" "$@" --output "$LOG_DIR/$name.csv" 2>> "$LOG_DIR/results.log" || STATUS=1
+    log "results: explorer $* ${LOCKED_ARGS[*]} --output $name.csv"
+    "$EXPLORER" "$@" "${LOCKED_ARGS[@]}" --output "$LOG_DIR/$name.csv" 2> "$LOG_DIR/$name.log" \
+      || STATUS=1
+    cat "$LOG_DIR/$name.log" >> "$LOG_DIR/results.log"
     log "results: $(($(wc -l < "$LOG_DIR/$name.csv") - 1)) $name rows in $((SECONDS - started)) s"
+    sed -n '/^sweep: /,$p' "$LOG_DIR/$name.log" | tee -a "$LOG_DIR/summary.txt"
     echo "| $name.csv | \`explorer $*\` ($((SECONDS - started)) s) |" >> "$LOG_DIR/MANIFEST.md"
   }
   if has_stage progression; then results_sweep progression --csv --set prog; fi
   if has_stage tune; then
     results_sweep tune --csv --set tune --steps "$TUNE_STEPS" --seq-lens 1024,2048,4096,8192,16384
   fi
+fi
+
+# Step 9 (the fastest step) and step 16 (the last Ampere-instruction step) against FA2 at
+# N = 4096, three ways: event medians (each row at its own clock), cycles (clock-free) and the
+# profiled launches' CUPTI durations, with the SM clocks and the references' drift over the
+# sweep. At the card's default clocks; again at the locked clock when --lock-sm-clock worked.
+if has_stage clocks; then
+  clocks_sweep() {
+    local name=$1 started=$SECONDS
+    shift
+    log "clocks: explorer --csv --set prog --steps 9,16 --seq-lens 4096 $* --output $name.csv"
+    "$EXPLORER" --csv --set prog --steps 9,16 --seq-lens 4096 "$@" \
+      --output "$LOG_DIR/$name.csv" 2> "$LOG_DIR/$name.log" || STATUS=1
+    log "clocks: $name.csv in $((SECONDS - started)) s"
+    sed -n '/^sweep: /,$p' "$LOG_DIR/$name.log" | tee -a "$LOG_DIR/summary.txt"
+    for block in vs-fa2-16 vs-fa2-9 clocks drift warnings; do
+      echo "--- $name: $block" | tee -a "$LOG_DIR/summary.txt"
+      "$EXPLORER" report --results "$LOG_DIR/$name.csv" --print "$block" 2>&1 \
+        | tee -a "$LOG_DIR/summary.txt"
+    done
+  }
+  if [[ ${#LOCKED_ARGS[@]} -gt 0 ]]; then
+    # Restore the default clocks for the first sweep, then lock again for the second.
+    nvidia-smi -rgc > /dev/null 2>&1 || log "clocks: nvidia-smi -rgc failed"
+    clocks_sweep clocks
+    if nvidia-smi -lgc "$LOCK_SM_CLOCK,$LOCK_SM_CLOCK" > /dev/null 2>&1; then
+      clocks_sweep clocks-locked "${LOCKED_ARGS[@]}"
+    else
+      log "clocks: locking again failed; no clocks-locked.csv"
+      LOCKED_ARGS=()
+    fi
+  else
+    clocks_sweep clocks
+  fi
+fi
+
+# The counters docs/versions cites (bank conflicts, stalls, tensor-pipe activity, local memory,
+# instructions), one profiled launch per row, for every built step's configs at N = 4096.
+COUNTER_METRICS="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+COUNTER_METRICS+=",l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum"
+COUNTER_METRICS+=",sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
+COUNTER_METRICS+=",smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct"
+COUNTER_METRICS+=",smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct"
+COUNTER_METRICS+=",smsp__warp_issue_stalled_wait_per_warp_active.pct"
+COUNTER_METRICS+=",l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"
+COUNTER_METRICS+=",l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"
+COUNTER_METRICS+=",smsp__average_warp_latency_per_inst_issued.ratio"
+if has_stage counters; then
+  started=$SECONDS
+  log "counters: explorer --csv --set prog --seq-lens 4096 --metric-runs 1 --metrics ... --output counters.csv"
+  "$EXPLORER" --csv --set prog --seq-lens 4096 --metric-runs 1 --metrics "$COUNTER_METRICS" \
+    "${LOCKED_ARGS[@]}" --output "$LOG_DIR/counters.csv" 2> "$LOG_DIR/counters.log" || STATUS=1
+  log "counters: $(($(wc -l < "$LOG_DIR/counters.csv") - 1)) rows in $((SECONDS - started)) s"
 fi
 
 if has_stage devices; then
@@ -233,7 +350,7 @@ if has_stage devices; then
     for devices in 0 all; do
       log "devices: explorer --csv --set prog --devices $devices --seed 15 $SWEEP_ARGS"
       # shellcheck disable=SC2086
-      "$EXPLORER" --csv --set prog --devices "$devices" --seed 15 $SWEEP_ARGS \
+      "$EXPLORER" --csv --set prog --devices "$devices" --seed 15 $SWEEP_ARGS "${LOCKED_ARGS[@]}" \
         --output "$LOG_DIR/devices_$devices.csv" 2> "$LOG_DIR/devices_$devices.log" || STATUS=1
       log "devices $devices: $(grep '^sweep: ' "$LOG_DIR/devices_$devices.log" || echo 'no summary line')"
       grep -E '^  GPU [0-9]+ ' "$LOG_DIR/devices_$devices.log" | tee -a "$LOG_DIR/summary.txt" || true

@@ -13,14 +13,17 @@ namespace flashscope::explorer::gui {
 namespace {
 
 constexpr Field kAxisFields[] = {
-    Field::tflops,     Field::pct_fa2, Field::pct_cudnn, Field::registers,   Field::smem_bytes,
-    Field::l2_hit_pct, Field::cycles,  Field::median_ms, Field::local_bytes, Field::seq_len};
+    Field::tflops,           Field::pct_fa2,   Field::pct_cudnn,    Field::pct_fa2_cycles,
+    Field::pct_cudnn_cycles, Field::registers, Field::smem_bytes,   Field::l2_hit_pct,
+    Field::cycles,           Field::median_ms, Field::sm_clock_mhz, Field::local_bytes,
+    Field::tensor_pipe_pct,  Field::seq_len};
 
 // Short numeric columns first and the long config last, so the numbers stay in view.
 constexpr Field kTableFields[] = {
-    Field::seq_len,   Field::tflops,     Field::pct_fa2,     Field::pct_cudnn,  Field::median_ms,
-    Field::registers, Field::smem_bytes, Field::local_bytes, Field::l2_hit_pct, Field::cycles,
-    Field::verdict,   Field::dtype,      Field::config};
+    Field::seq_len,         Field::tflops,      Field::pct_fa2,      Field::pct_fa2_cycles,
+    Field::pct_cudnn,       Field::median_ms,   Field::sm_clock_mhz, Field::registers,
+    Field::smem_bytes,      Field::local_bytes, Field::l2_hit_pct,   Field::cycles,
+    Field::tensor_pipe_pct, Field::verdict,     Field::dtype,        Field::config};
 
 bool field_combo(const char* label, Field& field) {
   bool changed = false;

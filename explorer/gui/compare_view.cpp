@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "configs/config_sets.hpp"
 #include "explorer/gui/views.hpp"
 #include "explorer/plot/plot.hpp"
 
@@ -160,13 +161,13 @@ void CompareView::draw(ExplorerState& state) {
   // Per-step geometric mean ratio: where B gains or loses.
   if (!comparison_.per_step.empty()) {
     plot::Axis x_axis;
-    x_axis.title = "step (references after 16)";
+    x_axis.title = "step (references after " + std::to_string(configs::kLastStep) + ")";
     x_axis.zoomable = false;
     std::vector<double> ratios{1.0};
     std::vector<double> positions;
     for (const StepRatio& step : comparison_.per_step) {
       const int order = step_order(step.step);
-      const double position = order < 1000 ? order : 17 + (order - 1000);
+      const double position = order < 1000 ? order : configs::kLastStep + 1 + (order - 1000);
       positions.push_back(position);
       ratios.push_back(step.geometric_mean);
       x_axis.categories.push_back({position, order < 1000 ? step.step : step_label(step.step)});

@@ -15,11 +15,15 @@ std::optional<bool> higher_is_better(Field field) {
     case Field::tflops:
     case Field::pct_fa2:
     case Field::pct_cudnn:
+    case Field::pct_fa2_cycles:
+    case Field::pct_cudnn_cycles:
       return true;
     case Field::median_ms:
     case Field::cycles:
     case Field::local_bytes:
       return false;
+    case Field::tensor_pipe_pct:
+      return true;
     default:
       return std::nullopt;  // registers, shared memory, L2 hit: context decides
   }
@@ -32,6 +36,8 @@ int decimals_of(Field field) {
     case Field::tflops:
     case Field::pct_fa2:
     case Field::pct_cudnn:
+    case Field::pct_fa2_cycles:
+    case Field::pct_cudnn_cycles:
     case Field::l2_hit_pct:
       return 1;
     default:

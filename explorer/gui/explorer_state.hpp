@@ -31,6 +31,7 @@ struct Selection {
   std::string dtype;           // empty until data arrives
   std::optional<int> seq_len;  // nullopt: harmonic mean over N
   Reference reference = Reference::fa2;
+  PercentBasis basis = PercentBasis::time;  // % read by time or by cycles
   ValueMode mode = ValueMode::tflops;
   int detail_step = 1;
 };
@@ -58,6 +59,7 @@ class ExplorerState {
   const std::vector<std::string>& cache_modes();
   // Every GPU (index, UUID) of the filter's device model in the loaded files.
   const std::vector<DeviceUnit>& gpus();
+  const std::vector<RunChoice>& runs();  // every run (host, commit) in the loaded files
 
   const RowFilter& filter() const { return filter_; }
   void set_filter(RowFilter filter);
@@ -92,6 +94,7 @@ class ExplorerState {
   std::vector<std::string> devices_;
   std::vector<std::string> cache_modes_;
   std::vector<DeviceUnit> gpus_;
+  std::vector<RunChoice> runs_;
 };
 
 }  // namespace flashscope::explorer

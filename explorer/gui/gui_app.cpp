@@ -1,3 +1,4 @@
+#include "configs/config_sets.hpp"
 #include "explorer/gui/gui_app.hpp"
 
 #include <CLI/CLI.hpp>
@@ -41,7 +42,7 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                ->capture_default_str());
   in_group(app.add_option("--detail-step", options.detail_step,
                           "Step the detail view shows first (default: the second with data)")
-               ->check(CLI::Range(1, 16)));
+               ->check(CLI::Range(configs::kFirstStep, configs::kLastStep)));
   in_group(app.add_option("--gpu", options.gpu,
                           "GPU whose rows the views show first: a device index (e.g. 1) or a UUID "
                           "or its prefix (e.g. GPU-8e5b); its model becomes the device filter"));
@@ -57,7 +58,7 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
         options.compare_gpu_b = pair.substr(comma + 1);
       },
       "The GPUs the compare view puts side by side, A,B (index or UUID prefix each); with one "
-      "file loaded both sides are that file, e.g. the two GPUs of a --devices all sweep"));
+      "file loaded both sides are that file"));
   in_group(app.add_option("--screenshot", options.screenshot_path,
                           "Render --frames frames, save the window as this PNG and exit"));
   in_group(app.add_option("--frames", options.frames, "Frames rendered before the screenshot")
@@ -215,9 +216,21 @@ class ExplorerWindow {
     }
     ImGui::SetNextItemWidth(-FLT_MIN);
     changed |= string_combo("##cache", filter.cache_mode, state_.cache_modes(), "any cache mode");
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    changed |= run_combo(filter.run);
     if (changed) state_.set_filter(filter);
     ImGui::TextColored(kMutedColour, "%zu of %zu rows", state_.rows().rows().size(),
                        state_.row_count());
+    // Rows of two hosts or builds differ by a percent or more in time alone: never mix them
+    // without saying so.
+    if (const std::size_t runs = state_.rows().run_labels().size(); runs > 1) {
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextColored(kWarningColour,
+                         "%zu runs mixed (hosts / builds): each view takes a step's fastest row "
+                         "of any run. Pick one run above to compare like with like.",
+                         runs);
+      ImGui::PopTextWrapPos();
+    }
 
     if (!state_.problems().empty()) {
       ImGui::Spacing();
@@ -234,6 +247,30 @@ class ExplorerWindow {
     ImGui::Separator();
     ImGui::TextUnformatted("Run a sweep");
     run_panel_.draw(state_);
+  }
+
+  // The run filter: "every run" or one (host, commit) of the loaded files.
+  bool run_combo(std::string& run) {
+    const std::vector<RunChoice>& runs = state_.runs();
+    std::string preview = "every run";
+    for (const RunChoice& choice : runs)
+      if (choice.key == run) preview = "run " + choice.label;
+    bool changed = false;
+    if (ImGui::BeginCombo("##run", preview.c_str())) {
+      if (ImGui::Selectable("every run", run.empty()) && !run.empty()) {
+        run.clear();
+        changed = true;
+      }
+      for (const RunChoice& choice : runs) {
+        const std::string text = choice.label + " (" + std::to_string(choice.rows) + " rows)";
+        if (ImGui::Selectable(text.c_str(), choice.key == run) && choice.key != run) {
+          run = choice.key;
+          changed = true;
+        }
+      }
+      ImGui::EndCombo();
+    }
+    return changed;
   }
 
   void draw_views() {
@@ -254,7 +291,8 @@ class ExplorerWindow {
                                : no_files_message_);
       } else if (state_.rows().empty() && view != ViewId::compare) {
         empty_view_message(
-            "No rows match: tick a file on the left or choose another device / cache mode.");
+            "No rows match: tick a file on the left or choose another device / cache mode / "
+            "run.");
       } else {
         draw_view(view);
       }

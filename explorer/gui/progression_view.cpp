@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "explorer/gui/views.hpp"
+#include "kernels/common/config.hpp"
 #include "explorer/model/step_pages.hpp"
 #include "explorer/model/steps.hpp"
 #include "explorer/plot/plot.hpp"
@@ -12,9 +13,9 @@ namespace flashscope::explorer::gui {
 
 namespace {
 
-std::optional<double> shown_value(const StepValue& value, ValueMode mode) {
+std::optional<double> shown_value(const StepValue& value, ValueMode mode, PercentBasis basis) {
   if (mode == ValueMode::tflops) return value.tflops;
-  return value.percent;
+  return value.percent_by(basis);
 }
 
 std::string format_value(double value, ValueMode mode) {
@@ -44,14 +45,15 @@ void step_value_tooltip(const RowSet& set, const StepValue& value, const Progres
     ImGui::Text("%s", value.config.c_str());
     ImGui::Text("harmonic mean %.1f TFLOP/s over %zu of %zu N", value.tflops, value.rows.size(),
                 progression.seq_lens.size());
-    if (ImGui::BeginTable("##per_n", 6, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
-      for (const char* header : {"N", "TFLOP/s", "median ms", "registers", "L2 hit %", "cycles"})
+    if (ImGui::BeginTable("##per_n", 7, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+      for (const char* header :
+           {"N", "TFLOP/s", "median ms", "registers", "L2 hit %", "cycles", "tensor pipe %"})
         ImGui::TableSetupColumn(header);
       ImGui::TableHeadersRow();
       for (const ResultRow* row : value.rows) {
         ImGui::TableNextRow();
         for (Field field : {Field::seq_len, Field::tflops, Field::median_ms, Field::registers,
-                            Field::l2_hit_pct, Field::cycles}) {
+                            Field::l2_hit_pct, Field::cycles, Field::tensor_pipe_pct}) {
           ImGui::TableNextColumn();
           ImGui::TextUnformatted(format_field(set, *row, field).c_str());
         }
@@ -100,18 +102,19 @@ void ProgressionView::draw(ExplorerState& state) {
   std::vector<double> values;
   for (const auto* group : {&progression.steps, &progression.references})
     for (const StepValue& value : *group)
-      if (const auto shown = shown_value(value, mode)) values.push_back(*shown);
+      if (const auto shown = shown_value(value, mode, selection.basis)) values.push_back(*shown);
 
   plot::Axis x_axis;
   x_axis.title = "step";
-  x_axis.fit = {0.4, 16.6};
+  x_axis.fit = {0.4, kStepCount + 0.6};
   x_axis.zoomable = false;
   for (int step = 1; step <= kStepCount; ++step)
     x_axis.categories.push_back({static_cast<double>(step), std::to_string(step)});
   plot::Axis y_axis;
   y_axis.title = mode == ValueMode::tflops
                      ? "TFLOP/s"
-                     : "% of " + std::string(reference_label(selection.reference));
+                     : "% of " + std::string(reference_label(selection.reference)) + " " +
+                           std::string(percent_basis_label(selection.basis));
   y_axis.fit = plot::fit_range(values, plot::AxisScale::linear, 0.12, true);
   y_axis.zoomable = false;
 
@@ -121,7 +124,7 @@ void ProgressionView::draw(ExplorerState& state) {
   for (std::size_t i = 0; i < progression.steps.size(); ++i) {
     const StepValue& value = progression.steps[i];
     const int step = step_order(value.step);
-    const auto shown = shown_value(value, mode);
+    const auto shown = shown_value(value, mode, selection.basis);
     if (!shown) {
       ++missing_percent;
       continue;
@@ -131,13 +134,17 @@ void ProgressionView::draw(ExplorerState& state) {
     chart.text_above(step, *shown, format_value(*shown, mode), IM_COL32(220, 222, 228, 255));
   }
   for (const StepValue& value : progression.references) {
-    const auto shown = shown_value(value, mode);
+    const auto shown = shown_value(value, mode, selection.basis);
     const auto reference = reference_from_key(value.step);
     if (shown && reference)
       chart.horizontal_line(
           *shown, reference_colour(*reference),
           std::string(reference_label(*reference)) + " " + format_value(*shown, mode));
   }
+  // Steps 17+ are the Hopper track: wgmma, TMA and warp specialization on sm_90a, after the
+  // seed's sixteen Ampere-instruction steps.
+  chart.vertical_separator(kFirstHopperStep - 0.5, IM_COL32(150, 160, 190, 200),
+                           "Hopper track (sm_90a)");
   const plot::Interaction interaction = chart.finish();
   hovered_step_.reset();
   if (interaction.hovered) {
@@ -152,19 +159,26 @@ void ProgressionView::draw(ExplorerState& state) {
   }
   if (missing_percent > 0)
     ImGui::TextColored(kWarningColour,
-                       "%d step(s) have no %s row at the same shape, so no percentage.",
+                       selection.basis == PercentBasis::cycles
+                           ? "%d step(s) have no %s row with cycles at the same shape in the same "
+                             "run (counters off?), so no percentage by cycles."
+                           : "%d step(s) have no %s row at the same shape in the same run, so no "
+                             "percentage.",
                        missing_percent, std::string(reference_label(selection.reference)).c_str());
 
   // The same numbers as a table, with each step's change over the one before it.
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("##progression_table", 6, flags)) {
+  if (ImGui::BeginTable("##progression_table", 7, flags)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("step");
     ImGui::TableSetupColumn("iteration");
     ImGui::TableSetupColumn("TFLOP/s");
-    const std::string percent_header = "% of " + std::string(reference_label(selection.reference));
+    const std::string reference_name(reference_label(selection.reference));
+    const std::string percent_header = "% of " + reference_name + " by time";
+    const std::string cycles_header = "by cycles";
     ImGui::TableSetupColumn(percent_header.c_str());
+    ImGui::TableSetupColumn(cycles_header.c_str());
     ImGui::TableSetupColumn("vs previous step");
     ImGui::TableSetupColumn("config", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
@@ -172,6 +186,9 @@ void ProgressionView::draw(ExplorerState& state) {
     for (const StepValue& value : progression.steps) {
       const int step = step_order(value.step);
       ImGui::TableNextRow();
+      if (step == kFirstHopperStep) {  // the table marks the track's start too
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(40, 44, 58, 255));
+      }
       ImGui::TableNextColumn();
       const std::string id = std::to_string(step) + "##step_row";
       if (ImGui::Selectable(id.c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) {
@@ -185,6 +202,8 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::Text("%.1f", value.tflops);
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_number(value.percent, 1).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_number(value.percent_cycles, 1).c_str());
       ImGui::TableNextColumn();
       if (previous && previous->tflops > 0) {
         const double change = (value.tflops / previous->tflops - 1.0) * 100.0;
@@ -209,6 +228,8 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::Text("%.1f", value.tflops);
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_number(value.percent, 1).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_number(value.percent_cycles, 1).c_str());
       ImGui::TableNextColumn();
       ImGui::TableNextColumn();
     }

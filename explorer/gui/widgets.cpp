@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "configs/config_sets.hpp"
 #include "explorer/model/fields.hpp"
 
 namespace flashscope::explorer::gui {
@@ -19,7 +20,8 @@ ImU32 step_colour(int step, float alpha) {
                                            {0.13f, 0.57f, 0.55f},
                                            {0.37f, 0.79f, 0.38f},
                                            {0.99f, 0.91f, 0.14f}};
-  const float t = std::clamp(static_cast<float>(step - 1) / 15.0f, 0.0f, 1.0f) * 4.0f;
+  const float t =
+      std::clamp(static_cast<float>(step - 1) / (configs::kLastStep - 1), 0.0f, 1.0f) * 4.0f;
   const int low = std::min(static_cast<int>(t), 3);
   const float f = t - static_cast<float>(low);
   float rgb[3];
@@ -127,6 +129,19 @@ void value_mode_controls(Selection& selection) {
   ImGui::SetNextItemWidth(80);
   ImGui::Combo("##reference", &reference, "FA2\0cuDNN\0");
   selection.reference = reference == 0 ? Reference::fa2 : Reference::cudnn;
+  ImGui::SameLine();
+  // By time the percentage moves with the clock each row ran at; by cycles it does not.
+  int basis = selection.basis == PercentBasis::time ? 0 : 1;
+  ImGui::RadioButton("by time", &basis, 0);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("reference median / row median: includes any difference in SM clock");
+  ImGui::SameLine();
+  ImGui::RadioButton("by cycles", &basis, 1);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "reference cycles / row cycles (sm__cycles_elapsed.max): the same comparison at a "
+        "common clock; needs hardware counters");
+  selection.basis = basis == 0 ? PercentBasis::time : PercentBasis::cycles;
 }
 
 void row_details(const RowSet& set, const ResultRow& row) {
@@ -142,8 +157,10 @@ void row_details(const RowSet& set, const ResultRow& row) {
       ImGui::TextUnformatted(value.c_str());
     };
     line("TFLOP/s", format_field(set, row, Field::tflops));
-    line("% of FA2", format_field(set, row, Field::pct_fa2));
-    line("% of cuDNN", format_field(set, row, Field::pct_cudnn));
+    line("% of FA2", format_field(set, row, Field::pct_fa2) + " by time, " +
+                         format_field(set, row, Field::pct_fa2_cycles) + " by cycles");
+    line("% of cuDNN", format_field(set, row, Field::pct_cudnn) + " by time, " +
+                           format_field(set, row, Field::pct_cudnn_cycles) + " by cycles");
     line("median ms", format_field(set, row, Field::median_ms) + "  (" +
                           format_number(row.min_ms, 3) + " - " + format_number(row.max_ms, 3) +
                           ", " + std::to_string(row.runs) + " runs)");
@@ -152,6 +169,8 @@ void row_details(const RowSet& set, const ResultRow& row) {
     line("local mem", format_field(set, row, Field::local_bytes) + " B");
     line("L2 hit %", format_field(set, row, Field::l2_hit_pct));
     line("cycles", format_field(set, row, Field::cycles));
+    if (const auto pipe = numeric_field(set, row, Field::tensor_pipe_pct))
+      line("tensor pipe", format_field(set, row, Field::tensor_pipe_pct) + " % active");
     line("shape", "B=" + std::to_string(row.batch) + " H=" + std::to_string(row.heads) +
                       " d=" + std::to_string(row.d_head));
     line("verdict",
@@ -159,7 +178,15 @@ void row_details(const RowSet& set, const ResultRow& row) {
                             ? "  (max error " + format_field(set, row, Field::max_error) + ")"
                             : std::string()));
     if (row.status != "ok") line("status", row.status);
-    line("measured", row.cache_mode + " cache, " + std::to_string(row.sm_clock_mhz) + " MHz");
+    line("measured", row.cache_mode + " cache, " + std::to_string(row.sm_clock_mhz) + " MHz" +
+                         (row.locked_sm_clock_mhz
+                              ? " (locked at " + std::to_string(*row.locked_sm_clock_mhz) + ")"
+                              : std::string(" (clocks as found)")));
+    line("run", run_label(row) + (row.reference_pass
+                                      ? ", reference pass " + std::to_string(*row.reference_pass)
+                                      : std::string()));
+    if (!row.fa2_entry_point.empty()) line("FA2 entry point", row.fa2_entry_point);
+    if (!row.warnings.empty()) line("warnings", row.warnings);
     if (row.device_index || !row.device_uuid.empty())
       line("GPU", (row.device_index ? std::to_string(*row.device_index) + "  " : std::string()) +
                       row.device_uuid);

@@ -26,8 +26,14 @@ std::string_view field_label(Field field) {
       return "% of FA2";
     case Field::pct_cudnn:
       return "% of cuDNN";
+    case Field::pct_fa2_cycles:
+      return "% of FA2 by cycles";
+    case Field::pct_cudnn_cycles:
+      return "% of cuDNN by cycles";
     case Field::median_ms:
       return "median ms";
+    case Field::sm_clock_mhz:
+      return "SM clock (MHz)";
     case Field::registers:
       return "registers / thread";
     case Field::smem_bytes:
@@ -38,6 +44,8 @@ std::string_view field_label(Field field) {
       return "L2 hit %";
     case Field::cycles:
       return "cycles";
+    case Field::tensor_pipe_pct:
+      return "tensor pipe active %";
     case Field::max_error:
       return "max error";
     case Field::verdict:
@@ -59,6 +67,12 @@ bool is_numeric_field(Field field) {
     default:
       return true;
   }
+}
+
+Field percent_field(Reference reference, PercentBasis basis) {
+  if (reference == Reference::fa2)
+    return basis == PercentBasis::time ? Field::pct_fa2 : Field::pct_fa2_cycles;
+  return basis == PercentBasis::time ? Field::pct_cudnn : Field::pct_cudnn_cycles;
 }
 
 namespace {
@@ -96,7 +110,10 @@ int decimals_for(Field field) {
     case Field::tflops:
     case Field::pct_fa2:
     case Field::pct_cudnn:
+    case Field::pct_fa2_cycles:
+    case Field::pct_cudnn_cycles:
     case Field::l2_hit_pct:
+    case Field::tensor_pipe_pct:
       return 1;
     case Field::median_ms:
       return 3;
@@ -119,8 +136,14 @@ std::optional<double> numeric_field(const RowSet& set, const ResultRow& row, Fie
       return set.percent_of_reference(row, Reference::fa2);
     case Field::pct_cudnn:
       return set.percent_of_reference(row, Reference::cudnn);
+    case Field::pct_fa2_cycles:
+      return set.percent_of_reference(row, Reference::fa2, PercentBasis::cycles);
+    case Field::pct_cudnn_cycles:
+      return set.percent_of_reference(row, Reference::cudnn, PercentBasis::cycles);
     case Field::median_ms:
       return row.median_ms;
+    case Field::sm_clock_mhz:
+      return row.sm_clock_mhz > 0 ? std::optional<double>(row.sm_clock_mhz) : std::nullopt;
     case Field::registers:
       return widen(row.registers);
     case Field::smem_bytes:
@@ -131,6 +154,10 @@ std::optional<double> numeric_field(const RowSet& set, const ResultRow& row, Fie
       return row.l2_hit_pct;
     case Field::cycles:
       return row.cycles;
+    case Field::tensor_pipe_pct: {
+      const auto found = row.extra_metrics.find(std::string(kTensorPipeMetric));
+      return found == row.extra_metrics.end() ? std::nullopt : std::optional(found->second);
+    }
     case Field::max_error:
       return row.max_error;
     default:
@@ -153,7 +180,12 @@ std::string format_field(const RowSet& set, const ResultRow& row, Field field) {
     std::snprintf(text, sizeof text, "%.3g", *row.max_error);
     return text;
   }
-  return format_number(numeric_field(set, row, field), decimals_for(field));
+  std::string text = format_number(numeric_field(set, row, field), decimals_for(field));
+  // A value the row's sanity checks flag (e.g. an L2 hit rate above 100 %) says so wherever it
+  // is shown; the row's warnings give the reason.
+  if (field == Field::l2_hit_pct && row.warnings.find("l2_hit_pct") != std::string::npos)
+    text += " (!)";
+  return text;
 }
 
 void sort_rows(std::vector<const ResultRow*>& rows, std::span<const SortKey> keys,

@@ -22,19 +22,31 @@ enum class Field {
   tflops,
   pct_fa2,
   pct_cudnn,
+  pct_fa2_cycles,    // % of FA2 by cycles (PercentBasis::cycles)
+  pct_cudnn_cycles,  // % of cuDNN by cycles
   median_ms,
+  sm_clock_mhz,
   registers,
   smem_bytes,
   local_bytes,
   l2_hit_pct,
   cycles,
+  tensor_pipe_pct,  // tensor-pipe activity, when the sweep collected kTensorPipeMetric
   max_error,
   verdict,
   status,
 };
 
+// The CUPTI metric behind Field::tensor_pipe_pct: collected when a sweep asks for it with
+// `--metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active` (an extra metric).
+inline constexpr std::string_view kTensorPipeMetric =
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active";
+
 std::string_view field_label(Field field);  // column header / axis title, with unit
 bool is_numeric_field(Field field);
+
+// The % field of a reference read by time or by cycles.
+Field percent_field(Reference reference, PercentBasis basis);
 
 // Nullopt for text fields and for values the row does not have (e.g. no profiler metrics).
 std::optional<double> numeric_field(const RowSet& set, const ResultRow& row, Field field);

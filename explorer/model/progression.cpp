@@ -8,7 +8,7 @@ namespace flashscope::explorer {
 namespace {
 
 // Rows of one step (or reference) and dtype that may be aggregated, grouped by config then N;
-// each (config, N) keeps its fastest row, as repeated measurements are alternatives.
+// each (config, N) keeps one row (stands_before: a reference's first pass, else the fastest).
 using RowsByConfigAndN = std::map<std::string, std::map<int, const ResultRow*>>;
 
 std::map<std::string, RowsByConfigAndN> group_usable_rows(const RowSet& set,
@@ -17,17 +17,17 @@ std::map<std::string, RowsByConfigAndN> group_usable_rows(const RowSet& set,
   for (const ResultRow* row : set.rows()) {
     if (row->dtype != dtype || !is_usable(*row)) continue;
     const ResultRow*& slot = by_step[row->step][row->config][row->seq_len];
-    if (slot == nullptr || row->tflops > slot->tflops) slot = row;
+    if (slot == nullptr || stands_before(*row, *slot)) slot = row;
   }
   return by_step;
 }
 
 std::optional<double> percent_harmonic_mean(const RowSet& set,
                                             const std::vector<const ResultRow*>& rows,
-                                            Reference reference) {
+                                            Reference reference, PercentBasis basis) {
   std::vector<double> percents;
   for (const ResultRow* row : rows) {
-    const auto percent = set.percent_of_reference(*row, reference);
+    const auto percent = set.percent_of_reference(*row, reference, basis);
     if (!percent) return std::nullopt;  // a partial mean would not be comparable
     percents.push_back(*percent);
   }
@@ -46,7 +46,8 @@ std::optional<StepValue> value_at_seq_len(const std::string& step, const RowsByC
   return StepValue{step,
                    fastest->config,
                    fastest->tflops,
-                   set.percent_of_reference(*fastest, reference),
+                   set.percent_of_reference(*fastest, reference, PercentBasis::time),
+                   set.percent_of_reference(*fastest, reference, PercentBasis::cycles),
                    {fastest}};
 }
 
@@ -55,7 +56,7 @@ std::optional<StepValue> harmonic_mean_value(const std::string& step,
                                              Reference reference) {
   std::optional<StepValue> best;
   for (const auto& [config, by_n] : configs) {
-    StepValue candidate{step, config, 0, std::nullopt, {}};
+    StepValue candidate{step, config, 0, std::nullopt, std::nullopt, {}};
     std::vector<double> tflops;
     for (const auto& [seq_len, row] : by_n) {
       candidate.rows.push_back(row);
@@ -68,7 +69,10 @@ std::optional<StepValue> harmonic_mean_value(const std::string& step,
                         (candidate.rows.size() == best->rows.size() && *mean > best->tflops);
     if (better) best = std::move(candidate);
   }
-  if (best) best->percent = percent_harmonic_mean(set, best->rows, reference);
+  if (best) {
+    best->percent = percent_harmonic_mean(set, best->rows, reference, PercentBasis::time);
+    best->percent_cycles = percent_harmonic_mean(set, best->rows, reference, PercentBasis::cycles);
+  }
   return best;
 }
 
@@ -145,18 +149,21 @@ StepChange change_from_previous_step(const Progression& progression, int step, c
   for (const StepValue& value : progression.steps)
     if (step_order(value.step) < step) change.previous = &value;
 
-  const Field percent_field = reference == Reference::fa2 ? Field::pct_fa2 : Field::pct_cudnn;
   auto tflops = [](const StepValue* value) -> std::optional<double> {
     if (!value) return std::nullopt;
     return value->tflops;
   };
-  auto percent = [](const StepValue* value) -> std::optional<double> {
-    return value ? value->percent : std::nullopt;
-  };
   change.changes.push_back({Field::tflops, tflops(change.previous), tflops(change.current)});
-  change.changes.push_back({percent_field, percent(change.previous), percent(change.current)});
-  for (Field field : {Field::median_ms, Field::registers, Field::smem_bytes, Field::local_bytes,
-                      Field::l2_hit_pct, Field::cycles}) {
+  for (const PercentBasis basis : kPercentBases) {
+    auto percent = [basis](const StepValue* value) -> std::optional<double> {
+      return value ? value->percent_by(basis) : std::nullopt;
+    };
+    change.changes.push_back(
+        {percent_field(reference, basis), percent(change.previous), percent(change.current)});
+  }
+  for (Field field :
+       {Field::median_ms, Field::registers, Field::smem_bytes, Field::local_bytes,
+        Field::l2_hit_pct, Field::cycles, Field::sm_clock_mhz, Field::tensor_pipe_pct}) {
     auto metric = [&](const StepValue* value) -> std::optional<double> {
       return value ? mean_metric(set, value->rows, field) : std::nullopt;
     };

@@ -25,10 +25,14 @@ struct ProgressionQuery {
 // config must stand for the step (the seed fixed one config per step): the config measured at
 // the most N, ties broken by the highest harmonic mean of TFLOP/s.
 struct StepValue {
-  std::string step;                    // "7", "fa2", ...
-  std::string config;                  // empty for references
-  double tflops = 0;                   // at N, or the harmonic mean over `rows`
-  std::optional<double> percent;       // of the query's reference (harmonic mean of per-N %)
+  std::string step;               // "7", "fa2", ...
+  std::string config;             // empty for references
+  double tflops = 0;              // at N, or the harmonic mean over `rows`
+  std::optional<double> percent;  // of the query's reference by time (harmonic mean of per-N %)
+  std::optional<double> percent_cycles;  // the same by cycles (PercentBasis::cycles)
+  std::optional<double> percent_by(PercentBasis basis) const {
+    return basis == PercentBasis::time ? percent : percent_cycles;
+  }
   std::vector<const ResultRow*> rows;  // the row at N, or one per N in ascending N
 };
 
@@ -57,8 +61,9 @@ struct StepChange {
   std::vector<MetricChange> changes;
 };
 
-// TFLOP/s and % come from the StepValues; per-row metrics (registers, L2 hit, cycles, ...) are
-// the row's at one N, or their mean over the StepValue's rows for the harmonic mean.
+// TFLOP/s and % (by time and by cycles) come from the StepValues; per-row metrics (registers, L2
+// hit, cycles, ...) are the row's at one N, or their mean over the StepValue's rows for the
+// harmonic mean.
 StepChange change_from_previous_step(const Progression& progression, int step, const RowSet& set,
                                      Reference reference);
 

@@ -1,6 +1,7 @@
 #include "explorer/model/row_set.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "explorer/model/devices.hpp"
@@ -21,8 +22,18 @@ std::optional<Reference> reference_from_key(std::string_view step) {
   return std::nullopt;
 }
 
+std::string_view percent_basis_label(PercentBasis basis) {
+  return basis == PercentBasis::cycles ? "by cycles" : "by time";
+}
+
 bool is_usable(const ResultRow& row) {
   return row.status == "ok" && row.verdict != "fail" && row.median_ms > 0 && row.tflops > 0;
+}
+
+bool stands_before(const ResultRow& a, const ResultRow& b) {
+  const int pass_a = a.reference_pass.value_or(1), pass_b = b.reference_pass.value_or(1);
+  if (pass_a != pass_b) return pass_a < pass_b;
+  return a.tflops > b.tflops;
 }
 
 int step_order(std::string_view step) {
@@ -76,7 +87,7 @@ std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
     if (!file.shown) continue;
     for (const ResultRow& row : file.rows)
       if (accepts(filter.device, row.device) && accepts(filter.cache_mode, row.cache_mode) &&
-          gpu_matches(row, filter.gpu))
+          gpu_matches(row, filter.gpu) && (filter.run.empty() || filter.run == run_key(row)))
         rows.push_back(&row);
   }
   return rows;
@@ -98,24 +109,50 @@ std::vector<std::string> distinct_cache_modes(const std::vector<ResultFile>& fil
   return distinct_values(files, [](const ResultRow& row) { return row.cache_mode; });
 }
 
+std::vector<RunChoice> distinct_runs(const std::vector<ResultFile>& files) {
+  std::map<std::string, RunChoice> runs;
+  for (const ResultFile& file : files)
+    for (const ResultRow& row : file.rows) {
+      RunChoice& run = runs[run_key(row)];
+      if (run.rows++ == 0) {
+        run.key = run_key(row);
+        run.label = run_label(row);
+      }
+    }
+  std::vector<RunChoice> choices;
+  for (auto& [key, run] : runs)
+    choices.push_back(std::move(run));
+  std::sort(choices.begin(), choices.end(),
+            [](const RunChoice& a, const RunChoice& b) { return a.label < b.label; });
+  return choices;
+}
+
 RowSet::ShapeKey RowSet::shape_of(const ResultRow& row) {
-  return {row.dtype, row.d_head, row.batch, row.heads, row.seq_len};
+  return {run_key(row), row.dtype, row.d_head, row.batch, row.heads, row.seq_len};
 }
 
 RowSet::RowSet(std::vector<const ResultRow*> rows) : rows_(std::move(rows)) {
   std::set<std::string> dtypes;
   std::map<std::string, std::set<int>> seq_lens;
   std::set<int> steps;
+  std::set<std::string> runs;
   for (const ResultRow* row : rows_) {
     dtypes.insert(row->dtype);
     seq_lens[row->dtype].insert(row->seq_len);
     seq_lens[""].insert(row->seq_len);
+    runs.insert(run_label(*row));
     if (step_order(row->step) < 1000) steps.insert(step_order(row->step));
     const auto reference = reference_from_key(row->step);
     if (!reference || !is_usable(*row)) continue;
-    const ResultRow*& fastest = fastest_reference_[static_cast<int>(*reference)][shape_of(*row)];
-    if (fastest == nullptr || row->median_ms < fastest->median_ms) fastest = row;
+    // The first pass, as the sweep pairs it; among equal passes (repeated sweeps of one run)
+    // the fastest, as repeated measurements are alternatives.
+    const ResultRow*& paired = paired_reference_[static_cast<int>(*reference)][shape_of(*row)];
+    const auto rank = [](const ResultRow* r) {
+      return std::make_pair(r->reference_pass.value_or(1), r->median_ms);
+    };
+    if (paired == nullptr || rank(row) < rank(paired)) paired = row;
   }
+  run_labels_.assign(runs.begin(), runs.end());
   dtypes_.assign(dtypes.begin(), dtypes.end());
   for (const auto& [dtype, values] : seq_lens)
     seq_lens_[dtype].assign(values.begin(), values.end());
@@ -123,18 +160,26 @@ RowSet::RowSet(std::vector<const ResultRow*> rows) : rows_(std::move(rows)) {
 }
 
 const ResultRow* RowSet::reference_for(const ResultRow& row, Reference reference) const {
-  const auto& by_shape = fastest_reference_[static_cast<int>(reference)];
+  const auto& by_shape = paired_reference_[static_cast<int>(reference)];
   const auto found = by_shape.find(shape_of(row));
   return found == by_shape.end() ? nullptr : found->second;
 }
 
-std::optional<double> RowSet::percent_of_reference(const ResultRow& row,
-                                                   Reference reference) const {
-  const std::optional<double>& stored = reference == Reference::fa2 ? row.pct_fa2 : row.pct_cudnn;
+std::optional<double> RowSet::percent_of_reference(const ResultRow& row, Reference reference,
+                                                   PercentBasis basis) const {
+  const bool fa2 = reference == Reference::fa2;
+  const std::optional<double>& stored = basis == PercentBasis::time
+                                            ? (fa2 ? row.pct_fa2 : row.pct_cudnn)
+                                            : (fa2 ? row.pct_fa2_cycles : row.pct_cudnn_cycles);
   if (stored) return stored;
   const ResultRow* reference_row = reference_for(row, reference);
-  if (reference_row == nullptr || row.median_ms <= 0) return std::nullopt;
-  return reference_row->median_ms / row.median_ms * 100.0;
+  if (reference_row == nullptr) return std::nullopt;
+  if (basis == PercentBasis::time) {
+    if (!(row.median_ms > 0)) return std::nullopt;
+    return reference_row->median_ms / row.median_ms * 100.0;
+  }
+  if (!reference_row->cycles || !row.cycles || !(*row.cycles > 0)) return std::nullopt;
+  return *reference_row->cycles / *row.cycles * 100.0;
 }
 
 const std::vector<int>& RowSet::seq_lens(std::string_view dtype) const {

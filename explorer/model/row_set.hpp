@@ -21,9 +21,22 @@ std::string_view reference_key(Reference reference);    // the step column's val
 std::string_view reference_label(Reference reference);  // for people: "FA2", "cuDNN"
 std::optional<Reference> reference_from_key(std::string_view step);
 
+// How a percentage of a reference is read. By time: reference median / row median, which moves
+// with the SM clock each row ran at (a power-capped GPU runs different kernels at different
+// clocks). By cycles: reference cycles / row cycles (sm__cycles_elapsed.max of the profiled
+// launches), the same comparison at a common clock (docs/profiling.md, "Time and cycles").
+enum class PercentBasis { time, cycles };
+inline constexpr PercentBasis kPercentBases[] = {PercentBasis::time, PercentBasis::cycles};
+std::string_view percent_basis_label(PercentBasis basis);  // "by time", "by cycles"
+
 // A row whose numbers may be aggregated: it ran ("ok") and did not fail the correctness check.
 // Faulted, skipped and failing rows still appear in tables, never in bests or means.
 bool is_usable(const ResultRow& row);
+
+// Which of two usable rows of the same step, config, dtype and N stands for them: the earlier
+// reference pass (kernel rows are paired with it), then the faster. Repeated measurements are
+// alternatives; a repeated reference pass measures drift, not the reference.
+bool stands_before(const ResultRow& a, const ResultRow& b);
 
 // Order of the step column: 1..16 numerically, then fa2, cudnn, then anything else by name.
 int step_order(std::string_view step);
@@ -31,11 +44,13 @@ bool step_less(std::string_view a, std::string_view b);
 std::string step_label(std::string_view step);  // "step 7", "FA2", "cuDNN"
 
 // Which rows of the shown files the views use; an empty field accepts any value. Mixing
-// devices or cache modes in one chart would compare unlike measurements.
+// devices, cache modes or runs (run_key: host and commit) in one chart compares unlike
+// measurements; views say so when the rows they show come from more than one run.
 struct RowFilter {
   std::string device;  // the model name (the device column)
   std::string cache_mode;
   std::string gpu;  // one GPU of that model: index or UUID (explorer/model/devices.hpp)
+  std::string run;  // a run_key(), or empty for every run
 };
 
 std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
@@ -45,6 +60,13 @@ std::vector<const ResultRow*> all_rows(const ResultFile& file);
 std::vector<std::string> distinct_devices(const std::vector<ResultFile>& files);
 std::vector<std::string> distinct_cache_modes(const std::vector<ResultFile>& files);
 
+struct RunChoice {
+  std::string key;    // run_key()
+  std::string label;  // run_label()
+  std::size_t rows = 0;
+};
+std::vector<RunChoice> distinct_runs(const std::vector<ResultFile>& files);  // by label
+
 class RowSet {
  public:
   RowSet() = default;
@@ -53,12 +75,19 @@ class RowSet {
   const std::vector<const ResultRow*>& rows() const { return rows_; }
   bool empty() const { return rows_.empty(); }
 
-  // The fastest usable reference row with the same dtype and problem shape, if any.
+  // The usable reference row of the same run (run_key), dtype and problem shape: its first pass
+  // (measured before that shape's kernels, as the sweep pairs them), the fastest among equals.
+  // Never a reference of another run: another host or build is not a like-for-like baseline.
   const ResultRow* reference_for(const ResultRow& row, Reference reference) const;
 
-  // Reference median / row median · 100. Uses the row's own pct column when the sweep wrote it
-  // (it was paired at measurement time), else pairs it with a loaded reference row.
-  std::optional<double> percent_of_reference(const ResultRow& row, Reference reference) const;
+  // Reference / row · 100 by time (medians) or by cycles. Uses the row's own pct column when the
+  // sweep wrote it (paired at measurement time), else pairs it with reference_for().
+  std::optional<double> percent_of_reference(const ResultRow& row, Reference reference,
+                                             PercentBasis basis = PercentBasis::time) const;
+
+  // The runs (run_label) the rows come from; more than one means the views compare rows
+  // measured on different hosts or builds.
+  const std::vector<std::string>& run_labels() const { return run_labels_; }
 
   // Distinct values, computed once here because views ask for them every frame.
   const std::vector<std::string>& dtypes() const { return dtypes_; }  // sorted
@@ -66,11 +95,13 @@ class RowSet {
   const std::vector<int>& steps() const { return steps_; }            // numbered steps, ascending
 
  private:
-  using ShapeKey = std::tuple<std::string, int, int, int, int>;  // dtype, d_head, B, H, N
+  // run, dtype, d_head, B, H, N
+  using ShapeKey = std::tuple<std::string, std::string, int, int, int, int>;
   static ShapeKey shape_of(const ResultRow& row);
 
   std::vector<const ResultRow*> rows_;
-  std::map<ShapeKey, const ResultRow*> fastest_reference_[2];  // indexed by Reference
+  std::map<ShapeKey, const ResultRow*> paired_reference_[2];  // indexed by Reference
+  std::vector<std::string> run_labels_;
   std::vector<std::string> dtypes_;
   std::map<std::string, std::vector<int>, std::less<>> seq_lens_;  // by dtype; "" = any
   std::vector<int> steps_;

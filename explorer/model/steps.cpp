@@ -2,29 +2,13 @@
 
 #include <algorithm>
 
+#include "configs/config_sets.hpp"
+
 namespace flashscope::explorer {
 
 std::string_view step_title(int step) {
-  static constexpr std::string_view kTitles[] = {
-      "Base implementation",
-      "Swizzling",
-      "Eagerly loading K & V blocks",
-      "Interleaving on-chip LD/ST with computation",
-      "Double-buffering SMEM to RF loads",
-      "Improving FP32 throughput",
-      "Auto-tuning",
-      "Reducing IADD3, LOP3, SHF",
-      "Reducing IMAD.MOV.U32 and MOV",
-      "Removing CS2R and optimising the first softmax iteration",
-      "Encoded swizzling RF to SMEM",
-      "Miscellaneous code changes",
-      "Iterating backwards",
-      "Cache configuration of the O stores",
-      "Tiling along d_head",
-      "Static GMEM stride",
-  };
-  if (step < 1 || step > 16) return {};
-  return kTitles[step - 1];
+  if (step < configs::kFirstStep || step > configs::kLastStep) return {};
+  return configs::step_info(step).title;
 }
 
 bool ConfigChange::identical() const {

@@ -1,5 +1,5 @@
-// Facts about the 16 steps that are names, not measurements: their titles (spec §1.5) and how
-// one step's kernel configuration differs from another's.
+// Facts about the steps that are names, not measurements: their titles (configs/, spec §1.5 and
+// hopper-track.md §3) and how one step's kernel configuration differs from another's.
 #pragma once
 
 #include <string>
@@ -8,7 +8,7 @@
 
 namespace flashscope::explorer {
 
-// "Swizzling" for step 2; empty outside 1..16.
+// "Swizzling" for step 2; empty outside 1..configs::kLastStep.
 std::string_view step_title(int step);
 
 // The difference between two short-form configs, e.g. step 1 -> 2 adds "swizzled".

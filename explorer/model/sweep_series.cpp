@@ -7,12 +7,12 @@
 namespace flashscope::explorer {
 
 std::vector<SweepSeries> build_sweep_series(const RowSet& set, const SweepQuery& query) {
-  // Fastest usable row per (step, dtype, N).
+  // One usable row per (step, dtype, N): the fastest (a reference's first pass).
   std::map<std::pair<std::string, std::string>, std::map<int, const ResultRow*>> fastest;
   for (const ResultRow* row : set.rows()) {
     if (!is_usable(*row)) continue;
     const ResultRow*& slot = fastest[{row->step, row->dtype}][row->seq_len];
-    if (slot == nullptr || row->tflops > slot->tflops) slot = row;
+    if (slot == nullptr || stands_before(*row, *slot)) slot = row;
   }
 
   std::vector<SweepSeries> series;
@@ -24,7 +24,7 @@ std::vector<SweepSeries> build_sweep_series(const RowSet& set, const SweepQuery&
       for (const auto& [seq_len, row] : found->second) {
         std::optional<double> value = row->tflops;
         if (query.mode == ValueMode::percent_of_reference)
-          value = set.percent_of_reference(*row, query.reference);
+          value = set.percent_of_reference(*row, query.reference, query.basis);
         if (value) line.points.push_back({seq_len, *value, row});
       }
       if (!line.points.empty()) series.push_back(std::move(line));

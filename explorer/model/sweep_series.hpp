@@ -29,7 +29,8 @@ struct SweepQuery {
   std::vector<std::string> steps;  // step column values; references included as "fa2"/"cudnn"
   std::vector<std::string> dtypes;
   ValueMode mode = ValueMode::tflops;
-  Reference reference = Reference::fa2;  // for percent_of_reference
+  Reference reference = Reference::fa2;     // for percent_of_reference
+  PercentBasis basis = PercentBasis::time;  // for percent_of_reference
   bool operator==(const SweepQuery&) const = default;
 };
 

@@ -241,6 +241,20 @@ void Plot::horizontal_line(double y, ImU32 colour, const std::string& label) {
   draw_list_->AddText(text_pos, colour, label.c_str());
 }
 
+void Plot::vertical_separator(double x, ImU32 colour, const std::string& label) {
+  const float px = to_screen(x, y_view_.min).x;
+  if (px < area_min_.x || px > area_max_.x) return;
+  constexpr float kDash = 6.0f, kGap = 4.0f;
+  for (float y = area_min_.y; y < area_max_.y; y += kDash + kGap)
+    draw_list_->AddLine(ImVec2(px, y), ImVec2(px, std::min(y + kDash, area_max_.y)), colour, 1.5f);
+  const ImVec2 text_size = ImGui::CalcTextSize(label.c_str());
+  const ImVec2 text_pos(px + 5, area_min_.y + 3);
+  draw_list_->AddRectFilled(ImVec2(text_pos.x - 3, text_pos.y - 1),
+                            ImVec2(text_pos.x + text_size.x + 3, text_pos.y + text_size.y + 1),
+                            IM_COL32(16, 17, 20, 210), 2.0f);
+  draw_list_->AddText(text_pos, colour, label.c_str());
+}
+
 void Plot::text_above(double x, double y, const std::string& text, ImU32 colour) {
   const ImVec2 anchor = to_screen(x, y);
   const ImVec2 text_size = ImGui::CalcTextSize(text.c_str());

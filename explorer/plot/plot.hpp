@@ -59,6 +59,9 @@ class Plot {
   void marker(double x, double y, ImU32 colour, float radius, int item);
   void ring(double x, double y, ImU32 colour, float radius, float thickness = 2.0f);
   void horizontal_line(double y, ImU32 colour, const std::string& label);
+  // A dashed vertical line at x with `label` just right of it at the top: the border of a group
+  // of categories (the Hopper track after step 16).
+  void vertical_separator(double x, ImU32 colour, const std::string& label);
   // Text centred just above the data point (x, y), e.g. a bar's value.
   void text_above(double x, double y, const std::string& text, ImU32 colour);
 

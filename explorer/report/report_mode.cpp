@@ -42,8 +42,10 @@ ReportCommand add_report_command(CLI::App& app) {
       ->add_option("--check", options.check,
                    "Exit 1 if any block of these documents differs from the data")
       ->check(CLI::ExistingFile);
-  report.command->add_option("--print", options.print,
-                             "Print one block (e.g. progression, autotune-7, step-12)");
+  report.command->add_option(
+      "--print", options.print,
+      "Print one block (e.g. progression, vs-fa2-16, clocks, drift, warnings, autotune-7, "
+      "step-12, counters-04; a wrong name lists them all)");
   return report;
 }
 

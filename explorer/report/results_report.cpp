@@ -1,16 +1,22 @@
 #include "explorer/report/results_report.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "configs/config_sets.hpp"
 #include "explorer/model/autotune.hpp"
 #include "explorer/model/fields.hpp"
 #include "explorer/model/progression.hpp"
+#include "profiling/reference_drift.hpp"
 
 namespace flashscope::explorer {
 
@@ -52,14 +58,64 @@ std::vector<std::string> dtypes_of(const RowSet& set) {
   return out;
 }
 
-std::string progression_block(const RowSet& set) {
+// The rows of one run (run_key).
+std::vector<const ResultRow*> rows_of_run(const RowSet& set, const std::string& run) {
+  std::vector<const ResultRow*> rows;
+  for (const ResultRow* row : set.rows())
+    if (run_key(*row) == run) rows.push_back(row);
+  return rows;
+}
+
+// The run with the most usable rows matching `wanted`, counted by distinct (step, config, dtype,
+// N); ties go to the first run key. Empty when no row matches.
+template <typename Wanted>
+std::string busiest_run(const RowSet& set, Wanted wanted) {
+  std::map<std::string, std::set<std::tuple<std::string, std::string, std::string, int>>> items;
+  for (const ResultRow* row : set.rows())
+    if (is_usable(*row) && wanted(*row))
+      items[run_key(*row)].insert({row->step, row->config, row->dtype, row->seq_len});
+  std::string best;
+  std::size_t most = 0;
+  for (const auto& [run, measured] : items)
+    if (measured.size() > most) {
+      best = run;
+      most = measured.size();
+    }
+  return best;
+}
+
+// The progression's run: the one that measured the most (step, dtype, N) of numbered steps.
+// Tables built from it compare steps measured on one host, by one build, in one sweep; rows of
+// other runs (a tune sweep on another host) have tables of their own.
+std::string progression_run(const RowSet& set) {
+  std::map<std::string, std::set<std::tuple<std::string, std::string, int>>> covered;
+  for (const ResultRow* row : set.rows())
+    if (is_usable(*row) && !row->is_reference())
+      covered[run_key(*row)].insert({row->step, row->dtype, row->seq_len});
+  std::string best;
+  std::size_t most = 0;
+  for (const auto& [run, cells] : covered)
+    if (cells.size() > most) {
+      best = run;
+      most = cells.size();
+    }
+  return best;
+}
+
+std::string percent_text(std::optional<double> value) {
+  return fixed(value, 1, " %");
+}
+
+std::string progression_block(const RowSet& all) {
+  const RowSet set(rows_of_run(all, progression_run(all)));
   const std::vector<std::string> dtypes = dtypes_of(set);
   std::string out = "| # | step |";
   std::string rule = "| ---: | --- |";
+  const std::string n = std::to_string(kHeadlineSeqLen);
   for (const std::string& dtype : dtypes) {
-    out += " " + dtype + " % FA2 @" + std::to_string(kHeadlineSeqLen) + " | " + dtype +
-           " % FA2 harm. | " + dtype + " TFLOP/s @" + std::to_string(kHeadlineSeqLen) + " |";
-    rule += " ---: | ---: | ---: |";
+    out += " " + dtype + " % FA2 @" + n + " by time | by cycles | " + dtype +
+           " % FA2 harm. by time | by cycles | " + dtype + " TFLOP/s @" + n + " |";
+    rule += " ---: | ---: | ---: | ---: | ---: |";
   }
   out += " seed A100 @4096 | seed A100 harm. | seed 3090 @4096 | seed 3090 harm. |\n";
   rule += " ---: | ---: | ---: | ---: |\n";
@@ -70,47 +126,78 @@ std::string progression_block(const RowSet& set) {
     at_headline[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
     harmonic[dtype] = build_progression(set, {dtype, std::nullopt, Reference::fa2});
   }
+  const auto percent_of = [](const StepValue* value, PercentBasis basis) {
+    return value ? value->percent_by(basis) : std::nullopt;
+  };
   // The seed's sixteen steps; the Hopper track has its own table (hopper_block).
   for (int step = configs::kFirstStep; step < kFirstHopperStep; ++step) {
     out += "| " + std::to_string(step) + " | " + std::string(configs::step_info(step).title) + " |";
     for (const std::string& dtype : dtypes) {
       const StepValue* now = at_headline[dtype].find_step(step);
       const StepValue* mean = harmonic[dtype].find_step(step);
-      out += " " + fixed(now ? now->percent : std::nullopt, 1, " %") + " | " +
-             fixed(mean ? mean->percent : std::nullopt, 1, " %") + " | " +
+      out += " " + percent_text(percent_of(now, PercentBasis::time)) + " | " +
+             percent_text(percent_of(now, PercentBasis::cycles)) + " | " +
+             percent_text(percent_of(mean, PercentBasis::time)) + " | " +
+             percent_text(percent_of(mean, PercentBasis::cycles)) + " | " +
              fixed(now ? std::optional<double>(now->tflops) : std::nullopt, 1) + " |";
     }
-    const SeedResult& seed = kSeedResults[step - 1];
-    out += " " + fixed(seed.a100_4096, 1, " %") + " | " + fixed(seed.a100_harmonic, 1, " %") +
-           " | " + fixed(seed.rtx3090_4096, 1, " %") + " | " +
-           fixed(seed.rtx3090_harmonic, 1, " %") + " |\n";
+    // The seed published steps 1-16 only.
+    if (step - 1 < static_cast<int>(std::size(kSeedResults))) {
+      const SeedResult& seed = kSeedResults[step - 1];
+      out += " " + fixed(seed.a100_4096, 1, " %") + " | " + fixed(seed.a100_harmonic, 1, " %") +
+             " | " + fixed(seed.rtx3090_4096, 1, " %") + " | " +
+             fixed(seed.rtx3090_harmonic, 1, " %") + " |\n";
+    } else {
+      out += " – | – | – | – |\n";
+    }
   }
   for (const Reference reference : kReferences) {
     out += "| | " + std::string(reference_label(reference)) + " (TFLOP/s) |";
     for (const std::string& dtype : dtypes) {
       const StepValue* now = at_headline[dtype].find_reference(reference);
       const StepValue* mean = harmonic[dtype].find_reference(reference);
-      out += " " + fixed(now ? std::optional<double>(now->tflops) : std::nullopt, 1) + " | " +
-             fixed(mean ? std::optional<double>(mean->tflops) : std::nullopt, 1) + " | |";
+      out += " " + fixed(now ? std::optional<double>(now->tflops) : std::nullopt, 1) + " | | " +
+             fixed(mean ? std::optional<double>(mean->tflops) : std::nullopt, 1) + " | | |";
     }
     out += " | | | |\n";
   }
   return out;
 }
 
-// The Hopper track (steps 17–21) from step 16, against both references: % FA2 and % cuDNN at the
-// headline N and as the harmonic mean over every measured N, per dtype.
-std::string hopper_block(const RowSet& set) {
+// The Hopper track's run: the one that measured the most (step, dtype, N) of steps 17+.
+std::string hopper_run(const RowSet& set) {
+  std::map<std::string, std::set<std::tuple<std::string, std::string, int>>> covered;
+  for (const ResultRow* row : set.rows())
+    if (is_usable(*row) && !row->is_reference() && std::atoi(row->step.c_str()) >= kFirstHopperStep)
+      covered[run_key(*row)].insert({row->step, row->dtype, row->seq_len});
+  std::string best;
+  std::size_t most = 0;
+  for (const auto& [run, cells] : covered)
+    if (cells.size() > most) {
+      best = run;
+      most = cells.size();
+    }
+  return best;
+}
+
+// The Hopper track (steps 17–21) from step 16, against both references: TFLOP/s, % FA2 and
+// % cuDNN at the headline N by time and by cycles, and % cuDNN as the harmonic mean over every
+// measured N, per dtype. Steps and references come from the one run that measured the track.
+std::string hopper_block(const RowSet& all) {
+  const RowSet set(rows_of_run(all, hopper_run(all)));
   const std::vector<std::string> dtypes = dtypes_of(set);
   std::string out = "| # | step |";
   std::string rule = "| ---: | --- |";
+  const std::string n = std::to_string(kHeadlineSeqLen);
   for (const std::string& dtype : dtypes) {
-    const std::string at = " @" + std::to_string(kHeadlineSeqLen);
-    out += " " + dtype + " TFLOP/s" + at + " | " + dtype + " % FA2" + at + " | " + dtype +
-           " % cuDNN" + at + " | " + dtype + " % cuDNN harm. |";
-    rule += " ---: | ---: | ---: | ---: |";
+    out +=
+        " " + dtype + " TFLOP/s @" + n + " | % FA2 | % cuDNN by time | by cycles | % cuDNN harm. |";
+    rule += " ---: | ---: | ---: | ---: | ---: |";
   }
   out += "\n" + rule + "\n";
+  const auto percent_of = [](const StepValue* value, PercentBasis basis) {
+    return value ? value->percent_by(basis) : std::nullopt;
+  };
   std::map<std::string, Progression> fa2_now, cudnn_now, cudnn_mean;
   for (const std::string& dtype : dtypes) {
     fa2_now[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
@@ -124,61 +211,274 @@ std::string hopper_block(const RowSet& set) {
       const StepValue* versus_cudnn = cudnn_now[dtype].find_step(step);
       const StepValue* mean = cudnn_mean[dtype].find_step(step);
       out += " " + fixed(now ? std::optional<double>(now->tflops) : std::nullopt, 1) + " | " +
-             fixed(now ? now->percent : std::nullopt, 1, " %") + " | " +
-             fixed(versus_cudnn ? versus_cudnn->percent : std::nullopt, 1, " %") + " | " +
-             fixed(mean ? mean->percent : std::nullopt, 1, " %") + " |";
+             percent_text(percent_of(now, PercentBasis::time)) + " | " +
+             percent_text(percent_of(versus_cudnn, PercentBasis::time)) + " | " +
+             percent_text(percent_of(versus_cudnn, PercentBasis::cycles)) + " | " +
+             percent_text(percent_of(mean, PercentBasis::time)) + " |";
     }
     out += "\n";
   }
   return out;
 }
 
-std::string references_block(const RowSet& set) {
-  std::string out = "| N | batch |";
-  std::string rule = "| ---: | ---: |";
-  const std::vector<std::string> dtypes = dtypes_of(set);
-  for (const std::string& dtype : dtypes)
-    for (const Reference reference : kReferences) {
-      out += " " + std::string(reference_label(reference)) + " " + dtype + " |";
-      rule += " ---: |";
+// A Hopper step at every N of its run: the fastest config there, its TFLOP/s and % FA2 and
+// % cuDNN by time and by cycles — where a harmonic mean hides a weak N, this shows it.
+std::string per_n_block(const RowSet& all, int step) {
+  const RowSet set(rows_of_run(all, hopper_run(all)));
+  std::string out =
+      "| dtype | N | fastest config | TFLOP/s | % FA2 | % cuDNN by time | % cuDNN by cycles |\n"
+      "| --- | ---: | --- | ---: | ---: | ---: | ---: |\n";
+  bool any = false;
+  for (const std::string& dtype : dtypes_of(set))
+    for (const int seq_len : set.seq_lens(dtype)) {
+      const Progression fa2 = build_progression(set, {dtype, seq_len, Reference::fa2});
+      const Progression cudnn = build_progression(set, {dtype, seq_len, Reference::cudnn});
+      const StepValue* versus_fa2 = fa2.find_step(step);
+      const StepValue* versus_cudnn = cudnn.find_step(step);
+      if (!versus_fa2 || versus_fa2->rows.empty()) continue;
+      any = true;
+      out +=
+          "| " + dtype + " | " + std::to_string(seq_len) + " | `" + versus_fa2->config + "` | " +
+          fixed(versus_fa2->tflops, 1) + " | " +
+          percent_text(versus_fa2->percent_by(PercentBasis::time)) + " | " +
+          percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::time) : std::nullopt) +
+          " | " +
+          percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::cycles)
+                                    : std::nullopt) +
+          " |\n";
     }
+  return any ? out : "";
+}
+
+// What the Hopper track's fastest configs at the headline N do with the tensor cores, from the
+// run that measured the track: tensor-pipe activity (an extra CUPTI metric, present when the sweep
+// asked for it), SM clock and cycles, beside FA2 and cuDNN. Empty when the run has no
+// tensor-pipe column.
+std::string tensor_pipe_block(const RowSet& all) {
+  const RowSet set(rows_of_run(all, hopper_run(all)));
+  bool any = false;
+  std::string out =
+      "| # | step or reference | dtype | config | TFLOP/s | tensor pipe active | SM clock "
+      "(MHz) | cycles (M) |\n| --- | --- | --- | --- | ---: | ---: | ---: | ---: |\n";
+  for (const std::string& dtype : dtypes_of(set)) {
+    const Progression progression =
+        build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
+    const auto line = [&](const StepValue& value, const std::string& number,
+                          const std::string& name) {
+      if (value.rows.empty()) return;
+      const ResultRow& row = *value.rows.front();
+      const auto pipe = row.extra_metrics.find(std::string(kTensorPipeMetric));
+      if (pipe == row.extra_metrics.end()) return;
+      any = true;
+      out +=
+          "| " + number + " | " + name + " | " + dtype + " | " +
+          (row.config.empty() ? std::string("–") : "`" + row.config + "`") + " | " +
+          fixed(row.tflops, 1) + " | " + fixed(pipe->second, 1, " %") + " | " +
+          fixed(row.sm_clock_mhz > 0 ? std::optional<double>(row.sm_clock_mhz) : std::nullopt, 0) +
+          " | " + fixed(row.cycles ? std::optional<double>(*row.cycles / 1e6) : std::nullopt, 2) +
+          " |\n";
+    };
+    for (const StepValue& value : progression.steps) {
+      const int step = std::atoi(value.step.c_str());
+      if (step >= kFirstHopperStep - 1)
+        line(value, value.step, std::string(configs::step_info(step).title));
+    }
+    for (const StepValue& value : progression.references)
+      line(value, "", value.step == "fa2" ? "FA2" : "cuDNN");
+  }
+  return any ? out : "";
+}
+
+// Per run and N, each reference's TFLOP/s (its first pass, as kernel rows are paired with it) and
+// cuDNN against FA2 by time and by cycles.
+std::string references_block(const RowSet& set) {
+  const std::vector<std::string> dtypes = dtypes_of(set);
+  std::string out = "| run | N | batch |";
+  std::string rule = "| --- | ---: | ---: |";
+  for (const std::string& dtype : dtypes) {
+    for (const Reference reference : kReferences)
+      out += " " + std::string(reference_label(reference)) + " " + dtype + " |";
+    out += " cuDNN ÷ FA2 " + dtype + ", time / cycles |";
+    rule += " ---: | ---: | ---: |";
+  }
   out += "\n" + rule + "\n";
-  for (const int seq_len : set.seq_lens("")) {
-    std::string line = "| " + std::to_string(seq_len) + " |";
-    std::optional<int> batch;
-    std::string cells;
-    for (const std::string& dtype : dtypes)
-      for (const Reference reference : kReferences) {
-        const ResultRow* best = nullptr;
-        for (const ResultRow* row : set.rows())
-          if (row->step == reference_key(reference) && row->dtype == dtype &&
-              row->seq_len == seq_len && is_usable(*row) &&
-              (!best || row->median_ms < best->median_ms))
-            best = row;
-        if (best) batch = best->batch;
-        cells += " " + fixed(best ? std::optional<double>(best->tflops) : std::nullopt, 1) + " |";
+  std::map<std::string,
+           std::map<int, std::map<std::pair<std::string, Reference>, const ResultRow*>>>
+      by_run;  // run label -> N -> (dtype, reference) -> row
+  for (const ResultRow* row : set.rows()) {
+    const auto reference = reference_from_key(row->step);
+    if (!reference || !is_usable(*row)) continue;
+    const ResultRow* paired = set.reference_for(*row, *reference);
+    if (paired == row) by_run[run_label(*row)][row->seq_len][{row->dtype, *reference}] = row;
+  }
+  const auto ratio = [](std::optional<double> value) {
+    if (!value) return std::string("–");
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f×", *value);
+    return std::string(text);
+  };
+  for (const auto& [run, by_n] : by_run)
+    for (const auto& [seq_len, cells] : by_n) {
+      std::optional<int> batch;
+      std::string line;
+      for (const std::string& dtype : dtypes) {
+        const auto row_of = [&](Reference reference) -> const ResultRow* {
+          const auto found = cells.find({dtype, reference});
+          return found == cells.end() ? nullptr : found->second;
+        };
+        for (const Reference reference : kReferences) {
+          const ResultRow* row = row_of(reference);
+          if (row) batch = row->batch;
+          line += " " + fixed(row ? std::optional<double>(row->tflops) : std::nullopt, 1) + " |";
+        }
+        const ResultRow* fa2 = row_of(Reference::fa2);
+        const ResultRow* cudnn = row_of(Reference::cudnn);
+        std::optional<double> by_time, by_cycles;
+        if (fa2 && cudnn) {
+          by_time = fa2->median_ms / cudnn->median_ms;
+          if (fa2->cycles && cudnn->cycles && *cudnn->cycles > 0)
+            by_cycles = *fa2->cycles / *cudnn->cycles;
+        }
+        line += " " + ratio(by_time) + " / " + ratio(by_cycles) + " |";
       }
-    out += line + " " + (batch ? std::to_string(*batch) : "–") + " |" + cells + "\n";
+      out += "| " + run + " | " + std::to_string(seq_len) + " | " +
+             (batch ? std::to_string(*batch) : "–") + " |" + line + "\n";
+    }
+  return out;
+}
+
+// "1694-1739 (median 1710)" over the rows' SM clocks, or "–".
+std::string clock_range(std::vector<int> clocks) {
+  clocks.erase(std::remove(clocks.begin(), clocks.end(), 0), clocks.end());
+  if (clocks.empty()) return "–";
+  std::sort(clocks.begin(), clocks.end());
+  const std::size_t n = clocks.size();
+  const int median = n % 2 ? clocks[n / 2] : (clocks[n / 2 - 1] + clocks[n / 2]) / 2;
+  return std::to_string(clocks.front()) + "–" + std::to_string(clocks.back()) + " (median " +
+         std::to_string(median) + ")";
+}
+
+std::string clock_control(const std::vector<const ResultRow*>& rows) {
+  std::set<int> locked;
+  bool as_found = false;
+  for (const ResultRow* row : rows) {
+    if (row->locked_sm_clock_mhz)
+      locked.insert(*row->locked_sm_clock_mhz);
+    else
+      as_found = true;
+  }
+  std::string text = as_found ? "as found (not locked)" : "";
+  for (const int mhz : locked)
+    text += (text.empty() ? "" : ", ") + std::string("locked at ") + std::to_string(mhz) + " MHz";
+  return text;
+}
+
+// Per run: the SM clock each kind of row ran at (measured under its own load).
+std::string clocks_block(const RowSet& set) {
+  std::map<std::string, std::vector<const ResultRow*>> by_run;
+  for (const ResultRow* row : set.rows())
+    if (is_usable(*row)) by_run[run_label(*row)].push_back(row);
+  std::string out =
+      "| run | kernel rows (MHz) | FA2 rows (MHz) | cuDNN rows (MHz) | SM clock |\n"
+      "| --- | --- | --- | --- | --- |\n";
+  for (const auto& [run, rows] : by_run) {
+    std::vector<int> kernels, fa2, cudnn;
+    for (const ResultRow* row : rows)
+      (row->step == "fa2"     ? fa2
+       : row->step == "cudnn" ? cudnn
+                              : kernels)
+          .push_back(row->sm_clock_mhz);
+    out += "| " + run + " | " + clock_range(kernels) + " | " + clock_range(fa2) + " | " +
+           clock_range(cudnn) + " | " + clock_control(rows) + " |\n";
   }
   return out;
 }
 
-// The rows of the campaign that measured most of `step`'s rows, told apart by commit: a tune
-// sweep's configs must compete with each other, not with the same step's picks measured in
-// another run (another host or clock, which moves every time by a percent or so).
-std::vector<const ResultRow*> rows_of_main_campaign(const RowSet& set, const std::string& step) {
-  std::map<std::string, int> rows_by_commit;
-  for (const ResultRow* row : set.rows())
-    if (row->step == step) ++rows_by_commit[row->git_commit];
-  if (rows_by_commit.empty()) return {};
-  const std::string commit =
-      std::max_element(rows_by_commit.begin(), rows_by_commit.end(),
-                       [](const auto& a, const auto& b) { return a.second < b.second; })
-          ->first;
+// A step's configs against FA2 at N = 4096 in the progression run, three ways: event medians
+// (each at the clock its own back-to-back launches ran at), cycles (clock-free), and the profiled
+// launches' CUPTI durations.
+std::string versus_fa2_block(const RowSet& all, int step) {
+  const RowSet set(rows_of_run(all, progression_run(all)));
   std::vector<const ResultRow*> rows;
   for (const ResultRow* row : set.rows())
-    if (row->git_commit == commit) rows.push_back(row);
-  return rows;
+    if (row->step == std::to_string(step) && row->seq_len == kHeadlineSeqLen && is_usable(*row))
+      rows.push_back(row);
+  if (rows.empty()) return "";
+  std::sort(rows.begin(), rows.end(), [&](const ResultRow* a, const ResultRow* b) {
+    if (a->dtype != b->dtype) return a->dtype > b->dtype;  // fp16 first
+    return a->median_ms < b->median_ms;
+  });
+  std::string out =
+      "| dtype | config | time (ms) | % FA2 by time | % FA2 by cycles | % FA2 by CUPTI duration | "
+      "SM clock (MHz) | FA2's SM clock (MHz) |\n"
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const ResultRow* row : rows) {
+    const ResultRow* fa2 = set.reference_for(*row, Reference::fa2);
+    std::optional<double> by_duration;
+    if (fa2 && fa2->cupti_duration_ms && row->cupti_duration_ms && *row->cupti_duration_ms > 0)
+      by_duration = *fa2->cupti_duration_ms / *row->cupti_duration_ms * 100.0;
+    out += "| " + row->dtype + " | `" + row->config + "` | " + fixed(row->median_ms, 3) + " | " +
+           percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::time)) +
+           " | " +
+           percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::cycles)) +
+           " | " + percent_text(by_duration) + " | " +
+           (row->sm_clock_mhz > 0 ? std::to_string(row->sm_clock_mhz) : "–") + " | " +
+           (fa2 && fa2->sm_clock_mhz > 0 ? std::to_string(fa2->sm_clock_mhz) : "–") + " |\n";
+  }
+  return out;
+}
+
+// How far the references moved between their first pass and the repeat after the kernels.
+std::string drift_block(const RowSet& set) {
+  const std::vector<ReferenceDrift> drifts = reference_drift(set.rows());
+  if (drifts.empty())
+    return "No run in the data measured its references twice (the `reference_pass` column, "
+           "added after these sweeps), so the drift over a sweep is not known for it.\n";
+  const auto percent = [](double change, int decimals) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%+.*f %%", decimals, 100.0 * change);
+    return std::string(text);
+  };
+  std::string out =
+      "| run | reference | dtype | N measured twice | time, repeat vs first | median | cycles, "
+      "repeat vs first | SM clock first -> repeat (MHz) |\n"
+      "| --- | --- | --- | ---: | --- | ---: | --- | --- |\n";
+  for (const ReferenceDrift& drift : drifts) {
+    const auto range = [](int low, int high) {
+      return low == high ? std::to_string(low) : std::to_string(low) + "–" + std::to_string(high);
+    };
+    out +=
+        "| " + drift.run + " | " + drift.reference + " | " + drift.dtype + " | " +
+        std::to_string(drift.points.size()) + " | " + percent(drift.time_min, 1) + " .. " +
+        percent(drift.time_max, 1) + " | " + percent(drift.time_median, 1) + " | " +
+        (drift.cycles_min ? percent(*drift.cycles_min, 2) + " .. " + percent(*drift.cycles_max, 2)
+                          : std::string("–")) +
+        " | " + range(drift.clock_first_min, drift.clock_first_max) + " -> " +
+        range(drift.clock_last_min, drift.clock_last_max) + " |\n";
+  }
+  return out;
+}
+
+// Rows whose values fail a sanity check (profiling/results.hpp, sanity_warnings).
+std::string warnings_block(const RowSet& set) {
+  std::string out;
+  for (const ResultRow* row : set.rows())
+    if (!row->warnings.empty())
+      out += "| " + run_label(*row) + " | " + step_label(row->step) + " | " +
+             (row->config.empty() ? std::string("–") : "`" + row->config + "`") + " | " +
+             row->dtype + " | " + std::to_string(row->seq_len) + " | " + row->warnings + " |\n";
+  if (out.empty()) return "No row carries a warning.\n";
+  return "| run | step | config | dtype | N | warning |\n| --- | --- | --- | --- | ---: | --- |\n" +
+         out;
+}
+
+// The rows of the run that measured most of `step`'s rows: a tune sweep's configs must compete
+// with each other, not with the same step's picks measured in another run (another host or
+// clock, which moves every time by a percent or so).
+std::vector<const ResultRow*> rows_of_main_campaign(const RowSet& set, const std::string& step) {
+  const std::string run = busiest_run(set, [&](const ResultRow& row) { return row.step == step; });
+  if (run.empty()) return {};
+  return rows_of_run(set, run);
 }
 
 std::string autotune_block(const RowSet& all, const std::string& step) {
@@ -189,24 +489,34 @@ std::string autotune_block(const RowSet& all, const std::string& step) {
   for (const AutotunePoint& point : model.points)
     ++configs_measured[{point.row->dtype, point.row->seq_len}];
   std::string out =
-      "| dtype | N | configs measured | fastest config | TFLOP/s | % FA2 | registers |\n"
-      "| --- | ---: | ---: | --- | ---: | ---: | ---: |\n";
+      "| dtype | N | configs measured | fastest config | TFLOP/s | % FA2 by time | % FA2 by "
+      "cycles | registers |\n"
+      "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n";
   for (const ResultRow* row : model.fastest) {
-    out += "| " + row->dtype + " | " + std::to_string(row->seq_len) + " | " +
-           std::to_string(configs_measured[{row->dtype, row->seq_len}]) + " | `" + row->config +
-           "` | " + fixed(row->tflops, 1) + " | " +
-           fixed(set.percent_of_reference(*row, Reference::fa2), 1, " %") + " | " +
-           fixed(row->registers ? std::optional<double>(*row->registers) : std::nullopt, 0) +
-           " |\n";
+    out +=
+        "| " + row->dtype + " | " + std::to_string(row->seq_len) + " | " +
+        std::to_string(configs_measured[{row->dtype, row->seq_len}]) + " | `" + row->config +
+        "` | " + fixed(row->tflops, 1) + " | " +
+        percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::time)) + " | " +
+        percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::cycles)) + " | " +
+        fixed(row->registers ? std::optional<double>(*row->registers) : std::nullopt, 0) + " |\n";
   }
   return out;
 }
 
-std::string step_block(const RowSet& set, int step) {
+std::string step_block(const RowSet& all, int step) {
+  // The progression run when it measured this step, else the run that measured most of it.
+  std::string run = progression_run(all);
+  const std::string name = std::to_string(step);
+  const RowSet main(rows_of_run(all, run));
+  if (std::find(main.steps().begin(), main.steps().end(), step) == main.steps().end())
+    run = busiest_run(all, [&](const ResultRow& row) { return row.step == name; });
+  const RowSet set(rows_of_run(all, run));
   std::string out =
-      "| dtype | config (fastest at N = 4096) | time (ms) | TFLOP/s | % FA2 | registers | "
-      "spill (local bytes) | L2 hit | cycles (M) | TFLOP/s vs previous step |\n"
-      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+      "| dtype | config (fastest at N = 4096) | time (ms) | TFLOP/s | % FA2 by time | % FA2 by "
+      "cycles | registers | spill (local bytes) | L2 hit | cycles (M) | SM clock (MHz) | "
+      "TFLOP/s vs previous step |\n"
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   bool any = false;
   for (const std::string& dtype : dtypes_of(set)) {
     const Progression progression =
@@ -219,47 +529,286 @@ std::string step_block(const RowSet& set, int step) {
     for (const MetricChange& metric : change.changes)
       if (metric.field == Field::tflops && step > 1) tflops_change = metric.relative_change();
     out += "| " + dtype + " | `" + row.config + "` | " + fixed(row.median_ms, 3) + " | " +
-           fixed(row.tflops, 1) + " | " + fixed(change.current->percent, 1, " %") + " | " +
+           fixed(row.tflops, 1) + " | " + percent_text(change.current->percent) + " | " +
+           percent_text(change.current->percent_cycles) + " | " +
            fixed(row.registers ? std::optional<double>(*row.registers) : std::nullopt, 0) + " | " +
            fixed(row.local_bytes ? std::optional<double>(*row.local_bytes) : std::nullopt, 0) +
-           " | " + fixed(row.l2_hit_pct, 1, " %") + " | " +
+           " | " + fixed(row.l2_hit_pct, 1, " %") +
+           (row.warnings.find("l2_hit_pct") != std::string::npos ? " (!)" : "") + " | " +
            fixed(row.cycles ? std::optional<double>(*row.cycles / 1e6) : std::nullopt, 2) + " | " +
+           (row.sm_clock_mhz > 0 ? std::to_string(row.sm_clock_mhz) : "–") + " | " +
            signed_percent(tflops_change) + " |\n";
   }
   return any ? out : "";
 }
 
-std::string dataset_block(const RowSet& set) {
-  std::map<std::string, std::set<std::string>> commits_by_device;
-  std::map<std::string, int> rows_by_device;
-  for (const ResultRow* row : set.rows()) {
-    commits_by_device[row->device].insert(row->git_commit);
-    ++rows_by_device[row->device];
+std::string time_change_text(double ratio) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f %%", 100.0 * (ratio - 1));
+  return text;
+}
+
+// The spread of one run's tune configs of a step, per dtype and N: how many lie within 1 % of
+// the fastest, how far the slowest is, each block shape's best and the recorded picks, all as
+// time relative to the fastest config (+3.0 % = 3 % slower).
+std::string autotune_summary_block(const RowSet& all, int step) {
+  const std::string name = std::to_string(step);
+  const RowSet set(rows_of_main_campaign(all, name));
+  BlockShapeCache shapes;
+  const AutotuneModel model = build_autotune_model(set, {name, "", std::nullopt}, shapes);
+  if (model.fastest.empty()) return "";
+  const configs::StepPicks picks = configs::step_picks(step);
+  const std::optional<KernelConfig> seed_pick =
+      picks.seed_a100 ? picks.seed_a100 : picks.progression;
+  std::string out = "| dtype | N | configs | within 1 % of the fastest | slowest |";
+  std::string rule = "| --- | ---: | ---: | ---: | ---: |";
+  for (const BlockShape& shape : model.shapes) {
+    out += " best " + block_shape_label(shape) + " |";
+    rule += " ---: |";
   }
-  std::string out = "| device | rows | commits |\n| --- | ---: | --- |\n";
-  for (const auto& [device, commits] : commits_by_device) {
-    std::string list;
-    for (const std::string& commit : commits)
-      list += (list.empty() ? "" : ", ") + commit;
-    out += "| " + device + " | " + std::to_string(rows_by_device[device]) + " | " + list + " |\n";
+  out += " seed's pick | Hopper pick |\n" + rule + " ---: | ---: |\n";
+  for (const ResultRow* fastest : model.fastest) {
+    std::vector<const AutotunePoint*> points;
+    for (const AutotunePoint& point : model.points)
+      if (point.row->dtype == fastest->dtype && point.row->seq_len == fastest->seq_len &&
+          is_usable(*point.row))
+        points.push_back(&point);
+    int within = 0;
+    double slowest = 0;
+    std::map<BlockShape, double> best_by_shape;  // median ms
+    std::optional<double> seed_ms, hopper_ms;
+    for (const AutotunePoint* point : points) {
+      const double ms = point->row->median_ms;
+      if (ms <= fastest->median_ms * 1.01) ++within;
+      slowest = std::max(slowest, ms);
+      if (point->shape) {
+        auto [slot, inserted] = best_by_shape.try_emplace(*point->shape, ms);
+        if (!inserted) slot->second = std::min(slot->second, ms);
+      }
+      const KernelConfig config = parse_short_form(point->row->config);
+      const auto is_pick = [&](const std::optional<KernelConfig>& pick) {
+        return pick && configs::with_dtype(*pick, config.dtype) == config;
+      };
+      if (is_pick(seed_pick)) seed_ms = ms;
+      if (is_pick(picks.hopper)) hopper_ms = ms;
+    }
+    const auto relative = [&](std::optional<double> ms) {
+      return ms ? time_change_text(*ms / fastest->median_ms) : std::string("–");
+    };
+    out += "| " + fastest->dtype + " | " + std::to_string(fastest->seq_len) + " | " +
+           std::to_string(points.size()) + " | " + std::to_string(within) + " | " +
+           relative(slowest) + " |";
+    for (const BlockShape& shape : model.shapes) {
+      const auto found = best_by_shape.find(shape);
+      out += " " +
+             relative(found == best_by_shape.end() ? std::nullopt
+                                                   : std::optional<double>(found->second)) +
+             " |";
+    }
+    out += " " + relative(seed_ms) + " | " + relative(hopper_ms) + " |\n";
+  }
+  return out;
+}
+
+// Rows two runs both measured (same step, config, dtype and shape): how much slower or faster
+// the later run (by label) was. Two hosts of one model differ by a percent or so, which is why
+// tables compare within one run.
+std::string run_comparison_block(const RowSet& set) {
+  using Item = std::tuple<std::string, std::string, std::string, int, int, int>;
+  std::map<std::string, std::map<Item, const ResultRow*>> by_run;
+  for (const ResultRow* row : set.rows()) {
+    if (!is_usable(*row) || row->reference_pass.value_or(1) != 1) continue;
+    const ResultRow*& slot = by_run[run_label(*row)][{row->step, row->config, row->dtype,
+                                                      row->batch, row->heads, row->seq_len}];
+    if (!slot || row->median_ms < slot->median_ms) slot = row;
+  }
+  std::string out;
+  for (auto a = by_run.begin(); a != by_run.end(); ++a)
+    for (auto b = std::next(a); b != by_run.end(); ++b) {
+      std::vector<double> all, references;
+      for (const auto& [item, row_a] : a->second) {
+        const auto found = b->second.find(item);
+        if (found == b->second.end()) continue;
+        const double ratio = found->second->median_ms / row_a->median_ms;
+        all.push_back(ratio);
+        if (row_a->is_reference()) references.push_back(ratio);
+      }
+      if (all.empty()) continue;
+      std::sort(all.begin(), all.end());
+      std::sort(references.begin(), references.end());
+      const std::size_t n = all.size();
+      const double median = n % 2 ? all[n / 2] : (all[n / 2 - 1] + all[n / 2]) / 2;
+      out += "| " + a->first + " | " + b->first + " | " + std::to_string(n) + " | " +
+             time_change_text(median) + " | " + time_change_text(all.front()) + " .. " +
+             time_change_text(all.back()) + " | " +
+             (references.empty() ? std::string("–")
+                                 : time_change_text(references.front()) + " .. " +
+                                       time_change_text(references.back())) +
+             " |\n";
+    }
+  if (out.empty()) return "No two runs in the data measured the same item.\n";
+  return "| run A | run B | items both measured | B's time vs A's, median | range | references' "
+         "range |\n| --- | --- | ---: | ---: | --- | --- |\n" +
+         out;
+}
+
+// Readable names of the counters scripts/gpu_host.sh's counters stage collects.
+std::string counter_label(const std::string& metric) {
+  static const std::map<std::string, std::string> kLabels = {
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "shared-load bank conflicts"},
+      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "shared-load wavefronts"},
+      {"smsp__inst_executed.sum", "instructions executed (warp level)"},
+      {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+       "tensor pipe active (% of active cycles)"},
+      {"smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct",
+       "stalled on short scoreboard (% of active warp cycles)"},
+      {"smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
+       "stalled on long scoreboard (% of active warp cycles)"},
+      {"smsp__warp_issue_stalled_wait_per_warp_active.pct",
+       "stalled on a fixed wait (% of active warp cycles)"},
+      {"l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "local-memory load bytes"},
+      {"l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum", "local-memory store bytes"},
+      {"smsp__average_warp_latency_per_inst_issued.ratio", "warp cycles per issued instruction"},
+  };
+  const auto found = kLabels.find(metric);
+  return found == kLabels.end() ? "`" + metric + "`" : found->second + " (`" + metric + "`)";
+}
+
+std::string counter_value(double value) {
+  char text[48];
+  if (std::fabs(value) >= 1000)
+    std::snprintf(text, sizeof text, "%.3g", value);
+  else
+    std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+// A step's extra hardware counters (metric:<name> columns) against the step before it, at
+// N = 4096, from the run that collected the most rows with such counters (a counters sweep).
+std::string counters_block(const RowSet& all, int step) {
+  const std::string run = busiest_run(
+      all, [](const ResultRow& row) { return !row.is_reference() && !row.extra_metrics.empty(); });
+  if (run.empty()) return "";
+  const RowSet set(rows_of_run(all, run));
+  std::string out;
+  for (const std::string& dtype : dtypes_of(set)) {
+    const Progression progression =
+        build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
+    const StepChange change = change_from_previous_step(progression, step, set, Reference::fa2);
+    if (!change.current || change.current->rows.empty()) continue;
+    const ResultRow& current = *change.current->rows.front();
+    const ResultRow* previous =
+        change.previous && !change.previous->rows.empty() ? change.previous->rows.front() : nullptr;
+    for (const auto& [metric, value] : current.extra_metrics) {
+      std::optional<double> before;
+      if (previous)
+        if (const auto found = previous->extra_metrics.find(metric);
+            found != previous->extra_metrics.end())
+          before = found->second;
+      std::optional<double> relative;
+      if (before && *before != 0) relative = value / *before - 1;
+      out += "| " + dtype + " | " + counter_label(metric) + " | " +
+             (before ? counter_value(*before) : std::string("–")) + " | " + counter_value(value) +
+             " | " + signed_percent(relative) + " |\n";
+    }
+  }
+  if (out.empty()) return "";
+  return "| dtype | counter (fastest config at N = 4096) | previous step | step " +
+         std::to_string(step) + " | change |\n| --- | --- | ---: | ---: | ---: |\n" + out;
+}
+
+std::string dataset_block(const RowSet& set) {
+  // Keyed by run (host, device, commit), shown by label: one line per run and device.
+  std::map<std::pair<std::string, std::string>, std::vector<const ResultRow*>> by_run;
+  for (const ResultRow* row : set.rows())
+    by_run[{run_label(*row), run_key(*row)}].push_back(row);
+  std::string out =
+      "| run (host, commit) | device | rows | SM clock |\n| --- | --- | ---: | --- |\n";
+  for (const auto& [run_and_key, rows] : by_run) {
+    const std::string& run = run_and_key.first;
+    std::set<std::string> devices;
+    for (const ResultRow* row : rows)
+      devices.insert(row->device);
+    std::string device_list;
+    for (const std::string& device : devices)
+      device_list += (device_list.empty() ? "" : ", ") + device;
+    out += "| " + run + " | " + device_list + " | " + std::to_string(rows.size()) + " | " +
+           clock_control(rows) + " |\n";
   }
   return out;
 }
 
 }  // namespace
 
-std::map<std::string, std::string> report_blocks(const RowSet& set) {
+namespace {
+
+// "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3": the suffix of a block measured on that device.
+std::string device_slug(const std::string& device) {
+  std::string slug;
+  for (const char ch : device) {
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      slug += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    else if (!slug.empty() && slug.back() != '-')
+      slug += '-';
+  }
+  while (!slug.empty() && slug.back() == '-')
+    slug.pop_back();
+  if (slug.rfind("nvidia-", 0) == 0) slug.erase(0, 7);
+  return slug;
+}
+
+// The blocks measured on one device.
+std::map<std::string, std::string> device_blocks(const RowSet& set) {
   std::map<std::string, std::string> blocks;
   blocks["progression"] = progression_block(set);
-  blocks["hopper"] = hopper_block(set);
   blocks["references"] = references_block(set);
-  blocks["dataset"] = dataset_block(set);
+  blocks["clocks"] = clocks_block(set);
+  blocks["drift"] = drift_block(set);
+  blocks["warnings"] = warnings_block(set);
+  blocks["run-comparison"] = run_comparison_block(set);
+  if (!hopper_run(set).empty()) {
+    blocks["hopper"] = hopper_block(set);
+    if (std::string block = tensor_pipe_block(set); !block.empty())
+      blocks["hopper-tensor-pipe"] = block;
+    for (int step = kFirstHopperStep; step <= configs::kLastStep; ++step)
+      if (std::string block = per_n_block(set, step); !block.empty())
+        blocks["per-n-" + std::to_string(step)] = block;
+  }
   for (const int step : set.steps()) {
     char name[16];
     std::snprintf(name, sizeof name, "step-%02d", step);
     if (std::string block = step_block(set, step); !block.empty()) blocks[name] = block;
     blocks["autotune-" + std::to_string(step)] = autotune_block(set, std::to_string(step));
+    if (std::string block = autotune_summary_block(set, step); !block.empty())
+      blocks["autotune-summary-" + std::to_string(step)] = block;
+    if (std::string block = versus_fa2_block(set, step); !block.empty())
+      blocks["vs-fa2-" + std::to_string(step)] = block;
+    char counters[24];
+    std::snprintf(counters, sizeof counters, "counters-%02d", step);
+    if (std::string block = counters_block(set, step); !block.empty()) blocks[counters] = block;
   }
+  return blocks;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> report_blocks(const RowSet& set) {
+  // Every device's blocks carry its suffix ("hopper@h100-80gb-hbm3"); the device with the most
+  // rows also gives the unsuffixed names the documents have used since the first dataset.
+  std::map<std::string, std::vector<const ResultRow*>> rows_by_device;
+  for (const ResultRow* row : set.rows())
+    rows_by_device[row->device].push_back(row);
+  std::string primary;
+  for (const auto& [device, rows] : rows_by_device)
+    if (primary.empty() || rows.size() > rows_by_device[primary].size()) primary = device;
+  std::map<std::string, std::string> blocks;
+  for (const auto& [device, rows] : rows_by_device) {
+    for (const auto& [name, text] : device_blocks(RowSet(rows))) {
+      blocks[name + "@" + device_slug(device)] = text;
+      if (device == primary) blocks[name] = text;
+    }
+  }
+  blocks["dataset"] = dataset_block(set);
   return blocks;
 }
 

@@ -481,6 +481,10 @@ class CudnnSdpaReference final : public ReferenceAttention {
     return text;
   }
 
+  std::string variant() const override {
+    return plan_ ? std::string(cudnn_sdpa_graph_name(built_graph_)) : std::string();
+  }
+
   void prepare(const AttentionShape& shape, DType dtype) override {
     release_plan();
     if (shape.batch <= 0 || shape.seq_len <= 0 || shape.heads <= 0 || shape.d_head <= 0)

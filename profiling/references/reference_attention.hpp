@@ -26,6 +26,10 @@ class ReferenceAttention {
   // What exactly runs, e.g. "cuDNN 9.19.0 SDPA forward, backend API, unified graph, engine 9,
   // workspace 256 B". The engine is known only after prepare().
   virtual std::string description() const = 0;
+  // Which way in ran, as a short token recorded in the results (the fa2_entry_point column):
+  // FA2 "in_place" or "sdpa_op" (the latter also copies O inside the timed region), cuDNN's
+  // graph form "unified" or "composite" (known after prepare()).
+  virtual std::string variant() const = 0;
 
   // Builds plans/graphs for this shape on the current device (not timed). Throws
   // ReferenceUnavailable, with the reason, if the shape or dtype is unsupported.

@@ -106,6 +106,8 @@ class TorchFlashReference final : public ReferenceAttention {
                 : ", at::_scaled_dot_product_flash_attention + copy into O");
   }
 
+  std::string variant() const override { return std::string(torch_flash_entry_name(entry_)); }
+
   void prepare(const AttentionShape& shape, DType dtype) override {
     prepared_ = false;
     cached_pointers_ = {};

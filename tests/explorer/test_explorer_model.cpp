@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "configs/config_sets.hpp"
 #include "explorer/model/autotune.hpp"
 #include "explorer/model/compare.hpp"
 #include "explorer/model/devices.hpp"
@@ -105,6 +106,106 @@ TEST_CASE("percent of a reference: stored column first, else the matching refere
 
   kernel.pct_fa2 = 61.5;  // written by the sweep at measurement time
   CHECK(*set.percent_of_reference(kernel, Reference::fa2) == doctest::Approx(61.5));
+}
+
+TEST_CASE("percent by cycles: stored column first, else the reference row's cycles") {
+  Rows rows;
+  ResultRow& fa2 = rows.add("fa2", "", 4096, 200);
+  fa2.cycles = 10e6;
+  ResultRow& kernel = rows.add("16", kConfig128, 4096, 205);  // 2.5 % faster by time...
+  kernel.cycles = 10.1e6;                                     // ...1 % more cycles
+  ResultRow& no_counters = rows.add("16", kConfig64, 4096, 150);
+  const RowSet set = rows.set();
+  CHECK(*set.percent_of_reference(kernel, Reference::fa2) == doctest::Approx(102.5));
+  CHECK(*set.percent_of_reference(kernel, Reference::fa2, PercentBasis::cycles) ==
+        doctest::Approx(100.0 / 1.01));
+  CHECK_FALSE(set.percent_of_reference(no_counters, Reference::fa2, PercentBasis::cycles));
+  CHECK(*numeric_field(set, kernel, Field::pct_fa2_cycles) == doctest::Approx(100.0 / 1.01));
+  CHECK(percent_field(Reference::cudnn, PercentBasis::cycles) == Field::pct_cudnn_cycles);
+  CHECK(field_label(Field::pct_fa2_cycles) == "% of FA2 by cycles");
+
+  kernel.pct_fa2_cycles = 97.25;  // written by the sweep at measurement time
+  CHECK(*set.percent_of_reference(kernel, Reference::fa2, PercentBasis::cycles) ==
+        doctest::Approx(97.25));
+
+  const Progression progression = build_progression(set, {"fp16", 4096, Reference::fa2});
+  const StepValue* step16 = progression.find_step(16);
+  REQUIRE(step16 != nullptr);
+  CHECK(step16->config == kConfig128);
+  CHECK(*step16->percent_by(PercentBasis::time) == doctest::Approx(102.5));
+  CHECK(*step16->percent_by(PercentBasis::cycles) == doctest::Approx(97.25));
+}
+
+TEST_CASE("a reference of another run is never the baseline; the first pass is") {
+  Rows rows;
+  ResultRow& fa2_host_a = rows.add("fa2", "", 4096, 200);
+  fa2_host_a.host = "host-a";
+  ResultRow& fa2_host_b = rows.add("fa2", "", 4096, 250);  // faster, but another host
+  fa2_host_b.host = "host-b";
+  ResultRow& kernel = rows.add("9", kConfig128, 4096, 220);
+  kernel.host = "host-a";
+  ResultRow& orphan = rows.add("9", kConfig128, 4096, 220);
+  orphan.host = "host-c";  // no reference measured on its host
+  RowSet set = rows.set();
+  CHECK(set.reference_for(kernel, Reference::fa2) == &fa2_host_a);
+  CHECK(*set.percent_of_reference(kernel, Reference::fa2) == doctest::Approx(110));
+  CHECK_FALSE(set.percent_of_reference(orphan, Reference::fa2).has_value());
+  CHECK(set.run_labels() ==
+        std::vector<std::string>{"host-a, no commit", "host-b, no commit", "host-c, no commit"});
+
+  // The repeat after the kernels is faster here, but kernel rows pair with the first pass.
+  fa2_host_a.reference_pass = 1;
+  ResultRow& repeat = rows.add("fa2", "", 4096, 210);
+  repeat.host = "host-a";
+  repeat.reference_pass = 2;
+  set = rows.set();
+  CHECK(set.reference_for(kernel, Reference::fa2) == &fa2_host_a);
+
+  // The run filter keeps one run's rows.
+  ResultFile file;
+  for (const ResultRow& row : rows.storage)
+    file.rows.push_back(row);
+  const std::vector<ResultFile> files = {file};
+  const std::vector<RunChoice> runs = distinct_runs(files);
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0].label == "host-a, no commit");
+  CHECK(runs[0].rows == 3);
+  RowFilter filter;
+  filter.run = runs[1].key;
+  const std::vector<const ResultRow*> host_b = select_rows(files, filter);
+  REQUIRE(host_b.size() == 1);
+  CHECK(host_b[0]->host == "host-b");
+}
+
+TEST_CASE("a reference's level is its first pass, not a faster repeat") {
+  Rows rows;
+  ResultRow& first = rows.add("fa2", "", 4096, 200);
+  first.reference_pass = 1;
+  ResultRow& repeat = rows.add("fa2", "", 4096, 210);
+  repeat.reference_pass = 2;
+  rows.add("9", kConfig128, 4096, 214);
+  const RowSet set = rows.set();
+  const Progression progression = build_progression(set, {"fp16", 4096, Reference::fa2});
+  REQUIRE(progression.find_reference(Reference::fa2) != nullptr);
+  CHECK(progression.find_reference(Reference::fa2)->tflops == doctest::Approx(200));
+  CHECK(*progression.find_step(9)->percent == doctest::Approx(107));
+  const std::vector<SweepSeries> series = build_sweep_series(set, {{"fa2"}, {"fp16"}});
+  REQUIRE(series.size() == 1);
+  CHECK(series[0].points[0].value == doctest::Approx(200));
+  CHECK(stands_before(first, repeat));
+  CHECK_FALSE(stands_before(repeat, first));
+}
+
+TEST_CASE("a flagged L2 hit rate is marked wherever it is shown") {
+  Rows rows;
+  ResultRow& row = rows.add("1", kConfig64, 16384, 50);
+  row.l2_hit_pct = 101.024;
+  row.warnings = join_warnings(sanity_warnings(row));
+  const RowSet set = rows.set();
+  CHECK(format_field(set, row, Field::l2_hit_pct) == "101.0 (!)");
+  row.l2_hit_pct = 99.5;
+  row.warnings.clear();
+  CHECK(format_field(set, row, Field::l2_hit_pct) == "99.5");
 }
 
 TEST_CASE("progression at one N takes each step's fastest usable config") {
@@ -360,11 +461,14 @@ TEST_CASE("config change between neighbouring steps") {
 TEST_CASE("step titles") {
   CHECK(step_title(1) == "Base implementation");
   CHECK(step_title(16) == "Static GMEM stride");
+  CHECK(step_title(17) == "Warpgroup MMA (wgmma)");
+  CHECK(step_title(21) == "Intra-warpgroup overlap of GEMM and softmax");
   CHECK(step_title(0).empty());
-  CHECK(step_title(17).empty());
+  CHECK(step_title(22).empty());
 }
 
 TEST_CASE("every step has an embedded page entry") {
+  CHECK(kStepCount == configs::kLastStep);  // embed_step_pages.cmake embeds 1..21
   REQUIRE(embedded_step_pages().size() == kStepCount);
   for (int step = 1; step <= kStepCount; ++step) {
     const StepPage* page = embedded_step_page(step);
@@ -375,8 +479,9 @@ TEST_CASE("every step has an embedded page entry") {
   CHECK(embedded_step_page(3)->source_folder == "kernels/versions/v01_07");
   CHECK(embedded_step_page(9)->source_folder == "kernels/versions/v09");
   CHECK(embedded_step_page(12)->doc_path == "docs/versions/12.md");
+  CHECK(embedded_step_page(18)->source_folder == "kernels/versions/v18");
   CHECK(embedded_step_page(0) == nullptr);
-  CHECK(embedded_step_page(17) == nullptr);
+  CHECK(embedded_step_page(22) == nullptr);
 }
 
 TEST_CASE("loading: bad files become problems naming the file; good files still load") {

@@ -18,8 +18,8 @@ constexpr const char* kTuneB = "(FP16, 128, 128, 32, 4): async+eager+swizzled+lo
 struct Rows {
   std::deque<ResultRow> storage;  // stable addresses for the RowSet
 
-  void add(const std::string& step, const std::string& config, double tflops,
-           const std::string& commit) {
+  ResultRow& add(const std::string& step, const std::string& config, double tflops,
+                 const std::string& commit) {
     ResultRow row;
     row.step = step;
     row.config = config;
@@ -37,6 +37,7 @@ struct Rows {
     row.cache_mode = "warm";
     row.git_commit = commit;
     storage.push_back(row);
+    return storage.back();
   }
   RowSet set() const {
     std::vector<const ResultRow*> pointers;
@@ -78,4 +79,134 @@ TEST_CASE("update_blocks replaces marked blocks and reports unknown and changed 
   CHECK(update.unknown == std::vector<std::string>{"c"});
   CHECK_THROWS_AS(update_blocks("<!-- flashscope:begin a -->\nno end\n", blocks),
                   std::invalid_argument);
+}
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("the progression table comes from one run and reads % FA2 by time and by cycles") {
+  Rows rows;
+  // The progression run: FA2 and steps 1 and 2. Step 2 is 2.5 % faster by time but takes 1 %
+  // more cycles than FA2: its clock was higher.
+  rows.add("fa2", "", 200, "prog").cycles = 10e6;
+  rows.add("1", kPick, 100, "prog").cycles = 20e6;
+  rows.add("2", kPick, 205, "prog").cycles = 10.1e6;
+  // Another run (another host) measured step 2 faster still: it must not enter the table.
+  rows.add("fa2", "", 190, "tune").cycles = 10e6;
+  rows.add("2", kTuneA, 260, "tune").cycles = 9e6;
+  const auto blocks = report_blocks(rows.set());
+  const std::string& table = blocks.at("progression");
+  CAPTURE(table);
+  CHECK(contains(table, "| 1 | Base implementation | 50.0 % | 50.0 % | 50.0 % | 50.0 % | 100.0 |"));
+  CHECK(contains(table, "| 2 | Swizzling | 102.5 % | 99.0 % | 102.5 % | 99.0 % | 205.0 |"));
+  CHECK_FALSE(contains(table, "260.0"));
+
+  // Each config of a step against FA2, three ways, with both clocks.
+  rows.storage[2].sm_clock_mhz = 1750;
+  rows.storage[0].sm_clock_mhz = 1700;
+  rows.storage[2].cupti_duration_ms = 4.9;
+  rows.storage[0].cupti_duration_ms = 5.0;
+  const std::string versus = report_blocks(rows.set()).at("vs-fa2-2");
+  CAPTURE(versus);
+  CHECK(contains(versus, std::string("| fp16 | `") + kPick +
+                             "` | 4.878 | 102.5 % | 99.0 % | 102.0 % | 1750 | 1700 |"));
+  CHECK_FALSE(contains(versus, kTuneA));
+}
+
+TEST_CASE("references, clocks and the dataset are listed per run") {
+  Rows rows;
+  ResultRow& a = rows.add("fa2", "", 200, "c1");
+  a.host = "host-a";
+  a.sm_clock_mhz = 1700;
+  ResultRow& b = rows.add("fa2", "", 190, "c1");
+  b.host = "host-b";
+  b.sm_clock_mhz = 1650;
+  b.locked_sm_clock_mhz = 1650;
+  rows.add("1", kPick, 100, "c1").host = "host-a";
+  const auto blocks = report_blocks(rows.set());
+  CAPTURE(blocks.at("references"));
+  CHECK(contains(blocks.at("references"), "| host-a, c1 | 4096 | 16 | 200.0 |"));
+  CHECK(contains(blocks.at("references"), "| host-b, c1 | 4096 | 16 | 190.0 |"));
+  CAPTURE(blocks.at("clocks"));
+  CHECK(contains(blocks.at("clocks"),
+                 "| host-a, c1 | – | 1700–1700 (median 1700) | – | as found (not locked) |"));
+  CHECK(contains(blocks.at("clocks"),
+                 "| host-b, c1 | – | 1650–1650 (median 1650) | – | locked "
+                 "at 1650 MHz |"));
+  CHECK(contains(blocks.at("dataset"), "| host-a, c1 | test device | 2 | as found (not locked) |"));
+}
+
+TEST_CASE("the drift and warnings blocks say what the data has, or that it has none") {
+  Rows rows;
+  ResultRow& first = rows.add("fa2", "", 200, "c1");
+  rows.add("1", kPick, 100, "c1");
+  auto blocks = report_blocks(rows.set());
+  CHECK(contains(blocks.at("drift"), "No run in the data measured its references twice"));
+  CHECK(blocks.at("warnings") == "No row carries a warning.\n");
+
+  first.reference_pass = 1;
+  first.sm_clock_mhz = 1700;
+  ResultRow& repeat = rows.add("fa2", "", 198, "c1");  // 1 % slower after the kernels
+  repeat.reference_pass = 2;
+  repeat.sm_clock_mhz = 1680;
+  ResultRow& odd = rows.storage[1];
+  odd.l2_hit_pct = 100.8;
+  odd.warnings = join_warnings(sanity_warnings(odd));
+  blocks = report_blocks(rows.set());
+  CAPTURE(blocks.at("drift"));
+  CHECK(contains(blocks.at("drift"),
+                 "| c1 | fa2 | fp16 | 1 | +1.0 % .. +1.0 % | +1.0 % | – | "
+                 "1700 -> 1680 |"));
+  CAPTURE(blocks.at("warnings"));
+  CHECK(contains(blocks.at("warnings"), "| c1 | step 1 | `" + std::string(kPick) +
+                                            "` | fp16 | 4096 | l2_hit_pct 100.8 is outside 0-100"));
+  // The step block marks the flagged value.
+  CHECK(contains(blocks.at("step-01"), "| 100.8 % (!) |"));
+}
+
+TEST_CASE("a counters block compares a step's extra counters with the previous step's") {
+  Rows rows;
+  rows.add("1", kPick, 50, "counters").extra_metrics = {
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 7.5e9},
+      {"smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct", 84}};
+  rows.add("2", kPick, 250, "counters").extra_metrics = {
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 7.0e4},
+      {"smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct", 12}};
+  rows.add("2", kPick, 260, "timing");  // another run without counters: not used
+  const auto blocks = report_blocks(rows.set());
+  REQUIRE(blocks.count("counters-02") == 1);
+  const std::string& block = blocks.at("counters-02");
+  CAPTURE(block);
+  CHECK(contains(block,
+                 "| fp16 | shared-load bank conflicts "
+                 "(`l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`) | 7.5e+09 | "
+                 "7e+04 | -100.0 % |"));
+  CHECK(contains(block, "| 84.00 | 12.00 | -85.7 % |"));
+  CHECK(blocks.count("counters-01") == 1);  // step 1 has no previous step: values only
+  CHECK(contains(blocks.at("counters-01"), "| – | 7.5e+09 | – |"));
+}
+
+TEST_CASE("the autotune summary and the run comparison come from the rows") {
+  Rows rows;
+  rows.add("7", kPick, 300, "tune");   // 64x64, not a recorded pick (no opt_softmax)
+  rows.add("7", kTuneA, 303, "tune");  // 128x64, fastest
+  rows.add("7", kTuneB, 250, "tune");  // 128x32, 21.2 % slower
+  rows.add("7", kPick, 306, "prog");   // another run: compared, not ranked
+  rows.add("fa2", "", 200, "prog");
+  rows.add("fa2", "", 198, "tune");
+  const auto blocks = report_blocks(rows.set());
+  const std::string& summary = blocks.at("autotune-summary-7");
+  CAPTURE(summary);
+  CHECK(
+      contains(summary, "| best 64x64 | best 128x32 | best 128x64 | seed's pick | Hopper pick |"));
+  CHECK(contains(summary, "| fp16 | 4096 | 3 | 2 | +21.2 % | +1.0 % | +21.2 % | +0.0 % | – | – |"));
+  const std::string& comparison = blocks.at("run-comparison");
+  CAPTURE(comparison);
+  // "tune" against "prog": the pick 2.0 % slower, FA2 1.0 % slower; the median of the two.
+  CHECK(contains(comparison, "| prog | tune | 2 | +1.5 % | +1.0 % .. +2.0 % | +1.0 % .. +1.0 % |"));
 }

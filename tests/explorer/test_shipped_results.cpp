@@ -72,9 +72,33 @@ TEST_CASE("the shipped dataset covers every step x dtype x N with both reference
   for (const ResultRow* row : dataset.rows) {
     CAPTURE(row->step);
     CAPTURE(row->config);
+    CAPTURE(row->seq_len);
     CHECK(row->verdict != "fail");  // a failing kernel's speed is not a result
     CHECK_FALSE(row->git_commit.empty());
     CHECK_FALSE(row->device.empty());
+    // A value outside its range (an L2 hit rate above 100 %) never goes unflagged; docs/results.md
+    // lists the flagged rows (the warnings block).
+    if (!sanity_warnings(*row).empty()) CHECK_FALSE(row->warnings.empty());
+  }
+}
+
+TEST_CASE("docs carry no hand-written measured sections") {
+  // Measured figures live in generated blocks; the old hand-written "Measured (NVIDIA H200 ...)"
+  // sections could not be reproduced (and described a "round-robin" mode that never existed).
+  for (const auto& entry : std::filesystem::directory_iterator(kSourceDir + "/docs/versions")) {
+    if (entry.path().extension() != ".md") continue;
+    CAPTURE(entry.path().string());
+    const std::string text = read_file(entry.path().string());
+    CHECK(text.find("## Measured (") == std::string::npos);
+    CHECK(text.find("round-robin") == std::string::npos);
+  }
+  // The statements of docs/results.md rest on these blocks.
+  const std::string results = read_file(kSourceDir + "/docs/results.md");
+  for (const char* block : {"progression", "vs-fa2-16", "vs-fa2-9", "clocks", "drift", "references",
+                            "warnings", "run-comparison", "dataset"}) {
+    CAPTURE(block);
+    CHECK(results.find(std::string("<!-- flashscope:begin ") + block + " -->") !=
+          std::string::npos);
   }
 }
 
@@ -99,5 +123,13 @@ TEST_CASE("every generated block in docs/ matches the shipped dataset") {
       ++generated_blocks;
   }
   // docs/results.md's tables and one block per step page.
-  CHECK(generated_blocks >= 16 + 3);
+  CHECK(generated_blocks >= 16 + 12);
+}
+
+TEST_CASE("docs/csv-schema.md shows the header the writer writes") {
+  std::string header;
+  for (const std::string& column : result_columns())
+    header += (header.empty() ? "" : ",") + column;
+  const std::string schema = read_file(kSourceDir + "/docs/csv-schema.md");
+  CHECK(schema.find("\n" + header + "\n") != std::string::npos);
 }

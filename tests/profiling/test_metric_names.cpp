@@ -65,3 +65,18 @@ TEST_CASE("an unknown chip is rejected with the list of known ones") {
   CHECK(contains(message, "chip 'GX999' is not known to this CUPTI (known: "));
   CHECK(contains(message, "GH100"));
 }
+
+TEST_CASE("the L2 hit rate alone needs two replay passes, so it spans two launches") {
+  // Why a shipped l2_hit_pct can exceed 100 % (docs/profiling.md, "Ratio metrics"): its counters
+  // do not fit one pass, so user replay counts them in two different launches. Hit and miss
+  // counters each fit one pass alone, not together.
+  for (const char* chip : {"GA100", "GH100"}) {
+    CAPTURE(chip);
+    CHECK(metric_pass_count(chip, {"lts__t_sector_hit_rate.pct"}) == 2);
+    CHECK(metric_pass_count(chip, {"lts__t_sectors_lookup_hit.sum"}) == 1);
+    CHECK(metric_pass_count(chip, {"lts__t_sectors_lookup_miss.sum"}) == 1);
+    CHECK(metric_pass_count(
+              chip, {"lts__t_sectors_lookup_hit.sum", "lts__t_sectors_lookup_miss.sum"}) == 2);
+    CHECK(metric_pass_count(chip, {"sm__cycles_elapsed.max", "gpu__time_duration.sum"}) == 1);
+  }
+}

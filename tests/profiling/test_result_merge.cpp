@@ -69,6 +69,7 @@ ResultRow row_for(const MeasurementItem& item, int device, double tflops = 100) 
   row.cache_mode = "warm";
   row.git_commit = "0123456789ab";
   row.input_seed = 42;
+  if (item.is_reference()) row.reference_pass = item.reference_pass;
   return row;
 }
 

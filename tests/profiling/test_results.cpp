@@ -47,6 +47,13 @@ ResultRow measured_kernel_row() {
   row.sm_clock_mhz = 1980;
   row.cache_mode = "warm";
   row.git_commit = "229426e";
+  row.git_dirty = true;
+  row.host = "gpu-host-7";
+  row.run_id = "gpu-host-7 2026-11-21T06:45:03Z";
+  row.fa2_entry_point = "in_place";
+  row.locked_sm_clock_mhz = 1980;
+  row.pct_fa2_cycles = 97.5;
+  row.pct_cudnn_cycles = 51.25;
   row.input_seed = 123456789012ull;
   row.extra_metrics = {{"dram__bytes_read.sum", 1.5e9}};
   return row;
@@ -72,6 +79,10 @@ ResultRow reference_row() {
   row.sm_clock_mhz = 1755;
   row.cache_mode = "cold";
   row.git_commit = "229426e";
+  row.git_dirty = false;
+  row.fa2_entry_point = "sdpa_op";
+  row.reference_pass = 2;
+  row.warnings = "l2_hit_pct 101 is outside 0-100: a note, with a comma";
   row.input_seed = 7;
   return row;
 }
@@ -135,6 +146,15 @@ void check_equal(const ResultRow& a, const ResultRow& b) {
   CHECK(a.sm_clock_mhz == b.sm_clock_mhz);
   CHECK(a.cache_mode == b.cache_mode);
   CHECK(a.git_commit == b.git_commit);
+  CHECK(a.git_dirty == b.git_dirty);
+  CHECK(a.host == b.host);
+  CHECK(a.run_id == b.run_id);
+  CHECK(a.fa2_entry_point == b.fa2_entry_point);
+  CHECK(a.locked_sm_clock_mhz == b.locked_sm_clock_mhz);
+  CHECK(a.reference_pass == b.reference_pass);
+  CHECK(a.pct_fa2_cycles == b.pct_fa2_cycles);
+  CHECK(a.pct_cudnn_cycles == b.pct_cudnn_cycles);
+  CHECK(a.warnings == b.warnings);
   CHECK(a.input_seed == b.input_seed);
   CHECK(a.extra_metrics == b.extra_metrics);
 }
@@ -291,6 +311,12 @@ TEST_CASE("a corrupt file is reported with its name, the line and the problem") 
                  "results.csv:2: column 'device_index': '-1' is not a device index (0 or more)"));
   CHECK(contains(error_of(with_field(3, "device_index", "first")),
                  "results.csv:3: column 'device_index': 'first' is not an integer"));
+  CHECK(contains(error_of(with_field(2, "git_dirty", "maybe")),
+                 "results.csv:2: column 'git_dirty': 'maybe' is not true, false or empty"));
+  CHECK(contains(error_of(with_field(2, "reference_pass", "1")),
+                 "results.csv:2: column 'reference_pass': '1' must be empty on kernel rows"));
+  CHECK(contains(error_of(with_field(2, "locked_sm_clock_mhz", "0")),
+                 "results.csv:2: column 'locked_sm_clock_mhz': '0' is not a positive clock"));
 
   // Field count, quotes.
   CHECK(contains(error_of(valid + "7,x\n"),
@@ -310,7 +336,9 @@ TEST_CASE("a corrupt file is reported with its name, the line and the problem") 
 }
 
 TEST_CASE("files written before the device index and UUID columns existed are read") {
-  CHECK(optional_result_columns() == std::vector<std::string>{"device_index", "device_uuid"});
+  const std::vector<std::string>& optional = optional_result_columns();
+  CHECK(std::find(optional.begin(), optional.end(), "device_index") != optional.end());
+  CHECK(std::find(optional.begin(), optional.end(), "device_uuid") != optional.end());
   // The header and rows of such a file: every column but the two, in the old order.
   const std::string text = write_csv({measured_kernel_row(), reference_row()}, {});
   std::vector<std::string> columns = result_columns();
@@ -373,4 +401,93 @@ TEST_CASE("read_results_file names a file it cannot open and reads one it can") 
   const std::vector<ResultRow> rows = read_results_file(path);
   REQUIRE(rows.size() == 1);
   check_equal(rows[0], reference_row());
+}
+
+namespace {
+
+// `text` without the named columns: what a file written before they existed looks like.
+std::string without_columns(const std::string& text, const std::vector<std::string>& dropped) {
+  std::istringstream in(text);
+  std::string out;
+  std::vector<bool> keep;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> fields;
+    std::string field;
+    bool quoted = false;
+    for (const char c : line) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) {
+        fields.push_back(field);
+        field.clear();
+      } else {
+        field += c;
+      }
+    }
+    fields.push_back(field);
+    if (keep.empty())
+      for (const std::string& name : fields)
+        keep.push_back(std::find(dropped.begin(), dropped.end(), name) == dropped.end());
+    std::string rebuilt;
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      if (keep[i]) rebuilt += (rebuilt.empty() ? "" : ",") + fields[i];
+    out += rebuilt + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a file without the provenance and clock columns still reads, warnings derived") {
+  // The shipped results/h200 files predate these columns.
+  CHECK(optional_result_columns() ==
+        std::vector<std::string>{"device_index", "device_uuid", "git_dirty", "host", "run_id",
+                                 "fa2_entry_point",
+                                 "locked_sm_clock_mhz", "reference_pass", "pct_fa2_cycles",
+                                 "pct_cudnn_cycles", "warnings"});
+  ResultRow suspicious = measured_kernel_row();
+  suspicious.l2_hit_pct = 101.024;
+  const std::string old_text =
+      without_columns(write_csv({suspicious, reference_row()}, {}), optional_result_columns());
+  CHECK_FALSE(contains(old_text, "git_dirty"));
+  std::istringstream in(old_text);
+  const std::vector<ResultRow> rows = read_results_csv(in, "old.csv");
+  REQUIRE(rows.size() == 2);
+  CHECK_FALSE(rows[0].git_dirty.has_value());
+  CHECK(rows[0].host.empty());
+  CHECK_FALSE(rows[0].pct_fa2_cycles.has_value());
+  CHECK_FALSE(rows[1].reference_pass.has_value());
+  CHECK(rows[0].l2_hit_pct == doctest::Approx(101.024));
+  CHECK(contains(rows[0].warnings, "l2_hit_pct 101.024 is outside 0-100"));
+  CHECK(rows[1].warnings.empty());
+
+  // A required column is still required.
+  const std::string no_device = without_columns(write_csv({reference_row()}, {}), {"device"});
+  CHECK(error_of(no_device) == "results.csv:1: the header lacks column 'device'");
+}
+
+TEST_CASE("sanity warnings name the column, the value and the rule") {
+  ResultRow row = measured_kernel_row();
+  row.sm_clock_mhz = 1980;
+  row.locked_sm_clock_mhz = 1980;
+  CHECK(sanity_warnings(row).empty());
+  row.l2_hit_pct = 100.0;
+  CHECK(sanity_warnings(row).empty());  // the edge of the range is fine
+  row.l2_hit_pct = 100.5;
+  row.extra_metrics["smsp__warps_issue_stalled_short_scoreboard.pct"] = -1;
+  row.extra_metrics["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = 103;
+  row.extra_metrics["dram__bytes_read.sum"] = 5e12;  // not a ratio: any size is fine
+  row.cycles = 0;
+  row.cupti_duration_ms = -1;
+  row.sm_clock_mhz = 1800;  // 9 % below the lock
+  const std::vector<std::string> warnings = sanity_warnings(row);
+  REQUIRE(warnings.size() == 6);
+  CHECK(contains(warnings[0], "l2_hit_pct 100.5 is outside 0-100"));
+  CHECK(contains(join_warnings(warnings),
+                 "metric:smsp__warps_issue_stalled_short_scoreboard.pct -1 is outside 0-100"));
+  CHECK(contains(join_warnings(warnings),
+                 "metric:sm__throughput.avg.pct_of_peak_sustained_elapsed 103 is outside 0-100"));
+  CHECK(contains(join_warnings(warnings), "cycles 0 is not positive"));
+  CHECK(contains(join_warnings(warnings), "cupti_duration_ms -1 is not positive"));
+  CHECK(contains(join_warnings(warnings), "sm_clock_mhz 1800 is 9 % below the locked 1980 MHz"));
+  CHECK(join_warnings({"a", "b"}) == "a; b");
 }

@@ -127,6 +127,8 @@ TEST_CASE("sweep defaults follow the seed's benchmark shapes") {
   CHECK(options.extra_metrics.empty());
   CHECK(options.metric_runs == 3);
   CHECK(options.references == std::vector<std::string>{"fa2", "cudnn"});
+  CHECK(options.repeat_references);
+  CHECK_FALSE(options.locked_sm_clock_mhz.has_value());
   // Spec §1.2's batch table, and the same rule beyond it.
   std::vector<int> batches;
   for (const int n : options.seq_lens)
@@ -138,23 +140,43 @@ TEST_CASE("sweep defaults follow the seed's benchmark shapes") {
 }
 
 TEST_CASE("sweep options are parsed and converted") {
-  const SweepOptions options =
-      parse_sweep({"--csv",       "--steps",
-                   "1-3,8",       "--seq-lens",
-                   "1024, 4096",  "--dtypes",
-                   "bf16",        "--batch",
-                   "2",           "--heads",
-                   "8",           "--runs",
-                   "5",           "--warmup",
-                   "1",           "--min-runs",
-                   "3",           "--target-ms",
-                   "0",           "--cold-l2",
-                   "--metrics",   "dram__bytes_read.sum,lts__t_sector_hit_rate.pct",
-                   "--reference", "cudnn",
-                   "--device",    "1",
-                   "--seed",      "42",
-                   "--timeout",   "12.5",
-                   "--set",       "128,64"});
+  const SweepOptions options = parse_sweep({"--csv",
+                                            "--steps",
+                                            "1-3,8",
+                                            "--seq-lens",
+                                            "1024, 4096",
+                                            "--dtypes",
+                                            "bf16",
+                                            "--batch",
+                                            "2",
+                                            "--heads",
+                                            "8",
+                                            "--runs",
+                                            "5",
+                                            "--warmup",
+                                            "1",
+                                            "--min-runs",
+                                            "3",
+                                            "--target-ms",
+                                            "0",
+                                            "--cold-l2",
+                                            "--metrics",
+                                            "dram__bytes_read.sum,lts__t_sector_hit_rate.pct",
+                                            "--reference",
+                                            "cudnn",
+                                            "--device",
+                                            "1",
+                                            "--seed",
+                                            "42",
+                                            "--timeout",
+                                            "12.5",
+                                            "--set",
+                                            "128,64",
+                                            "--no-reference-repeat",
+                                            "--locked-sm-clock",
+                                            "1500",
+                                            "--run-id",
+                                            "h200 night run"});
   CHECK(options.steps == std::vector<int>{1, 2, 3, 8});
   CHECK(options.seq_lens == std::vector<int>{1024, 4096});
   CHECK(options.dtypes == std::vector<DType>{DType::BF16});
@@ -175,6 +197,9 @@ TEST_CASE("sweep options are parsed and converted") {
   CHECK(options.seed == 42);
   CHECK(options.timeout_s == 12.5);
   CHECK(options.set_key == "128,64");
+  CHECK_FALSE(options.repeat_references);
+  CHECK(options.locked_sm_clock_mhz == 1500);
+  CHECK(options.run_id == "h200 night run");
 
   const SweepOptions off = parse_sweep({"--csv", "--metrics", "none", "--reference", "none"});
   CHECK_FALSE(off.collect_metrics);
@@ -217,6 +242,10 @@ TEST_CASE("invalid sweep options are refused with the option's name") {
   CHECK(sweep_error({"--csv", "--heads", "0"}) == "--heads: 0 is not positive");
   CHECK(sweep_error({"--csv", "--timeout", "0"}) ==
         "--timeout: must be a positive number of seconds");
+  CHECK(sweep_error({"--csv", "--locked-sm-clock", "-5"}) ==
+        "--locked-sm-clock: -5 is not a clock in MHz");
+  CHECK(sweep_error({"--csv", "--run-id", "a,b"}) ==
+        "--run-id: 'a,b' may not hold commas, quotes or line breaks");
   // CLI11's own checks: sweep options need --csv; --config and --set exclude each other.
   CHECK(contains(sweep_error({"--steps", "1"}), "CLI: --steps requires --csv"));
   CHECK(contains(sweep_error({"--csv", "--set", "tune", "--config",
@@ -241,6 +270,9 @@ TEST_CASE("the worker command line parses back to the same options") {
   options.extra_metrics = {"dram__bytes_read.sum"};
   options.metric_runs = 5;
   options.references = {};
+  options.repeat_references = false;
+  options.locked_sm_clock_mhz = 1410;
+  options.run_id = "gpu-2 2026-11-21T07:35:40Z";
   options.device = 1;
   options.devices = parse_device_selection("0,1");  // the parent's; a worker measures on one
   options.shard = PlanShard{2, 5};
@@ -269,6 +301,9 @@ TEST_CASE("the worker command line parses back to the same options") {
   CHECK(back.extra_metrics == options.extra_metrics);
   CHECK(back.metric_runs == 5);
   CHECK(back.references.empty());
+  CHECK_FALSE(back.repeat_references);
+  CHECK(back.locked_sm_clock_mhz == 1410);
+  CHECK(back.run_id == options.run_id);
   CHECK(back.device == 1);
   CHECK(back.devices == DeviceSelection{});
   CHECK(back.shard == PlanShard{2, 5});
@@ -290,19 +325,33 @@ TEST_CASE("the worker command line parses back to the same options") {
   CHECK_FALSE(back2.collect_metrics);
   CHECK(back2.set_key == "tune");
   CHECK_FALSE(back2.shard.has_value());
+  CHECK_FALSE(back2.repeat_references);  // options.repeat_references is still false
+
+  options.repeat_references = true;
+  options.locked_sm_clock_mhz.reset();
+  const std::vector<std::string> defaults = cli::sweep_worker_arguments(options, 3);
+  CLI::App app3;
+  cli::SweepCli sweep3;
+  cli::add_sweep_options(app3, sweep3);
+  std::vector<std::string> reversed3(defaults.rbegin(), defaults.rend());
+  app3.parse(reversed3);
+  const SweepOptions back3 = cli::sweep_options_from_cli(sweep3);
+  CHECK(back3.repeat_references);
+  CHECK_FALSE(back3.locked_sm_clock_mhz.has_value());
 }
 
-TEST_CASE("--set prog measures each step's own picks as built, references first") {
+TEST_CASE("--set prog measures each step's own picks as built, references before and after") {
   const KernelRegistry registry = synthetic_registry();
-  SweepOptions options;  // prog, both dtypes, six lengths
+  SweepOptions options;  // prog, both dtypes, six lengths, references repeated
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
-  // A unit per (dtype, N): the references, then every step's configs, so one input set and one
-  // pair of §1.4 references serve every measurement of that shape.
+  // A unit per (dtype, N): the references, every step's configs, the references again, so one
+  // input set and one pair of §1.4 references serve every measurement of that shape and the
+  // second reference pass shows how far the clocks moved over the kernels.
   REQUIRE(plan.units.size() == 12);
   CHECK(plan.units[0].name == "fp16 N=512");
   CHECK(plan.units[6].name == "bf16 N=512");
-  CHECK(plan.units[0].items.size() == 4);  // cudnn, steps 1, 3, 8
-  CHECK(plan.units[6].items.size() == 2);  // cudnn, step 1
+  CHECK(plan.units[0].items.size() == 5);  // cudnn, steps 1, 3, 8, cudnn again
+  CHECK(plan.units[6].items.size() == 3);  // cudnn, step 1, cudnn again
   std::vector<MeasurementItem> items;
   for (const SweepUnit& unit : plan.units) {
     for (const MeasurementItem& item : unit.items) {
@@ -314,28 +363,46 @@ TEST_CASE("--set prog measures each step's own picks as built, references first"
   }
   // Bigger shapes, more work: the parent hands these out first on several GPUs.
   CHECK(plan.units[5].work_estimate() > plan.units[0].work_estimate());
-  CHECK(plan.item_count() == 36);  // cudnn and step 1 in both dtypes, steps 3 and 8 in fp16
-  CHECK(plan.recorded_count() == 36);
-  REQUIRE(items.size() == 36);
+  // cudnn twice and step 1 in both dtypes, steps 3 and 8 in fp16.
+  CHECK(plan.item_count() == 48);
+  CHECK(plan.recorded_count() == 48);
+  REQUIRE(items.size() == 48);
   CHECK(items[0].step == "cudnn");
+  CHECK(items[0].reference_pass == 1);
   CHECK(items[0].dtype == DType::FP16);
   CHECK(items[0].shape.seq_len == 512);
   CHECK(items[0].shape.batch == 16);
   CHECK(items[1].step == "1");
+  CHECK(items[1].reference_pass == 0);
   CHECK(items[2].step == "3");
   CHECK(*items[2].config == fp16(configs::progression()[2]));  // the tune config is not a pick
   CHECK(items[3].step == "8");
   CHECK(items[4].step == "cudnn");
-  CHECK(items[4].shape.seq_len == 1024);
-  CHECK(items[20].step == "cudnn");
-  CHECK(items[20].shape.seq_len == 16384);
-  CHECK(items[20].shape.batch == 4);
-  CHECK(items[24].dtype == DType::BF16);
-  CHECK(items[24].shape.seq_len == 512);
+  CHECK(items[4].reference_pass == 2);
+  CHECK(items[4].shape.seq_len == 512);
+  CHECK(contains(items[4].label(), "N=512 (again, after the kernels)"));
+  CHECK(items[5].step == "cudnn");
+  CHECK(items[5].reference_pass == 1);
+  CHECK(items[5].shape.seq_len == 1024);
+  CHECK(items[25].step == "cudnn");
+  CHECK(items[25].shape.seq_len == 16384);
+  CHECK(items[25].shape.batch == 4);
+  CHECK(items[30].dtype == DType::BF16);
+  CHECK(items[30].shape.seq_len == 512);
+  CHECK(items[30].reference_pass == 1);
+  CHECK(items[31].step == "1");
+  CHECK(items[32].reference_pass == 2);
   std::map<std::string, int> per_step;
   for (const MeasurementItem& item : items)
     ++per_step[item.step];
-  CHECK(per_step == std::map<std::string, int>{{"cudnn", 12}, {"1", 12}, {"3", 6}, {"8", 6}});
+  CHECK(per_step == std::map<std::string, int>{{"cudnn", 24}, {"1", 12}, {"3", 6}, {"8", 6}});
+
+  options.repeat_references = false;
+  const SweepPlan once = plan_sweep(options, registry, {"cudnn"});
+  CHECK(once.item_count() == 36);
+  for (const SweepUnit& unit : once.units)
+    for (const MeasurementItem& item : unit.items)
+      CHECK(item.reference_pass == (item.is_reference() ? 1 : 0));
 
   bool noted_fa2 = false, noted_step3 = false;
   for (const std::string& note : plan.notes) {
@@ -380,6 +447,7 @@ TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name t
   const KernelRegistry registry = synthetic_registry();
   SweepOptions options;
   options.references = {"cudnn"};
+  options.repeat_references = false;
   options.seq_lens = {1024};
   options.configs = {bf16(configs::progression()[0]), fp16(configs::progression()[1])};
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
@@ -402,7 +470,13 @@ TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name t
 TEST_CASE("input seeds are a function of the sweep seed and the shape") {
   const AttentionShape a{16, 512, 16, 128};
   const AttentionShape b{16, 1024, 16, 128};
-  CHECK(input_seed_for(1, DType::FP16, a) == input_seed_for(1, DType::FP16, a));
+  // Values of the documented derivation (splitmix64 over the sweep seed, then dtype enum value,
+  // B, N, H, d; the result modulo (2^64 - 1) / 3), computed outside this code base with
+  // Python's integers: a change to the derivation, or to the DType values it mixes in, fails here.
+  CHECK(input_seed_for(1, DType::FP16, a) == 745094392104651360ull);
+  CHECK(input_seed_for(1, DType::BF16, a) == 2988641527592442836ull);
+  CHECK(input_seed_for(987654321, DType::FP16, AttentionShape{4, 16384, 16, 128}) ==
+        4788326835557890738ull);
   CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(1, DType::FP16, b));
   CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(1, DType::BF16, a));
   CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(2, DType::FP16, a));

@@ -1,8 +1,9 @@
 // `explorer --csv --devices` on a machine with two or more GPUs, through the real binary: the plan
 // is spread over every GPU with each row naming its device, a fault on one GPU costs one row, and
 // a GPU whose worker cannot start leaves the others to measure everything. With fewer than two
-// GPUs every case prints "SKIPPED: fewer than 2 CUDA devices (...)", which ctest reports as a skip
-// (tests/profiling/CMakeLists.txt); without any GPU the GPU test main skips first.
+// GPUs every case records "fewer than 2 CUDA devices (...)" through skip_test_case, so the GPU test
+// main prints it after "SKIPPED:" and ctest counts the test as skipped; without any GPU the GPU
+// test main skips first.
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 #include "profiling/results.hpp"
 #include "profiling/sweep_plan.hpp"
 #include "tests/profiling/scratch_files.hpp"
+#include "tests/support/gpu_presence.hpp"
 
 using namespace flashscope;
 
@@ -49,12 +51,12 @@ ProcessResult run_explorer(const std::string& environment, const std::string& ar
   return result;
 }
 
-// False, after printing the skip line ctest looks for, on a machine with fewer than two GPUs.
+// False, after recording why the case is skipped, on a machine with fewer than two GPUs.
 bool have_two_devices() {
   const int count = cuda_device_count();
   if (count >= 2) return true;
-  std::cout << "SKIPPED: fewer than 2 CUDA devices (cudaGetDeviceCount found " << count
-            << "); the multi-GPU sweep needs at least 2\n";
+  testing::skip_test_case("fewer than 2 CUDA devices (cudaGetDeviceCount found " +
+                          std::to_string(count) + "); the multi-GPU sweep needs at least 2");
   return false;
 }
 
