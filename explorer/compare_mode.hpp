@@ -1,6 +1,6 @@
 // `explorer compare A.csv B.csv`: the compare view's numbers on the command line. Rows are paired
-// by what was measured (step, config, dtype, shape; not the device), so two runs of one plan on
-// different GPUs, or with --devices 0 and --devices all, line up row by row.
+// by what was measured (step, config, dtype, shape, a reference's pass; not the device), so two
+// runs of one plan on different GPUs, or with --devices 0 and --devices all, line up row by row.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -23,8 +23,7 @@ AttentionShape shape_of(const ResultRow& row) {
 // shape's kernels, 2 after them; a file from before passes existed has pass 1 only).
 std::string measurement_key_of(const ResultRow& row) {
   const int pass = row.is_reference() ? row.reference_pass.value_or(1) : 0;
-  return plan_cell_key(row.step, row.config, row.dtype, shape_of(row)) + "#" +
-         std::to_string(pass);
+  return plan_cell_key(row.step, row.config, row.dtype, shape_of(row)) + "#" + std::to_string(pass);
 }
 
 std::string measurement_key_of(const MeasurementItem& item) {

@@ -116,8 +116,9 @@ std::string plan_cell_key(const MeasurementItem& item);
 int shard_of_cell(const std::string& cell_key, int count);
 
 // The items one worker measures in a row on one input set: the references, every kernel, then the
-// references again (reference_pass 2, with repeat_references), of one (dtype, N). Units are what the parent hands out to devices; a fault ends the worker and the
-// parent restarts the unit after the faulting item.
+// references again (reference_pass 2, with repeat_references), of one (dtype, N). Units are what
+// the parent hands out to devices; a fault ends the worker and the parent restarts the unit after
+// the faulting item.
 struct SweepUnit {
   std::string name;  // "fp16 N=4096"
   std::vector<MeasurementItem> items;

@@ -11,10 +11,13 @@ namespace flashscope::explorer {
 
 namespace {
 
-using MeasurementKey = std::tuple<std::string, std::string, std::string, int, int, int, int>;
+// A reference measured twice at a shape (before and after the kernels) is two measurements;
+// a file from before the passes existed has pass 1 only.
+using MeasurementKey = std::tuple<std::string, std::string, std::string, int, int, int, int, int>;
 
 MeasurementKey key_of(const ResultRow& row) {
-  return {row.step, row.config, row.dtype, row.d_head, row.batch, row.heads, row.seq_len};
+  const int pass = row.is_reference() ? row.reference_pass.value_or(1) : 0;
+  return {row.step, row.config, row.dtype, row.d_head, row.batch, row.heads, row.seq_len, pass};
 }
 
 // Prefers usable rows, then the faster one.

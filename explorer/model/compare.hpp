@@ -1,5 +1,6 @@
-// Two result files side by side: rows are paired by what was measured (step, config, dtype and
-// problem shape) and compared by TFLOP/s, which is what a re-run or another GPU changes.
+// Two result files side by side: rows are paired by what was measured (step, config, dtype,
+// problem shape, and a reference's pass) and compared by TFLOP/s, which is what a re-run or
+// another GPU changes.
 #pragma once
 
 #include <functional>

@@ -631,3 +631,29 @@ TEST_CASE("two GPUs side by side: the comparison of their rows and the spread of
   CHECK(ratio_spread(even.rows)->median_percent == doctest::Approx(3.0));
   CHECK_FALSE(ratio_spread({}).has_value());
 }
+
+TEST_CASE("compare pairs a reference's two passes each with its own") {
+  Rows a_rows, b_rows;
+  for (Rows* rows : {&a_rows, &b_rows}) {
+    const double speed = rows == &a_rows ? 100 : 110;
+    rows->add("fa2", "", 4096, speed).reference_pass = 1;
+    rows->add("fa2", "", 4096, speed * 0.98).reference_pass = 2;
+  }
+  ResultRow& old = a_rows.add("cudnn", "", 4096, 200);  // a file from before the passes: pass 1
+  b_rows.add("cudnn", "", 4096, 220).reference_pass = 1;
+  (void)old;
+  const auto pointers = [](const Rows& rows) {
+    std::vector<const ResultRow*> out;
+    for (const ResultRow& row : rows.storage)
+      out.push_back(&row);
+    return out;
+  };
+  const Comparison comparison = compare_results(pointers(a_rows), pointers(b_rows));
+  CHECK(comparison.paired == 3);
+  CHECK(comparison.only_a == 0);
+  CHECK(comparison.only_b == 0);
+  for (const ComparedRow& row : comparison.rows) {
+    REQUIRE(row.ratio.has_value());
+    CHECK(*row.ratio == doctest::Approx(1.1));  // pass 1 with pass 1, pass 2 with pass 2
+  }
+}

@@ -651,11 +651,13 @@ TEST_CASE("worker commands round-trip; malformed ones are refused") {
 namespace {
 
 // Every recorded cell of a plan, as plan_cell_key strings.
+// Every recorded measurement of a plan: its cell, and a reference's pass.
 std::multiset<std::string> recorded_cells(const SweepPlan& plan) {
   std::multiset<std::string> cells;
   for (const SweepUnit& unit : plan.units)
     for (const MeasurementItem& item : unit.items)
-      if (item.recorded) cells.insert(plan_cell_key(item));
+      if (item.recorded)
+        cells.insert(plan_cell_key(item) + "#" + std::to_string(item.reference_pass));
   return cells;
 }
 
@@ -769,28 +771,36 @@ TEST_CASE("a shard measures the references its kernels are compared with, writes
     options.shard = PlanShard{index, count};
     const SweepPlan plan = plan_sweep(options, registry, {"fa2", "cudnn"});
     REQUIRE(plan.units.size() == 1);  // 40 kernels in 4 shards: every shard has some
+    // fa2 and cudnn before the kernels, again after them: both passes of a reference are one
+    // cell, written by its owner, a baseline of every other shard with kernels here.
     const std::vector<MeasurementItem>& items = plan.units[0].items;
-    REQUIRE(items.size() > 2);
+    REQUIRE(items.size() > 4);
+    const std::size_t last = items.size() - 1;
     CHECK(items[0].step == "fa2");
     CHECK(items[1].step == "cudnn");
-    for (int r = 0; r < 2; ++r) {
+    CHECK(items[last - 1].step == "fa2");
+    CHECK(items[last].step == "cudnn");
+    CHECK(items[last].reference_pass == 2);
+    std::size_t not_recorded = 0;
+    for (const std::size_t r : {std::size_t{0}, std::size_t{1}, last - 1, last}) {
       const bool owner = shard_of_cell(plan_cell_key(items[r]), count) == index;
       CHECK(items[r].recorded == owner);
       baselines += !owner;
       written_references += owner;
+      not_recorded += !owner;
     }
-    CHECK(plan.recorded_count() + (items[0].recorded ? 0 : 1) + (items[1].recorded ? 0 : 1) ==
-          plan.item_count());
+    CHECK(items[0].recorded == items[last - 1].recorded);
+    CHECK(plan.recorded_count() + not_recorded == plan.item_count());
     bool noted = false;
     for (const std::string& note : plan.notes)
       noted = noted || contains(note, "shard " + std::to_string(index) +
                                           "/4: " + std::to_string(plan.recorded_count()) +
-                                          " of 42 plan "
+                                          " of 44 plan "
                                           "cells are this shard's");
     CHECK(noted);
   }
-  CHECK(written_references == 2);  // each reference row written once over the shards
-  CHECK(baselines == 2 * count - 2);
+  CHECK(written_references == 4);  // each reference row (two passes of two) written once
+  CHECK(baselines == 4 * count - 4);
 }
 
 TEST_CASE("without a GPU, --devices all fails like any sweep: clearly, writing nothing") {
