@@ -152,6 +152,11 @@ MergeOutcome merge_result_files(const std::vector<ResultsFileContents>& inputs,
       outcome.warnings);
   warn_if_mixed(
       inputs, "cache modes", [](const ResultRow& row) { return row.cache_mode; }, outcome.warnings);
+  // The explorer pairs and ranks rows within one run (run_id), so a sharded sweep reads as one
+  // only when its shards shared a --run-id.
+  warn_if_mixed(
+      inputs, "runs (run_id; give every shard the same --run-id to read them as one)",
+      [](const ResultRow& row) { return row.run_id; }, outcome.warnings);
   // One sweep seed gives every shard the same inputs at a shape.
   std::map<std::string, std::set<std::uint64_t>> seeds_by_shape;
   for (const ResultRow& row : outcome.rows)

@@ -200,19 +200,24 @@ TEST_CASE("merge refuses a measurement twice and columns that differ, naming the
         "the same --metrics)");
 }
 
-TEST_CASE("merge warns when shards ran different commits or did not share a seed") {
+TEST_CASE("merge warns when shards ran different commits or runs, or did not share a seed") {
   const SweepPlan plan = plan_sweep(selection_options(), built_kernels(), built_references());
   ResultRow a = row_for(plan.units[0].items[0], 0);
   ResultRow b = row_for(plan.units[0].items[1], 1);
   b.git_commit = "fedcba987654";
   b.input_seed = 43;  // same shape as a, other inputs
+  a.run_id = "gpu-1 2026-01-01T00:00:00Z";
+  b.run_id = "gpu-2 2026-01-01T00:00:05Z";
   const MergeOutcome outcome =
       merge_result_files({contents_of({a}, "a.csv"), contents_of({b}, "b.csv")}, nullptr);
   CHECK(outcome.errors.empty());
-  REQUIRE(outcome.warnings.size() == 2);
+  REQUIRE(outcome.warnings.size() == 3);
   CHECK(outcome.warnings[0] ==
         "the inputs carry 2 commits (git_commit): 0123456789ab (a.csv); fedcba987654 (b.csv)");
   CHECK(outcome.warnings[1] ==
+        "the inputs carry 2 runs (run_id; give every shard the same --run-id to read them as "
+        "one): gpu-1 2026-01-01T00:00:00Z (a.csv); gpu-2 2026-01-01T00:00:05Z (b.csv)");
+  CHECK(outcome.warnings[2] ==
         "1 shapes were measured on different inputs (several input_seed values): the shards did "
         "not share one --seed");
 }
