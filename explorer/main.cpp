@@ -1,6 +1,7 @@
 // flashscope's one executable: lists kernels and config sets, runs headless sweeps (--csv),
 // checks one kernel (check), joins sharded sweeps (merge), compares two result files (compare),
-// regenerates the measured docs (report), or opens the desktop explorer (no mode).
+// regenerates the measured docs (report), shows a step's SASS (sass), measures the device's
+// ceilings (peak), or opens the desktop explorer (no mode).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -10,7 +11,9 @@
 #include "explorer/check_mode.hpp"
 #include "explorer/compare_mode.hpp"
 #include "explorer/merge_mode.hpp"
+#include "explorer/peak_mode.hpp"
 #include "explorer/report/report_mode.hpp"
+#include "explorer/sass_mode.hpp"
 #include "explorer/sweep_mode.hpp"
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/registry.hpp"
@@ -92,6 +95,10 @@ int main(int argc, char** argv) {
   cli::CompareCli compare;
   CLI::App* compare_command = cli::add_compare_command(app, compare);
   const explorer::ReportCommand report = explorer::add_report_command(app);
+  cli::SassCli sass;
+  CLI::App* sass_command = cli::add_sass_command(app, sass);
+  cli::PeakCli peak;
+  CLI::App* peak_command = cli::add_peak_command(app, peak);
 #ifdef FLASHSCOPE_WITH_GUI
   explorer::GuiOptions gui;
   explorer::add_gui_options(app, gui);
@@ -107,6 +114,8 @@ int main(int argc, char** argv) {
   if (merge_command->parsed()) return cli::run_merge_mode(merge);
   if (compare_command->parsed()) return cli::run_compare_mode(compare);
   if (report.command->parsed()) return report.run();
+  if (sass_command->parsed()) return cli::run_sass_mode(sass);
+  if (peak_command->parsed()) return cli::run_peak_mode(peak);
 
   try {
     if (list) return list_built_kernels();

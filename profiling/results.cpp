@@ -64,13 +64,14 @@ enum Column : int {
   kPctCudnnCycles,
   kWarnings,
   kInputSeed,
+  kGbytesPerS,
   kColumnCount
 };
 
 // Columns older files lack: the device block (index, UUID) and the provenance / clock block.
 constexpr bool is_optional_column(int column) {
   return column == kDeviceIndex || column == kDeviceUuid ||
-         (column >= kGitDirty && column <= kWarnings);
+         (column >= kGitDirty && column <= kWarnings) || column == kGbytesPerS;
 }
 
 const std::array<std::string, kColumnCount> kColumnNames = {"step",
@@ -112,7 +113,8 @@ const std::array<std::string, kColumnCount> kColumnNames = {"step",
                                                             "pct_fa2_cycles",
                                                             "pct_cudnn_cycles",
                                                             "warnings",
-                                                            "input_seed"};
+                                                            "input_seed",
+                                                            "gbytes_per_s"};
 
 // ---- Writing ------------------------------------------------------------------------------
 
@@ -410,6 +412,7 @@ void ResultsCsvWriter::write(const ResultRow& row) {
   fields[kPctCudnnCycles] = format_optional(row.pct_cudnn_cycles);
   fields[kWarnings] = row.warnings;
   fields[kInputSeed] = std::to_string(row.input_seed);
+  fields[kGbytesPerS] = format_optional(row.gbytes_per_s);
   for (int i = 0; i < kColumnCount; ++i) {
     if (i > 0) out_ << ',';
     write_field(out_, fields[static_cast<std::size_t>(i)]);
@@ -523,9 +526,14 @@ struct ResultsCsvParser::State {
     } else if (!row.is_reference()) {
       fail(kConfig, "is empty on a kernel row (step " + row.step + ")");
     }
+    if (row.is_ceiling() && !row.config.empty())
+      fail(kConfig, "has a value on a ceiling row (" + row.step + "), which has no config");
     row.dtype = field(kDtype);
-    if (row.dtype != "fp16" && row.dtype != "bf16")
-      fail(kDtype, "'" + row.dtype + "' is not fp16 or bf16");
+    // Memory ceilings move bytes of no particular type.
+    const bool typeless = row.is_ceiling() && row.dtype.empty();
+    if (row.dtype != "fp16" && row.dtype != "bf16" && !typeless)
+      fail(kDtype, "'" + row.dtype + "' is not fp16 or bf16" +
+                       (row.is_ceiling() ? " (or empty on a memory ceiling)" : ""));
     row.d_head = parse_int(kDHead);
     row.batch = parse_int(kBatch);
     row.heads = parse_int(kHeads);
@@ -600,6 +608,7 @@ struct ResultsCsvParser::State {
       if (text.empty() || error != std::errc() || end != text.data() + text.size())
         fail(kInputSeed, "'" + text + "' is not an unsigned integer");
     }
+    row.gbytes_per_s = optional_double(kGbytesPerS);
     for (const auto& [index, metric] : metric_columns) {
       const std::string& text = record.fields[static_cast<std::size_t>(index)];
       if (text.empty()) continue;

@@ -15,10 +15,14 @@
 
 namespace flashscope {
 
+// The step column's prefix of a device ceiling (`explorer peak`): "peak:mma.sync", "peak:wgmma",
+// "peak:hbm.read", "peak:hbm.copy".
+inline constexpr std::string_view kCeilingStepPrefix = "peak:";
+
 struct ResultRow {
-  std::string step;    // "1".."16", or a reference: "fa2", "cudnn"
-  std::string config;  // short form with d_head; empty for references
-  std::string dtype;   // "fp16" / "bf16"
+  std::string step;    // "1".."21", a reference ("fa2", "cudnn") or a ceiling ("peak:mma.sync")
+  std::string config;  // short form with d_head; empty for references and ceilings
+  std::string dtype;   // "fp16" / "bf16"; empty on memory ceilings, which have no element type
   int d_head = 128;
   int batch = 0;
   int heads = 0;
@@ -57,11 +61,13 @@ struct ResultRow {
   std::optional<double> pct_fa2_cycles;    // FA2 cycles / this row's cycles · 100
   std::optional<double> pct_cudnn_cycles;  // likewise for cuDNN
   std::string warnings;  // sanity findings ("; "-separated), e.g. a ratio metric above 100 %
-  std::uint64_t input_seed = 0;  // Q/K/V seed (explorer check --seed reproduces the inputs)
+  std::uint64_t input_seed = 0;        // Q/K/V seed (explorer check --seed reproduces the inputs)
+  std::optional<double> gbytes_per_s;  // memory ceilings: bytes moved / median, in 10^9 B/s
   std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
 
-  std::optional<int> step_number() const;  // nullopt for references
-  bool is_reference() const { return !step_number().has_value(); }
+  std::optional<int> step_number() const;  // nullopt for references and ceilings
+  bool is_reference() const { return !step_number().has_value(); }  // true for ceilings too
+  bool is_ceiling() const { return step.starts_with(kCeilingStepPrefix); }
 };
 
 // A file or line that is not a results CSV; the message names the file, line and problem.

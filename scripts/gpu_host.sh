@@ -2,17 +2,22 @@
 # End-to-end run on a GPU host: configure and build with every core, run the tests (GPU tests
 # included), then the stages asked for, writing every log under LOG_DIR.
 #
-#   scripts/gpu_host.sh LOG_DIR [--stages build,check,test,sweep,sanitize,sass,results,devices]
-#                               [--set prog]
-#                               [--steps 1-21] [--tune-steps 7,16] [--arch 90a-real]
+#   scripts/gpu_host.sh LOG_DIR [--stages build,check,test,sweep,sanitize,sass,peak,results,devices]
+#                               [--set prog] [--steps 1-21] [--tune-steps 7,16] [--arch 90a-real]
 #                               [--sweep-args "..."] [--no-torch] [--tests REGEX]
 #                               [--sanitize-steps LIST] [--check-steps LIST] [--lock-sm-clock MHZ]
+#                               [--sass-tune-steps 7-16]
 #
 # --tune-steps LIST (default 7,16): the steps that get the 80 tune configs (--set tune) and
-# the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder.
+# the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder;
+# FLASHSCOPE_SASS=OFF keeps the main build from recording SASS listings (it records them with
+# this host's cuobjdump by default; the sass stage always does, in a build of its own).
 # --no-torch skips the FA2 reference (libtorch makes configure and build slower).
 # --tests REGEX runs only the ctest tests it matches; --sanitize-steps LIST (e.g. 16 or 13-16)
-# sanitizes only those steps' picks.
+# sanitizes only those steps' picks. --sass-tune-steps LIST (default 7-16): the steps the sass
+# stage also builds with every tune config, so that a neighbour step's picks exist there for
+# same-config diffs (8 alone is the minimum CI's tests need: step 7's progression config at
+# step 8, the seed's 7 -> 8 comparison; about 150 kernels instead of about 900).
 # --lock-sm-clock MHZ (off by default; needs root, and hosts you may not reconfigure, such as
 # lent machines, must not be given it): lock every GPU's SM clock at MHZ with
 # `nvidia-smi -lgc MHZ,MHZ` before the sweeps and restore it with `nvidia-smi -rgc` when the
@@ -26,21 +31,24 @@
 # all, both dtypes, at B=2 N=1024 H=16, each in its own process under a 30 s timeout: a hang or
 # fault is reported for that kernel and test_kernels_gpu is then skipped with the reason instead
 # of hanging), test (ctest: host + GPU tests), sweep (explorer --csv over the built kernels),
-# clocks (steps 9 and 16 against FA2 at N = 4096 by time, by cycles and by CUPTI
-# duration, with the SM clocks and the reference drift: clocks.csv, and clocks-locked.csv under
+# clocks (steps 9 and 16 against FA2 at N = 4096 by time, by cycles and by CUPTI duration, with
+# the SM clocks and the reference drift: clocks.csv, and clocks-locked.csv under
 # --lock-sm-clock), counters (the hardware counters of docs/versions' profiles for every step's
 # configs at N = 4096: counters.csv, read by `explorer report` as counters-NN blocks), sanitize
 # (compute-sanitizer memcheck + racecheck at a small shape on each step's fp16 progression
-# config and picks, plus synccheck on the Hopper steps 17+), sass (per-kernel SASS instruction counts from cuobjdump), results (the
-# shipped dataset: progression + tune, each also a stage of its own: the progression of every
-# built step, and the tune sweeps of --tune-steps, written to LOG_DIR with a manifest of device,
-# driver, host, clocks, commit, date and each sweep's command and wall time), devices (issue 15's
-# benchmark, on a host with 2 or more GPUs: the prog sweep with --devices 0, then the same plan
-# and seed with --devices all; prints each run's rows/s, the speed-up, and the row-by-row
-# comparison of TFLOP/s from `explorer compare`; files devices_0.csv, devices_all.csv and their
-# logs; not part of the default stages). Header-only
-# dependencies a GPU host lacks (CLI11, doctest) are read from .deps/include: fill it on a
-# machine that has them with `scripts/vendor_header_deps.sh` and send it along with the tree.
+# config and picks, plus synccheck on the Hopper steps 17+), sass (a build of its own for sm_80
+# and sm_90a with the CUDA 13 cuobjdump: the SASS artifact of every step's picks, exported to
+# LOG_DIR/results/<gpu>/sass with a raw cuobjdump sample and checked by test_sass_artifact;
+# commit it as results/<gpu>/sass), peak (explorer peak: the device's mma.sync, wgmma and HBM
+# ceilings into LOG_DIR/peak.csv), results (the shipped dataset: progression + tune + peak, each
+# also a stage of its own: the progression of every built step with the DRAM byte counts the
+# roofline needs, the tune sweeps of --tune-steps and the ceilings, written to LOG_DIR with a
+# manifest of device, driver, host, clocks, commit, date and each command and wall time),
+# devices (issue 15's benchmark, on a host with 2 or more GPUs: the prog sweep with --devices 0,
+# then the same plan and seed with --devices all; prints each run's rows/s, the speed-up, and the
+# row-by-row comparison of TFLOP/s from `explorer compare`; files devices_0.csv, devices_all.csv
+# and their logs; not part of the default stages). Header-only dependencies a GPU host lacks (CLI11, doctest) are read from .deps/include: fill it
+# on a machine that has them with `scripts/vendor_header_deps.sh` and send it along with the tree.
 set -euo pipefail
 
 # Prints the comment block at the top of this file (everything before `set -euo pipefail`).
@@ -48,7 +56,7 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2
 [[ $# -ge 1 && $1 != -* ]] || usage
 LOG_DIR=$(mkdir -p "$1" && cd "$1" && pwd)
 shift
-STAGES="build,test,sweep,sanitize,sass"
+STAGES="build,test,sweep,sanitize,sass,peak"
 KERNEL_SET="prog"
 STEPS=""
 ARCH="90a-real"  # Hopper's arch-specific target: steps 1-16 and the Hopper steps 17+
@@ -57,6 +65,7 @@ WITH_TORCH=1
 TUNE_STEPS="7,16"
 TEST_REGEX=""
 SANITIZE_STEPS=""
+SASS_TUNE_STEPS="7-16"
 CHECK_STEPS=""
 LOCK_SM_CLOCK=""
 while [[ $# -gt 0 ]]; do
@@ -70,6 +79,7 @@ while [[ $# -gt 0 ]]; do
     --tune-steps) TUNE_STEPS="$2"; shift 2 ;;
     --tests) TEST_REGEX="$2"; shift 2 ;;
     --sanitize-steps) SANITIZE_STEPS="$2"; shift 2 ;;
+    --sass-tune-steps) SASS_TUNE_STEPS="$2"; shift 2 ;;
     --check-steps) CHECK_STEPS="$2"; shift 2 ;;
     --lock-sm-clock) LOCK_SM_CLOCK="$2"; shift 2 ;;
     -h|--help) usage ;;
@@ -85,6 +95,10 @@ for list in "$SANITIZE_STEPS" "$CHECK_STEPS"; do
 done
 if [[ -n $LOCK_SM_CLOCK && ! $LOCK_SM_CLOCK =~ ^[1-9][0-9]*$ ]]; then
   echo "gpu_host.sh: --lock-sm-clock '$LOCK_SM_CLOCK' is not a clock in MHz such as 1500" >&2
+  exit 2
+fi
+if [[ ! $SASS_TUNE_STEPS =~ $STEP_LIST_RE ]]; then
+  echo "gpu_host.sh: --sass-tune-steps '$SASS_TUNE_STEPS' is not a step list such as 8 or 7-16" >&2
   exit 2
 fi
 has_stage() { [[ ",$STAGES," == *",$1,"* ]]; }
@@ -111,7 +125,8 @@ log "host: $(hostname), $JOBS cores; $(nvidia-smi --query-gpu=name,driver_versio
 CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
             -DFLASHSCOPE_KERNEL_SET="$KERNEL_SET" -DFLASHSCOPE_STEPS="$STEPS"
             -DFLASHSCOPE_TUNE_STEPS="$TUNE_STEPS"
-            -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DFLASHSCOPE_PTXAS_VERBOSE=ON)
+            -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DFLASHSCOPE_PTXAS_VERBOSE=ON
+            -DFLASHSCOPE_SASS="${FLASHSCOPE_SASS:-AUTO}")
 # An exported tree without .git names its commit through FLASHSCOPE_GIT_COMMIT.
 # FLASHSCOPE_GIT_DIRTY=true|false says whether that tree differs from the commit (else unknown).
 [[ -n ${FLASHSCOPE_GIT_COMMIT:-} ]] && CMAKE_ARGS+=(-DFLASHSCOPE_GIT_COMMIT="$FLASHSCOPE_GIT_COMMIT")
@@ -251,10 +266,12 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
   log "sanitizer: $CLEAN clean runs, $DIRTY with errors"
 fi
 
-# results = progression + tune; each can run alone (a device call has a time limit).
-if has_stage results; then STAGES="$STAGES,progression,tune"; fi
-if has_stage progression || has_stage tune; then
-  GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+# results = progression + tune + peak; each can run alone (a device call has a time limit).
+if has_stage results; then STAGES="$STAGES,progression,tune,peak"; fi
+GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+# "NVIDIA H200" -> h200, "NVIDIA H100 80GB HBM3" -> h100: the results/<gpu> folder name.
+GPU_FOLDER=$(echo "$GPU_NAME" | sed -E 's/^NVIDIA //; s/ .*//' | tr '[:upper:]' '[:lower:]')
+if has_stage progression || has_stage tune || has_stage results; then
   DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
   COMMIT=$("$EXPLORER" --version | awk '{print $2}')
   {
@@ -282,10 +299,19 @@ if has_stage progression || has_stage tune; then
     sed -n '/^sweep: /,$p' "$LOG_DIR/$name.log" | tee -a "$LOG_DIR/summary.txt"
     echo "| $name.csv | \`explorer $*\` ($((SECONDS - started)) s) |" >> "$LOG_DIR/MANIFEST.md"
   }
-  if has_stage progression; then results_sweep progression --csv --set prog; fi
+  # The DRAM byte counts place every step on the roofline (docs/explorer.md, "Roofline").
+  if has_stage progression; then
+    results_sweep progression --csv --set prog --metrics dram__bytes_read.sum,dram__bytes_write.sum
+  fi
   if has_stage tune; then
     results_sweep tune --csv --set tune --steps "$TUNE_STEPS" --seq-lens 1024,2048,4096,8192,16384
   fi
+  if has_stage peak; then results_sweep peak peak; fi
+elif has_stage peak; then
+  log "peak: explorer peak ${LOCKED_ARGS[*]} --output peak.csv"
+  "$EXPLORER" peak "${LOCKED_ARGS[@]}" --output "$LOG_DIR/peak.csv" 2> "$LOG_DIR/peak.log" \
+    || STATUS=1
+  tee -a "$LOG_DIR/summary.txt" < "$LOG_DIR/peak.log"
 fi
 
 # Step 9 (the fastest step) and step 16 (the last Ampere-instruction step) against FA2 at
@@ -374,9 +400,41 @@ if has_stage devices; then
   fi
 fi
 
+# The SASS artifact needs a CUDA 13 cuobjdump (this host's) and both architectures, so it has a
+# build of its own: every step's picks (set tune includes prog) plus the tune configs of
+# --sass-tune-steps, of which the export keeps each step's picks and its neighbours' picks.
 if has_stage sass; then
-  log "SASS instruction counts"
-  "$ROOT/scripts/sass_counts.sh" "$BUILD" > "$LOG_DIR/sass.txt" 2>&1 || true
+  SASS_BUILD=${FLASHSCOPE_SASS_BUILD_DIR:-"$ROOT/build-sass"}
+  SASS_OUT="$LOG_DIR/results/$GPU_FOLDER/sass"
+  log "sass: build (set tune, tune steps $SASS_TUNE_STEPS, 80-real;90a-real, FLASHSCOPE_SASS=ON)"
+  SASS_ARGS=(-S "$ROOT" -B "$SASS_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
+             -DFLASHSCOPE_KERNEL_SET=tune -DFLASHSCOPE_TUNE_STEPS="$SASS_TUNE_STEPS"
+             -DCMAKE_CUDA_ARCHITECTURES="80-real;90a-real" -DFLASHSCOPE_SASS=ON
+             -DFLASHSCOPE_BUILD_GUI=OFF)
+  [[ -n ${FLASHSCOPE_GIT_COMMIT:-} ]] && SASS_ARGS+=(-DFLASHSCOPE_GIT_COMMIT="$FLASHSCOPE_GIT_COMMIT")
+  if cmake "${SASS_ARGS[@]}" > "$LOG_DIR/sass.log" 2>&1 &&
+     cmake --build "$SASS_BUILD" -j "$JOBS" --target flashscope_sass_artifact test_sass_artifact \
+       >> "$LOG_DIR/sass.log" 2>&1; then
+    "$SASS_BUILD/explorer/sass/flashscope-sass" export --from "$SASS_BUILD/sass" --to "$SASS_OUT" \
+      --progression-only --manifest "made_on=$GPU_NAME ($(hostname))" >> "$LOG_DIR/sass.log" 2>&1
+    # The disassembler's own output for one object (step 1, fp16): test_sass_artifact reads it
+    # and the stored listings to the same instructions.
+    mkdir -p "$SASS_OUT/raw"
+    OBJECT=$(find "$SASS_BUILD/kernels" -name 's01_fp16_*.cu.o' | head -1)
+    cuobjdump -sass "$OBJECT" | gzip -9 > "$SASS_OUT/raw/$(basename "$OBJECT" .cu.o).cuobjdump-sass.txt.gz"
+    if "$SASS_BUILD/tests/sass/test_sass_artifact" --suite=shipped --results="$LOG_DIR/results" \
+         >> "$LOG_DIR/sass.log" 2>&1 &&
+       "$SASS_BUILD/tests/sass/test_sass_artifact" --suite=hopper --results="$LOG_DIR/results" \
+         >> "$LOG_DIR/sass.log" 2>&1; then
+      log "sass: $(du -sh "$SASS_OUT" | cut -f1) in $SASS_OUT; test_sass_artifact passed (copy it to results/$GPU_FOLDER/sass)"
+    else
+      log "sass: test_sass_artifact FAILED on $SASS_OUT (see sass.log)"
+      STATUS=1
+    fi
+  else
+    grep -E "error|FAILED" "$LOG_DIR/sass.log" | head -20 | tee -a "$LOG_DIR/summary.txt"
+    STATUS=1
+  fi
 fi
 log "done (status $STATUS)"
 exit $STATUS

@@ -4,6 +4,7 @@
 set -euo pipefail
 PACKAGES=(cmake ninja-build ccache g++ pkg-config git
           libcli11-dev doctest-dev                 # command line, tests
+          zlib1g-dev                               # compressed SASS listings (results/<gpu>/sass)
           libimgui-dev libglfw3-dev libgl-dev      # desktop explorer
           xvfb xauth)                              # headless screenshots of the explorer
 missing=()

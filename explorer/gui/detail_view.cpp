@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <string>
 
+#include "configs/config_sets.hpp"
 #include "explorer/gui/views.hpp"
 #include "explorer/model/step_pages.hpp"
 #include "explorer/model/steps.hpp"
@@ -57,13 +58,15 @@ void feature_list(const char* caption, const std::vector<std::string>& features,
 
 void DetailView::draw(ExplorerState& state) {
   int& step = state.selection.detail_step;
-  step = std::clamp(step, 1, kStepCount);
-  if (ImGui::ArrowButton("##previous_step", ImGuiDir_Left) && step > 1) --step;
+  // Every step the build knows, the Hopper track included: a step without an embedded page
+  // still has its metrics and SASS.
+  step = std::clamp(step, configs::kFirstStep, configs::kLastStep);
+  if (ImGui::ArrowButton("##previous_step", ImGuiDir_Left) && step > configs::kFirstStep) --step;
   ImGui::SameLine();
   ImGui::SetNextItemWidth(420);
   const std::string preview = "step " + std::to_string(step) + ": " + std::string(step_title(step));
   if (ImGui::BeginCombo("##detail_step", preview.c_str())) {
-    for (int candidate = 1; candidate <= kStepCount; ++candidate) {
+    for (int candidate = configs::kFirstStep; candidate <= configs::kLastStep; ++candidate) {
       const std::string label =
           "step " + std::to_string(candidate) + ": " + std::string(step_title(candidate));
       if (ImGui::Selectable(label.c_str(), candidate == step)) step = candidate;
@@ -71,7 +74,7 @@ void DetailView::draw(ExplorerState& state) {
     ImGui::EndCombo();
   }
   ImGui::SameLine();
-  if (ImGui::ArrowButton("##next_step", ImGuiDir_Right) && step < kStepCount) ++step;
+  if (ImGui::ArrowButton("##next_step", ImGuiDir_Right) && step < configs::kLastStep) ++step;
   ImGui::SameLine();
   ImGui::TextUnformatted("   ");
   ImGui::SameLine();
@@ -81,9 +84,13 @@ void DetailView::draw(ExplorerState& state) {
   draw_changes(state, progression, step);
 
   const StepPage* page = embedded_step_page(step);
-  if (page != nullptr && ImGui::BeginTabBar("##detail_tabs")) {
+  const auto tab_flags = [this](Tab tab) {
+    return requested_tab_ == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+  };
+  if (!ImGui::BeginTabBar("##detail_tabs")) return;
+  if (page != nullptr) {  // steps without an embedded page still have their SASS
     const std::string doc_tab = "Documentation (" + std::string(page->doc_path) + ")";
-    if (ImGui::BeginTabItem(doc_tab.c_str())) {
+    if (ImGui::BeginTabItem(doc_tab.c_str(), nullptr, tab_flags(Tab::documentation))) {
       ImGui::BeginChild("##doc", ImVec2(0, 0), true);
       if (page->doc_markdown.empty())
         ImGui::TextColored(kMutedColour, "%.*s did not exist when this explorer was built.",
@@ -93,14 +100,19 @@ void DetailView::draw(ExplorerState& state) {
       ImGui::EndChild();
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Source diff vs previous step")) {
+    if (ImGui::BeginTabItem("Source diff vs previous step", nullptr, tab_flags(Tab::source_diff))) {
       ImGui::TextColored(kMutedColour, "%.*s", static_cast<int>(page->diff_summary.size()),
                          page->diff_summary.data());
       if (!page->source_diff.empty()) diff_text_.draw(page->source_diff, "##diff");
       ImGui::EndTabItem();
     }
-    ImGui::EndTabBar();
   }
+  if (ImGui::BeginTabItem("SASS", nullptr, tab_flags(Tab::sass))) {
+    sass_tab_.draw(state, step, progression);
+    ImGui::EndTabItem();
+  }
+  requested_tab_.reset();
+  ImGui::EndTabBar();
 }
 
 void DetailView::draw_changes(ExplorerState& state, const Progression& progression, int step) {

@@ -21,6 +21,8 @@ std::string_view view_name(ViewId view) {
       return "detail";
     case ViewId::compare:
       return "compare";
+    case ViewId::roofline:
+      return "roofline";
   }
   return "?";
 }
@@ -37,6 +39,8 @@ std::string_view view_title(ViewId view) {
       return "Step detail";
     case ViewId::compare:
       return "Compare";
+    case ViewId::roofline:
+      return "Roofline";
   }
   return "?";
 }

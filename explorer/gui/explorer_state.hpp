@@ -16,12 +16,13 @@
 #include "explorer/model/result_files.hpp"
 #include "explorer/model/row_set.hpp"
 #include "explorer/model/sweep_series.hpp"
+#include "explorer/sass/sass_library.hpp"
 
 namespace flashscope::explorer {
 
-enum class ViewId { progression, sweep, autotune, detail, compare };
-inline constexpr ViewId kViews[] = {ViewId::progression, ViewId::sweep, ViewId::autotune,
-                                    ViewId::detail, ViewId::compare};
+enum class ViewId { progression, sweep, autotune, detail, compare, roofline };
+inline constexpr ViewId kViews[] = {ViewId::progression, ViewId::sweep,   ViewId::autotune,
+                                    ViewId::detail,      ViewId::compare, ViewId::roofline};
 
 std::string_view view_name(ViewId view);   // "progression", ... (the --view values)
 std::string_view view_title(ViewId view);  // tab label
@@ -78,6 +79,9 @@ class ExplorerState {
 
   // Views ask for another view (a click on a bar opens that step's detail).
   std::optional<ViewId> requested_view;
+
+  // The SASS the views show (the build's artifact, else the shipped one; set once at start).
+  sass::SassLibrary sass;
 
  private:
   void changed() { ++generation_; }

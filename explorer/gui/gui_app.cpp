@@ -15,6 +15,7 @@
 #include <iostream>
 #include <numeric>
 
+#include "configs/config_sets.hpp"
 #include "explorer/gui/explorer_state.hpp"
 #include "explorer/gui/screenshot.hpp"
 #include "explorer/gui/views.hpp"
@@ -43,6 +44,15 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
   in_group(app.add_option("--detail-step", options.detail_step,
                           "Step the detail view shows first (default: the second with data)")
                ->check(CLI::Range(configs::kFirstStep, configs::kLastStep)));
+  in_group(app.add_option("--detail-tab", options.detail_tab,
+                          "Tab the detail view shows first: documentation, diff or sass")
+               ->check(CLI::IsMember({"documentation", "diff", "sass"})));
+  in_group(app.add_option("--sass-dir", options.sass_directory,
+                          "SASS artifact to show (a build's <build>/sass or a results/<gpu>/sass; "
+                          "default: this build's when it has listings, else the newest shipped "
+                          "one)"));
+  in_group(app.add_option("--progression-opcode", options.progression_opcode,
+                          "SASS opcode the progression view annotates each step with (e.g. LDSM)"));
   in_group(app.add_option("--gpu", options.gpu,
                           "GPU whose rows the views show first: a device index (e.g. 1) or a UUID "
                           "or its prefix (e.g. GPU-8e5b); its model becomes the device filter"));
@@ -109,6 +119,20 @@ class ExplorerWindow {
             "box on the left.";
     }
     state_.load(paths);
+    try {
+      state_.sass = sass::SassLibrary(sass::find_sass_source(
+          options.sass_directory, sass::build_sass_directory(),
+          options.results_directory.empty() ? sass::shipped_results_directory_for_sass()
+                                            : std::filesystem::path(options.results_directory)));
+    } catch (const std::exception& error) {  // only an explicit --sass-dir can fail here
+      const std::string problem = std::string("--sass-dir: ") + error.what();
+      state_.add_problem(problem);
+      state_.sass = sass::SassLibrary(sass::SassSource{std::nullopt, problem});
+    }
+    progression_.select_opcode(options.progression_opcode);
+    if (options.detail_tab == "documentation") detail_.select_tab(DetailView::Tab::documentation);
+    if (options.detail_tab == "diff") detail_.select_tab(DetailView::Tab::source_diff);
+    if (options.detail_tab == "sass") detail_.select_tab(DetailView::Tab::sass);
     if (!options.gpu.empty()) choose_gpu(options.gpu);
     if (!options.compare_gpu_a.empty() || !options.compare_gpu_b.empty()) {
       for (const std::string& gpu : {options.compare_gpu_a, options.compare_gpu_b})
@@ -319,6 +343,9 @@ class ExplorerWindow {
       case ViewId::compare:
         compare_.draw(state_);
         break;
+      case ViewId::roofline:
+        roofline_.draw(state_);
+        break;
     }
   }
 
@@ -328,6 +355,7 @@ class ExplorerWindow {
   AutotuneView autotune_;
   DetailView detail_;
   CompareView compare_;
+  RooflineView roofline_;
   RunPanel run_panel_;
   std::optional<ViewId> pending_view_;
   std::string open_path_;

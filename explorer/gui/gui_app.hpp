@@ -22,12 +22,15 @@ namespace flashscope::explorer {
 struct GuiOptions {
   std::vector<std::string> result_files;  // --results; empty: scan results_directory
   std::string results_directory;          // --results-dir; empty: the shipped results/ folder
-  std::string view = "progression";       // --view: progression|sweep|autotune|detail|compare
-  int detail_step = 0;                    // --detail-step; 0: the second step with data
-  std::string screenshot_path;            // --screenshot: render `frames` frames, save, exit
-  int frames = 4;                         // --frames: tables and tabs settle within a few
-  int bench_frames = 0;                   // --bench-frames: time this many frames, print, exit
-  int window_width = 1600;                // --window WxH
+  std::string view = "progression";  // --view: progression|sweep|autotune|detail|compare|roofline
+  int detail_step = 0;               // --detail-step; 0: the second step with data
+  std::string detail_tab;            // --detail-tab: documentation|diff|sass; empty: the first
+  std::string sass_directory;        // --sass-dir; empty: the build's SASS, else the shipped one
+  std::string progression_opcode;    // --progression-opcode: annotate the bars with its count
+  std::string screenshot_path;       // --screenshot: render `frames` frames, save, exit
+  int frames = 4;                    // --frames: tables and tabs settle within a few
+  int bench_frames = 0;              // --bench-frames: time this many frames, print, exit
+  int window_width = 1600;           // --window WxH
   int window_height = 1000;
   std::string gpu;  // --gpu: the GPU the views show first (index or UUID prefix); "" any
   // --compare-gpus A,B: the GPU of each compare side (index or UUID prefix; "" any).
@@ -40,9 +43,9 @@ struct GuiOptions {
   std::string sweep_unavailable_reason = "no CUDA GPU on this machine";
 };
 
-// Adds --results, --results-dir, --view, --detail-step, --gpu, --compare-gpus, --screenshot,
-// --frames, --bench-frames and --window to `app` (group "Desktop explorer"), writing into
-// `options`, which must outlive parsing.
+// Adds --results, --results-dir, --view, --detail-step, --detail-tab, --sass-dir,
+// --progression-opcode, --gpu, --compare-gpus, --screenshot, --frames, --bench-frames and --window
+// to `app` (group "Desktop explorer"), writing into `options`, which must outlive parsing.
 void add_gui_options(CLI::App& app, GuiOptions& options);
 
 // The folder scanned for *.csv when no --results are given: <source dir>/results.

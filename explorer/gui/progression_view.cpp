@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,34 @@ std::string format_value(double value, ValueMode mode) {
   char text[32];
   std::snprintf(text, sizeof text, mode == ValueMode::tflops ? "%.1f" : "%.1f%%", value);
   return text;
+}
+
+const ImU32 kMmaSyncCeilingColour = IM_COL32(190, 130, 255, 255);
+const ImU32 kWgmmaCeilingColour = IM_COL32(255, 100, 170, 255);
+
+ImU32 ceiling_colour(InstructionFamily family) {
+  return family == InstructionFamily::mma_sync ? kMmaSyncCeilingColour : kWgmmaCeilingColour;
+}
+
+// From dim blue-grey (none) to bright orange (the most of the chosen opcode).
+ImU32 count_colour(double fraction) {
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  const auto mix = [&](int from, int to) {
+    return static_cast<int>(from + (to - from) * fraction);
+  };
+  return IM_COL32(mix(70, 250), mix(80, 160), mix(100, 40), 235);
+}
+
+// The step's value as a share of its instruction family's ceiling (the family from its SASS).
+std::optional<CeilingShare> value_share(ExplorerState& state, const Ceilings& ceilings,
+                                        const StepValue& value) {
+  if (value.rows.empty() || ceilings.empty()) return std::nullopt;
+  ResultRow row = *value.rows.front();
+  row.tflops = value.tflops;  // the harmonic mean where the value is one
+  std::optional<InstructionFamily> family;
+  if (const auto step = row.step_number())
+    family = kernel_family(state.sass, *step, value.config, row.dtype);
+  return share_of_ceiling(ceilings, row, family);
 }
 
 std::string describe_seq_lens(const Progression& progression, bool harmonic_mean) {
@@ -80,6 +110,34 @@ const Progression& ProgressionCache::get(ExplorerState& state) {
   return progression_;
 }
 
+void ProgressionView::sass_controls(ExplorerState& state) {
+  sass::SassLibrary& library = state.sass;
+  if (!library.has_listings()) {
+    ImGui::TextColored(kMutedColour, "(no SASS listings to annotate the bars with)");
+    return;
+  }
+  const std::vector<std::string> arches = library.artifact()->architectures();
+  if (std::find(arches.begin(), arches.end(), sass_arch_) == arches.end())
+    sass_arch_ = arches.back();  // the newest architecture: the one the Hopper steps exist on
+  ImGui::TextUnformatted("SASS opcode");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(150);
+  const char* none = "(none)";
+  if (ImGui::BeginCombo("##sass_opcode", sass_opcode_.empty() ? none : sass_opcode_.c_str())) {
+    if (sass_opcodes_arch_ != sass_arch_) {
+      sass_opcodes_ = library.names(sass_arch_, sass::OpcodeGrouping::opcode);
+      sass_opcodes_arch_ = sass_arch_;
+    }
+    if (ImGui::Selectable(none, sass_opcode_.empty())) sass_opcode_.clear();
+    for (const std::string& name : sass_opcodes_)
+      if (ImGui::Selectable(name.c_str(), name == sass_opcode_)) sass_opcode_ = name;
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(90);
+  string_combo("##sass_opcode_arch", sass_arch_, arches);
+}
+
 void ProgressionView::draw(ExplorerState& state) {
   selection_controls(state);
   const Selection& selection = state.selection;
@@ -87,6 +145,30 @@ void ProgressionView::draw(ExplorerState& state) {
   const RowSet& set = state.rows();
   const bool harmonic_mean = !selection.seq_len.has_value();
   const ValueMode mode = selection.mode;
+  const Ceilings ceilings(set.ceiling_rows());
+
+  ImGui::Checkbox("device ceilings", &show_ceilings_);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Reference lines at the mma.sync and wgmma ceilings `explorer peak` measured "
+        "(TFLOP/s mode), and each step's %% of its own family's ceiling in the table");
+  ImGui::SameLine();
+  ImGui::TextUnformatted("   ");
+  ImGui::SameLine();
+  sass_controls(state);
+  if (show_ceilings_ && ceilings.compute().empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored(kMutedColour, "(no ceilings loaded: explorer peak writes them)");
+  }
+  std::vector<const ComputeCeiling*> shown_ceilings;
+  if (show_ceilings_ && mode == ValueMode::tflops) {
+    const std::string device = progression.steps.empty() || progression.steps.front().rows.empty()
+                                   ? std::string()
+                                   : progression.steps.front().rows.front()->device;
+    for (const ComputeCeiling& ceiling : ceilings.compute())
+      if (ceiling.dtype == selection.dtype && (device.empty() || ceiling.device == device))
+        shown_ceilings.push_back(&ceiling);
+  }
 
   ImGui::TextColored(kMutedColour, "%s, %s: %s", selection.dtype.c_str(),
                      describe_seq_lens(progression, harmonic_mean).c_str(),
@@ -103,6 +185,29 @@ void ProgressionView::draw(ExplorerState& state) {
   for (const auto* group : {&progression.steps, &progression.references})
     for (const StepValue& value : *group)
       if (const auto shown = shown_value(value, mode, selection.basis)) values.push_back(*shown);
+  for (const ComputeCeiling* ceiling : shown_ceilings)
+    values.push_back(ceiling->tflops);
+
+  // The chosen opcode's static count in each step's kernel (its measured config where the SASS
+  // artifact has it, else the step's default kernel: marked "~").
+  struct Annotation {
+    int count = 0;
+    bool exact = true;
+  };
+  std::map<int, Annotation> annotations;
+  int most = 0;
+  if (!sass_opcode_.empty() && state.sass.has_listings()) {
+    for (const StepValue& value : progression.steps) {
+      const int step = step_order(value.step);
+      const auto match = state.sass.kernel_for(step, value.config, selection.dtype, sass_arch_);
+      if (!match) continue;
+      const sass::OpcodeCounts* counts =
+          state.sass.counts(*match->record, sass::OpcodeGrouping::opcode);
+      if (counts == nullptr) continue;
+      annotations[step] = {sass::count_of(*counts, sass_opcode_), match->exact};
+      most = std::max(most, annotations[step].count);
+    }
+  }
 
   plot::Axis x_axis;
   x_axis.title = "step";
@@ -130,8 +235,25 @@ void ProgressionView::draw(ExplorerState& state) {
       continue;
     }
     const bool hovered = hovered_step_ == step;
-    chart.bar(step, 0.7, *shown, step_colour(step, hovered ? 1.0f : 0.85f), static_cast<int>(i));
+    const auto annotation = annotations.find(step);
+    const ImU32 colour = sass_opcode_.empty() || annotation == annotations.end()
+                             ? step_colour(step, hovered ? 1.0f : 0.85f)
+                             : count_colour(most > 0 ? double(annotation->second.count) / most : 0);
+    chart.bar(step, 0.7, *shown, colour, static_cast<int>(i));
     chart.text_above(step, *shown, format_value(*shown, mode), IM_COL32(220, 222, 228, 255));
+    if (!sass_opcode_.empty()) {
+      const std::string count =
+          annotation == annotations.end()
+              ? "-"
+              : (annotation->second.exact ? "" : "~") + std::to_string(annotation->second.count);
+      chart.text_above(step, *shown * 0.04, count, IM_COL32(255, 255, 255, 255));
+    }
+  }
+  for (const ComputeCeiling* ceiling : shown_ceilings) {
+    char label[96];
+    std::snprintf(label, sizeof label, "%s ceiling %.0f",
+                  std::string(family_name(ceiling->family)).c_str(), ceiling->tflops);
+    chart.horizontal_line(ceiling->tflops, ceiling_colour(ceiling->family), label);
   }
   for (const StepValue& value : progression.references) {
     const auto shown = shown_value(value, mode, selection.basis);
@@ -157,6 +279,11 @@ void ProgressionView::draw(ExplorerState& state) {
         step_order(progression.steps[static_cast<std::size_t>(*interaction.clicked)].step);
     state.requested_view = ViewId::detail;
   }
+  if (!sass_opcode_.empty())
+    ImGui::TextColored(kMutedColour,
+                       "Bar colour and the number at its foot: static %s count in the step's %s "
+                       "kernel (~: the measured config has no SASS; the step's default kernel)",
+                       sass_opcode_.c_str(), sass_arch_.c_str());
   if (missing_percent > 0)
     ImGui::TextColored(kWarningColour,
                        selection.basis == PercentBasis::cycles
@@ -169,7 +296,16 @@ void ProgressionView::draw(ExplorerState& state) {
   // The same numbers as a table, with each step's change over the one before it.
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("##progression_table", 7, flags)) {
+  const auto share_cell = [&](const StepValue& value) {
+    const auto share = value_share(state, ceilings, value);
+    if (!share) {
+      ImGui::TextColored(kMutedColour, "-");
+      return;
+    }
+    ImGui::Text("%.1f%% %s", share->percent,
+                std::string(family_name(share->ceiling->family)).c_str());
+  };
+  if (ImGui::BeginTable("##progression_table", 8, flags)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("step");
     ImGui::TableSetupColumn("iteration");
@@ -179,6 +315,7 @@ void ProgressionView::draw(ExplorerState& state) {
     const std::string cycles_header = "by cycles";
     ImGui::TableSetupColumn(percent_header.c_str());
     ImGui::TableSetupColumn(cycles_header.c_str());
+    ImGui::TableSetupColumn("% of ceiling");
     ImGui::TableSetupColumn("vs previous step");
     ImGui::TableSetupColumn("config", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
@@ -205,6 +342,8 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_number(value.percent_cycles, 1).c_str());
       ImGui::TableNextColumn();
+      share_cell(value);
+      ImGui::TableNextColumn();
       if (previous && previous->tflops > 0) {
         const double change = (value.tflops / previous->tflops - 1.0) * 100.0;
         if (std::fabs(change) < 0.05)  // rounds to zero: neither better nor worse (no "-0.0%")
@@ -230,6 +369,8 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::TextUnformatted(format_number(value.percent, 1).c_str());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_number(value.percent_cycles, 1).c_str());
+      ImGui::TableNextColumn();
+      share_cell(value);
       ImGui::TableNextColumn();
       ImGui::TableNextColumn();
     }

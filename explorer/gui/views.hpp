@@ -14,6 +14,7 @@
 #include "explorer/gui/explorer_state.hpp"
 #include "explorer/gui/widgets.hpp"
 #include "explorer/model/autotune.hpp"
+#include "explorer/model/ceilings.hpp"
 #include "explorer/model/compare.hpp"
 #include "explorer/model/fields.hpp"
 #include "explorer/model/progression.hpp"
@@ -33,13 +34,57 @@ class ProgressionCache {
   Progression progression_;
 };
 
+// The tensor-core family a step's kernel issues, from its SASS (HGMMA: wgmma, HMMA: mma.sync, on
+// any architecture); nullopt without a listing of that step.
+std::optional<InstructionFamily> kernel_family(sass::SassLibrary& library, int step,
+                                               const std::string& config, const std::string& dtype);
+
 class ProgressionView {
+ public:
+  void draw(ExplorerState& state);
+  // Annotates the bars with this opcode's count (--progression-opcode); empty: none.
+  void select_opcode(std::string opcode) { sass_opcode_ = std::move(opcode); }
+
+ private:
+  void sass_controls(ExplorerState& state);
+
+  ProgressionCache cache_;
+  std::optional<int> hovered_step_;
+  bool show_ceilings_ = true;
+  std::string sass_arch_;                  // the architecture whose SASS annotates the bars
+  std::string sass_opcode_;                // empty: no annotation
+  std::vector<std::string> sass_opcodes_;  // choices for sass_arch_, most frequent first
+  std::string sass_opcodes_arch_;
+};
+
+// Step N's SASS against step N-1's: resources, the opcode histogram sorted by change, and the
+// normalized disassembly diff with the main loop highlighted.
+class SassTab {
+ public:
+  void draw(ExplorerState& state, int step, const Progression& progression);
+
+ private:
+  void draw_histogram(const sass::SassComparison& comparison);
+  void draw_diff(const sass::SassComparison& comparison);
+
+  std::string arch_;
+  int grouping_ = 0;  // 0: by opcode, 1: by mnemonic
+  bool changes_only_ = true;
+  std::string kernel_config_;  // the step's kernel chosen in the combo; empty: the measured one
+  int kernel_step_ = 0;
+  const sass::SassComparison* indexed_ = nullptr;  // what visible_ was built for
+  bool indexed_changes_only_ = true;
+  std::vector<std::size_t> visible_;  // diff line indices shown; kHunkBreak between hunks
+};
+
+// Every step and reference by arithmetic intensity (FLOP per DRAM byte) and TFLOP/s under the
+// device's compute ceilings and memory roof.
+class RooflineView {
  public:
   void draw(ExplorerState& state);
 
  private:
   ProgressionCache cache_;
-  std::optional<int> hovered_step_;
 };
 
 class SweepView {
@@ -93,6 +138,15 @@ class DetailView {
 
   ProgressionCache cache_;
   DiffText diff_text_;
+  SassTab sass_tab_;
+
+ public:
+  enum class Tab { documentation, source_diff, sass };
+  // Opens `tab` on the next frame (--detail-tab).
+  void select_tab(Tab tab) { requested_tab_ = tab; }
+
+ private:
+  std::optional<Tab> requested_tab_;
 };
 
 class CompareView {

@@ -86,8 +86,10 @@ std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
   for (const ResultFile& file : files) {
     if (!file.shown) continue;
     for (const ResultRow& row : file.rows)
-      if (accepts(filter.device, row.device) && accepts(filter.cache_mode, row.cache_mode) &&
-          gpu_matches(row, filter.gpu) && (filter.run.empty() || filter.run == run_key(row)))
+      if (accepts(filter.device, row.device) &&
+          (row.is_ceiling() ||
+           (accepts(filter.cache_mode, row.cache_mode) && gpu_matches(row, filter.gpu) &&
+            (filter.run.empty() || filter.run == run_key(row)))))
         rows.push_back(&row);
   }
   return rows;
@@ -131,7 +133,9 @@ RowSet::ShapeKey RowSet::shape_of(const ResultRow& row) {
   return {run_key(row), row.dtype, row.d_head, row.batch, row.heads, row.seq_len};
 }
 
-RowSet::RowSet(std::vector<const ResultRow*> rows) : rows_(std::move(rows)) {
+RowSet::RowSet(std::vector<const ResultRow*> rows) {
+  for (const ResultRow* row : rows)
+    (row->is_ceiling() ? ceiling_rows_ : rows_).push_back(row);
   std::set<std::string> dtypes;
   std::map<std::string, std::set<int>> seq_lens;
   std::set<int> steps;

@@ -45,7 +45,8 @@ std::string step_label(std::string_view step);  // "step 7", "FA2", "cuDNN"
 
 // Which rows of the shown files the views use; an empty field accepts any value. Mixing
 // devices, cache modes or runs (run_key: host and commit) in one chart compares unlike
-// measurements; views say so when the rows they show come from more than one run.
+// measurements; views say so when the rows they show come from more than one run. Ceiling rows
+// follow the device filter only: a ceiling holds for either cache mode and any run.
 struct RowFilter {
   std::string device;  // the model name (the device column)
   std::string cache_mode;
@@ -70,9 +71,12 @@ std::vector<RunChoice> distinct_runs(const std::vector<ResultFile>& files);  // 
 class RowSet {
  public:
   RowSet() = default;
+  // Ceiling rows (`explorer peak`, step "peak:...") are kept apart: they are no step or reference
+  // of the progression, and have no shape or sequence length.
   explicit RowSet(std::vector<const ResultRow*> rows);
 
   const std::vector<const ResultRow*>& rows() const { return rows_; }
+  const std::vector<const ResultRow*>& ceiling_rows() const { return ceiling_rows_; }
   bool empty() const { return rows_.empty(); }
 
   // The usable reference row of the same run (run_key), dtype and problem shape: its first pass
@@ -100,6 +104,7 @@ class RowSet {
   static ShapeKey shape_of(const ResultRow& row);
 
   std::vector<const ResultRow*> rows_;
+  std::vector<const ResultRow*> ceiling_rows_;
   std::map<ShapeKey, const ResultRow*> paired_reference_[2];  // indexed by Reference
   std::vector<std::string> run_labels_;
   std::vector<std::string> dtypes_;

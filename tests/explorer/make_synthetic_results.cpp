@@ -10,6 +10,9 @@
 //                   GPU filter and the compare view's two GPUs side by side
 // DIR/corrupt.csv   a results header, one good row, then a row with missing fields
 // DIR/foreign.csv   a CSV from somewhere else entirely
+// DIR/sass/         a SASS artifact of every step (tests/explorer/synthetic_sass.hpp)
+// baseline.csv and variant.csv also hold device ceilings (peak:* rows) and DRAM byte counts, so
+// the roofline has points and roofs.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -21,8 +24,10 @@
 #include <optional>
 #include <vector>
 
+#include "configs/config_sets.hpp"
 #include "kernels/common/config.hpp"
 #include "profiling/results.hpp"
+#include "tests/explorer/synthetic_sass.hpp"
 
 namespace {
 
@@ -90,11 +95,41 @@ ResultRow make_row(const std::string& step, const std::string& config, const std
   return row;
 }
 
+// Ceilings as `explorer peak` writes them: the tensor-core families per dtype and the HBM rows.
+void write_ceilings(flashscope::ResultsCsvWriter& writer) {
+  const auto ceiling = [](const std::string& name, const std::string& dtype, double tflops,
+                          std::optional<double> gbytes_per_s) {
+    ResultRow row = make_row("fa2", "", dtype.empty() ? "fp16" : dtype, 0, 1);
+    row.step = "peak:" + name;
+    row.dtype = dtype;
+    row.d_head = row.batch = row.heads = row.seq_len = 0;
+    row.median_ms = 5;
+    row.min_ms = 4.9;
+    row.max_ms = 5.2;
+    row.tflops = row.seed_attn_tflops = tflops;
+    row.gbytes_per_s = gbytes_per_s;
+    row.cycles.reset();
+    return row;
+  };
+  for (const char* dtype : {"fp16", "bf16"}) {
+    writer.write(ceiling("mma.sync", dtype, 420, std::nullopt));
+    writer.write(ceiling("wgmma", dtype, 720, std::nullopt));
+  }
+  writer.write(ceiling("hbm.read", "", 0, 4100));
+  writer.write(ceiling("hbm.copy", "", 0, 3900));
+}
+
 // A plausible-looking progression: later steps faster, long sequences faster, configs spread.
 // With `gpu`, every row names that device index and a made-up UUID, and runs `gpu_factor` as fast.
 void write_results(flashscope::ResultsCsvWriter& writer, int configs_per_step,
                    double late_step_speedup, std::optional<int> gpu = std::nullopt,
                    double gpu_factor = 1.0) {
+  // DRAM traffic: Q, K, V read and O written once, plus K and V re-read by a share of the CTAs.
+  const auto add_dram = [](ResultRow& row, double reread) {
+    const double tensor_bytes = double(row.batch) * row.heads * row.seq_len * row.d_head * 2;
+    row.extra_metrics["dram__bytes_read.sum"] = tensor_bytes * (3 + reread);
+    row.extra_metrics["dram__bytes_write.sum"] = tensor_bytes;
+  };
   const double n_factor[] = {0.70, 0.88, 0.96, 1.0, 0.99, 0.99};
   const auto on_gpu = [&](ResultRow row) {
     if (!gpu) return row;
@@ -112,8 +147,12 @@ void write_results(flashscope::ResultsCsvWriter& writer, int configs_per_step,
     const auto dtype = d == 0 ? flashscope::DType::FP16 : flashscope::DType::BF16;
     const std::string dtype_name(flashscope::dtype_lower_name(dtype));
     for (int n = 0; n < 6; ++n) {
-      writer.write(on_gpu(make_row("fa2", "", dtype_name, n, 340 * n_factor[n])));
-      writer.write(on_gpu(make_row("cudnn", "", dtype_name, n, 580 * n_factor[n])));
+      ResultRow fa2 = make_row("fa2", "", dtype_name, n, 340 * n_factor[n]);
+      add_dram(fa2, 1.0);
+      writer.write(on_gpu(fa2));
+      ResultRow cudnn = make_row("cudnn", "", dtype_name, n, 580 * n_factor[n]);
+      add_dram(cudnn, 0.5);
+      writer.write(on_gpu(cudnn));
     }
     const std::vector<KernelConfig> configs = candidate_configs(dtype);
     for (int step = 1; step <= 16; ++step) {
@@ -133,6 +172,7 @@ void write_results(flashscope::ResultsCsvWriter& writer, int configs_per_step,
           row.local_bytes = noise(step, c, 98) < 0.1 ? 16 : 0;
           row.l2_hit_pct = 70 + 29 * noise(step, c, n + 50);
           row.max_error = 1e-3 * noise(step, c, n + 70);
+          add_dram(row, 4.0 * noise(step, c, n + 30) + 8.0 / step);
           if (noise(step, c, n + 90) < 0.01) {  // a few faults, as real sweeps have
             row.status = "fault: synthetic launch failure";
             row.verdict = "unchecked";
@@ -157,19 +197,23 @@ int main(int argc, char** argv) {
 
   std::filesystem::create_directories(out_dir);
   const std::filesystem::path dir(out_dir);
+  const std::vector<std::string> dram_metrics = {"dram__bytes_read.sum", "dram__bytes_write.sum"};
   {
     std::ofstream baseline(dir / "baseline.csv");
-    flashscope::ResultsCsvWriter writer(baseline);
+    flashscope::ResultsCsvWriter writer(baseline, dram_metrics);
+    write_ceilings(writer);
     write_results(writer, configs_per_step, 1.0);
   }
   {
     std::ofstream variant(dir / "variant.csv");
-    flashscope::ResultsCsvWriter writer(variant);
+    flashscope::ResultsCsvWriter writer(variant, dram_metrics);
+    write_ceilings(writer);
     write_results(writer, configs_per_step, 1.06);
   }
   {
     std::ofstream two_gpus(dir / "two_gpus.csv");
-    flashscope::ResultsCsvWriter writer(two_gpus);
+    flashscope::ResultsCsvWriter writer(two_gpus, dram_metrics);
+    write_ceilings(writer);
     const int configs = std::min(configs_per_step, 8);
     write_results(writer, configs, 1.0, 0, 1.0);
     write_results(writer, configs, 1.0, 1, 0.97);
@@ -181,6 +225,7 @@ int main(int argc, char** argv) {
     corrupt << "2,oops\n";
   }
   { std::ofstream(dir / "foreign.csv") << "name,score\nalice,3\nbob,4\n"; }
+  flashscope::testing::write_synthetic_sass(dir / "sass", flashscope::configs::kLastStep);
   std::cout << "wrote synthetic test data to " << out_dir << '\n';
   return 0;
 }

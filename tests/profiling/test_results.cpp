@@ -157,6 +157,7 @@ void check_equal(const ResultRow& a, const ResultRow& b) {
   CHECK(a.warnings == b.warnings);
   CHECK(a.input_seed == b.input_seed);
   CHECK(a.extra_metrics == b.extra_metrics);
+  CHECK(a.gbytes_per_s == b.gbytes_per_s);
 }
 
 std::string error_of(const std::string& text, const std::string& source = "results.csv") {
@@ -403,6 +404,53 @@ TEST_CASE("read_results_file names a file it cannot open and reads one it can") 
   check_equal(rows[0], reference_row());
 }
 
+// `explorer peak` rows: the step column names the ceiling, memory ceilings have no dtype and carry
+// their bandwidth in gbytes_per_s.
+ResultRow ceiling_row(const std::string& step, const std::string& dtype) {
+  ResultRow row;
+  row.step = step;
+  row.dtype = dtype;
+  row.d_head = 0;
+  row.runs = 20;
+  row.median_ms = 4.5;
+  row.min_ms = 4.25;
+  row.max_ms = 4.75;
+  row.tflops = dtype.empty() ? 0 : 512.25;
+  row.seed_attn_tflops = row.tflops;
+  if (dtype.empty()) row.gbytes_per_s = 4321.5;
+  row.verdict = "pass";
+  row.device = "NVIDIA H200";
+  row.sm_clock_mhz = 1755;
+  row.cache_mode = "warm";
+  row.git_commit = "abc";
+  return row;
+}
+
+TEST_CASE("ceiling rows: peak:<benchmark> steps, no config, no dtype for memory ceilings") {
+  const std::vector<ResultRow> rows = {ceiling_row("peak:mma.sync", "bf16"),
+                                       ceiling_row("peak:hbm.copy", "")};
+  std::istringstream in(write_csv(rows, {}));
+  const std::vector<ResultRow> read = read_results_csv(in, "peak.csv");
+  REQUIRE(read.size() == 2);
+  check_equal(read[0], rows[0]);
+  check_equal(read[1], rows[1]);
+  CHECK(read[0].is_ceiling());
+  CHECK(read[0].is_reference());
+  CHECK_FALSE(read[0].step_number());
+  CHECK(*read[1].gbytes_per_s == 4321.5);
+
+  std::string with_config = write_csv({ceiling_row("peak:mma.sync", "fp16")}, {});
+  with_config.replace(with_config.find("peak:mma.sync,,"), 15,
+                      "peak:mma.sync,\"(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles\",");
+  CHECK(contains(error_of(with_config),
+                 "results.csv:2: column 'config': has a value on a ceiling row (peak:mma.sync)"));
+  // Only ceilings may leave the dtype empty.
+  std::string typeless_kernel = write_csv({reference_row()}, {});
+  typeless_kernel.replace(typeless_kernel.find("fa2,,bf16"), 9, "fa2,,");
+  CHECK(
+      contains(error_of(typeless_kernel), "results.csv:2: column 'dtype': '' is not fp16 or bf16"));
+}
+
 namespace {
 
 // `text` without the named columns: what a file written before they existed looks like.
@@ -442,7 +490,7 @@ TEST_CASE("a file without the provenance and clock columns still reads, warnings
   CHECK(optional_result_columns() ==
         std::vector<std::string>{"device_index", "device_uuid", "git_dirty", "host", "run_id",
                                  "fa2_entry_point", "locked_sm_clock_mhz", "reference_pass",
-                                 "pct_fa2_cycles", "pct_cudnn_cycles", "warnings"});
+                                 "pct_fa2_cycles", "pct_cudnn_cycles", "warnings", "gbytes_per_s"});
   ResultRow suspicious = measured_kernel_row();
   suspicious.l2_hit_pct = 101.024;
   const std::string old_text =
@@ -489,4 +537,17 @@ TEST_CASE("sanity warnings name the column, the value and the rule") {
   CHECK(contains(join_warnings(warnings), "cupti_duration_ms -1 is not positive"));
   CHECK(contains(join_warnings(warnings), "sm_clock_mhz 1800 is 9 % below the locked 1980 MHz"));
   CHECK(join_warnings({"a", "b"}) == "a; b");
+}
+
+TEST_CASE("files written before gbytes_per_s existed still read") {
+  const std::string text = write_csv({measured_kernel_row(), reference_row()}, {});
+  const std::string old_format = without_columns(text, {"gbytes_per_s"});
+  REQUIRE_FALSE(contains(old_format, "gbytes_per_s"));
+  std::istringstream in(old_format);
+  const std::vector<ResultRow> read = read_results_csv(in, "old.csv");
+  REQUIRE(read.size() == 2);
+  ResultRow expected = measured_kernel_row();
+  expected.extra_metrics.clear();  // written without metric columns
+  check_equal(read[0], expected);
+  CHECK_FALSE(read[1].gbytes_per_s);
 }

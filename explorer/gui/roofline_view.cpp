@@ -1,0 +1,128 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "explorer/gui/views.hpp"
+#include "explorer/model/roofline.hpp"
+#include "explorer/plot/plot.hpp"
+
+namespace flashscope::explorer::gui {
+
+namespace {
+
+const ImU32 kMemoryRoofColour = IM_COL32(120, 200, 200, 255);
+const ImU32 kRoofColours[] = {IM_COL32(255, 100, 170, 255), IM_COL32(190, 130, 255, 255)};
+
+ImU32 point_colour(const std::string& step) {
+  if (const auto reference = reference_from_key(step)) return reference_colour(*reference);
+  return step_colour(step_order(step));
+}
+
+}  // namespace
+
+void RooflineView::draw(ExplorerState& state) {
+  selection_controls(state);
+  const Selection& selection = state.selection;
+  const Progression& progression = cache_.get(state);
+  const Ceilings ceilings(state.rows().ceiling_rows());
+  const Roofline roofline = build_roofline(progression, ceilings, selection.dtype);
+
+  ImGui::TextColored(kMutedColour,
+                     "%s: arithmetic intensity = 4·B·H·N²·d / (dram__bytes_read.sum + "
+                     "dram__bytes_write.sum) of the profiled launch; roofs from explorer peak",
+                     selection.dtype.c_str());
+  if (roofline.points.empty()) {
+    empty_view_message(
+        "No row has DRAM byte counts. Measure with\n  explorer --csv --metrics "
+        "dram__bytes_read.sum,dram__bytes_write.sum ...\nand the device's ceilings with\n  "
+        "explorer peak --output peak.csv\nthen open both files.");
+    return;
+  }
+  if (roofline.rows_without_dram > 0)
+    ImGui::TextColored(kWarningColour,
+                       "%d row(s) of this selection have no DRAM byte counts and are not placed.",
+                       roofline.rows_without_dram);
+  if (roofline.compute_roofs.empty() || roofline.memory_roof == nullptr)
+    ImGui::TextColored(
+        kWarningColour,
+        "No %s ceilings for %s loaded: run explorer peak on that device for the roofs.",
+        roofline.compute_roofs.empty() ? "compute" : "memory", roofline.device.c_str());
+
+  std::vector<double> xs, ys;
+  for (const RooflinePoint& point : roofline.points) {
+    xs.push_back(point.intensity);
+    ys.push_back(point.tflops);
+  }
+  for (const ComputeCeiling* roof : roofline.compute_roofs)
+    ys.push_back(roof->tflops);
+  if (roofline.memory_roof && !roofline.compute_roofs.empty())  // the ridge point
+    xs.push_back(roofline.compute_roofs.front()->tflops * 1000.0 /
+                 roofline.memory_roof->gbytes_per_s);
+
+  plot::Axis x_axis;
+  x_axis.title = "arithmetic intensity (FLOP per DRAM byte)";
+  x_axis.scale = plot::AxisScale::log2;
+  x_axis.fit = plot::fit_range(xs, plot::AxisScale::log2, 0.15, false);
+  plot::Axis y_axis;
+  y_axis.title = "TFLOP/s";
+  y_axis.scale = plot::AxisScale::log2;
+  y_axis.fit = plot::fit_range(ys, plot::AxisScale::log2, 0.12, false);
+  plot::Plot chart("##roofline", ImVec2(0, 0), x_axis, y_axis);
+
+  // Roofs: the memory roof (bandwidth x intensity) across the view, and a horizontal line per
+  // compute ceiling; a step can reach neither above the lower of the two.
+  const plot::Range view = chart.x_view();
+  if (roofline.memory_roof) {
+    const std::vector<double> roof_x = {view.min, view.max};
+    const std::vector<double> roof_y = {roofline.memory_roof->gbytes_per_s * view.min / 1000.0,
+                                        roofline.memory_roof->gbytes_per_s * view.max / 1000.0};
+    chart.line(roof_x, roof_y, kMemoryRoofColour, 2.0f);
+  }
+  std::size_t roof_index = 0;
+  for (const ComputeCeiling* roof : roofline.compute_roofs) {
+    char label[96];
+    std::snprintf(label, sizeof label, "%s ceiling %.0f TFLOP/s",
+                  std::string(family_name(roof->family)).c_str(), roof->tflops);
+    chart.horizontal_line(roof->tflops, kRoofColours[roof_index++ % 2], label);
+  }
+  for (std::size_t i = 0; i < roofline.points.size(); ++i) {
+    const RooflinePoint& point = roofline.points[i];
+    chart.marker(point.intensity, point.tflops, point_colour(point.step), 5.0f,
+                 static_cast<int>(i));
+    if (selection.seq_len)  // one point per step: name it (the harmonic mean has one per N)
+      chart.text_above(point.intensity, point.tflops, step_label(point.step),
+                       IM_COL32(220, 222, 228, 255));
+  }
+  std::vector<plot::LegendEntry> legend;
+  if (roofline.memory_roof) {
+    char label[96];
+    std::snprintf(label, sizeof label, "HBM roof %.0f GB/s (%s)",
+                  roofline.memory_roof->gbytes_per_s, roofline.memory_roof->name.c_str());
+    legend.push_back({label, kMemoryRoofColour, nullptr});
+  }
+  for (const Reference reference : kReferences)
+    legend.push_back(
+        {std::string(reference_label(reference)), reference_colour(reference), nullptr});
+  legend.push_back({"steps (colour by step)", step_colour(8), nullptr});
+  chart.legend(legend);
+  const plot::Interaction interaction = chart.finish();
+  if (interaction.hovered) {
+    const RooflinePoint& point = roofline.points[static_cast<std::size_t>(*interaction.hovered)];
+    ImGui::BeginTooltip();
+    ImGui::TextColored(kHeadingColour, "%s", step_label(point.step).c_str());
+    ImGui::Text("%.1f FLOP/byte, %.1f TFLOP/s", point.intensity, point.tflops);
+    row_details(state.rows(), *point.row);
+    ImGui::EndTooltip();
+  }
+  if (interaction.clicked) {
+    const RooflinePoint& point = roofline.points[static_cast<std::size_t>(*interaction.clicked)];
+    if (const auto step = point.row->step_number()) {
+      state.selection.detail_step = *step;
+      state.requested_view = ViewId::detail;
+    }
+  }
+}
+
+}  // namespace flashscope::explorer::gui

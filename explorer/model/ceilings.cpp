@@ -1,0 +1,81 @@
+#include "explorer/model/ceilings.hpp"
+
+namespace flashscope::explorer {
+
+std::string_view family_name(InstructionFamily family) {
+  return family == InstructionFamily::mma_sync ? "mma.sync" : "wgmma";
+}
+
+std::string ceiling_step(InstructionFamily family) {
+  return std::string(kCeilingStepPrefix) + std::string(family_name(family));
+}
+
+Ceilings::Ceilings(const std::vector<const ResultRow*>& ceiling_rows) {
+  for (const ResultRow* row : ceiling_rows) {
+    if (row->status != "ok" || row->verdict == "fail") continue;
+    const std::string_view name = std::string_view(row->step).substr(kCeilingStepPrefix.size());
+    if (row->gbytes_per_s && *row->gbytes_per_s > 0) {
+      MemoryCeiling* existing = nullptr;
+      for (MemoryCeiling& ceiling : memory_)
+        if (ceiling.device == row->device && ceiling.name == name) existing = &ceiling;
+      if (existing == nullptr)
+        memory_.push_back({std::string(name), row->device, *row->gbytes_per_s, row});
+      else if (*row->gbytes_per_s > existing->gbytes_per_s)
+        *existing = {std::string(name), row->device, *row->gbytes_per_s, row};
+      continue;
+    }
+    for (const InstructionFamily family : kInstructionFamilies) {
+      if (name != family_name(family) || !(row->tflops > 0)) continue;
+      ComputeCeiling* existing = nullptr;
+      for (ComputeCeiling& ceiling : compute_)
+        if (ceiling.device == row->device && ceiling.family == family &&
+            ceiling.dtype == row->dtype)
+          existing = &ceiling;
+      const ComputeCeiling candidate{family, row->device, row->dtype, row->tflops, row};
+      if (existing == nullptr)
+        compute_.push_back(candidate);
+      else if (row->tflops > existing->tflops)
+        *existing = candidate;
+    }
+  }
+}
+
+const ComputeCeiling* Ceilings::find(std::string_view device, InstructionFamily family,
+                                     std::string_view dtype) const {
+  for (const ComputeCeiling& ceiling : compute_)
+    if (ceiling.device == device && ceiling.family == family && ceiling.dtype == dtype)
+      return &ceiling;
+  return nullptr;
+}
+
+const ComputeCeiling* Ceilings::highest(std::string_view device, std::string_view dtype) const {
+  const ComputeCeiling* best = nullptr;
+  for (const ComputeCeiling& ceiling : compute_)
+    if (ceiling.device == device && ceiling.dtype == dtype &&
+        (!best || ceiling.tflops > best->tflops))
+      best = &ceiling;
+  return best;
+}
+
+const MemoryCeiling* Ceilings::best_memory(std::string_view device) const {
+  const MemoryCeiling* best = nullptr;
+  for (const MemoryCeiling& ceiling : memory_)
+    if (ceiling.device == device && (!best || ceiling.gbytes_per_s > best->gbytes_per_s))
+      best = &ceiling;
+  return best;
+}
+
+std::optional<CeilingShare> share_of_ceiling(const Ceilings& ceilings, const ResultRow& row,
+                                             std::optional<InstructionFamily> family) {
+  const ComputeCeiling* ceiling = nullptr;
+  if (row.step == "fa2")
+    ceiling = ceilings.find(row.device, InstructionFamily::mma_sync, row.dtype);
+  else if (row.step == "cudnn")
+    ceiling = ceilings.highest(row.device, row.dtype);
+  else if (family)
+    ceiling = ceilings.find(row.device, *family, row.dtype);
+  if (ceiling == nullptr || !(row.tflops > 0)) return std::nullopt;
+  return CeilingShare{ceiling, row.tflops / ceiling->tflops * 100.0};
+}
+
+}  // namespace flashscope::explorer

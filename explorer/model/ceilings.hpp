@@ -1,0 +1,69 @@
+// The device ceilings `explorer peak` measured (rows whose step is "peak:..."), looked up the way
+// the views need them: a compute ceiling per instruction family and dtype, the best memory
+// bandwidth, and a row's percentage of the ceiling of its own instruction family.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "explorer/model/row_set.hpp"
+
+namespace flashscope::explorer {
+
+// The tensor-core instruction a kernel's main loop issues.
+enum class InstructionFamily { mma_sync, wgmma };
+inline constexpr InstructionFamily kInstructionFamilies[] = {InstructionFamily::mma_sync,
+                                                             InstructionFamily::wgmma};
+std::string_view family_name(InstructionFamily family);  // "mma.sync", "wgmma"
+std::string ceiling_step(InstructionFamily family);      // "peak:mma.sync", "peak:wgmma"
+
+struct ComputeCeiling {
+  InstructionFamily family;
+  std::string device;
+  std::string dtype;
+  double tflops = 0;
+  const ResultRow* row = nullptr;
+};
+
+struct MemoryCeiling {
+  std::string name;  // "hbm.read", "hbm.copy"
+  std::string device;
+  double gbytes_per_s = 0;
+  const ResultRow* row = nullptr;
+};
+
+class Ceilings {
+ public:
+  Ceilings() = default;
+  // The fastest usable row (status ok, verdict not fail) per (device, ceiling, dtype).
+  explicit Ceilings(const std::vector<const ResultRow*>& ceiling_rows);
+
+  bool empty() const { return compute_.empty() && memory_.empty(); }
+  const std::vector<ComputeCeiling>& compute() const { return compute_; }
+  const std::vector<MemoryCeiling>& memory() const { return memory_; }
+
+  const ComputeCeiling* find(std::string_view device, InstructionFamily family,
+                             std::string_view dtype) const;
+  // The highest compute ceiling of a device and dtype (whatever its family).
+  const ComputeCeiling* highest(std::string_view device, std::string_view dtype) const;
+  // The highest memory bandwidth of a device.
+  const MemoryCeiling* best_memory(std::string_view device) const;
+
+ private:
+  std::vector<ComputeCeiling> compute_;
+  std::vector<MemoryCeiling> memory_;
+};
+
+// The ceiling a row is measured against: its kernel's family (`family`, from its SASS) for steps;
+// mma.sync for FA2 (FlashAttention-2 is written with mma.sync); the highest measured ceiling for
+// cuDNN, whose kernels are not ours to read. Nullopt when the family is unknown or unmeasured.
+struct CeilingShare {
+  const ComputeCeiling* ceiling = nullptr;
+  double percent = 0;  // row TFLOP/s / ceiling TFLOP/s · 100
+};
+std::optional<CeilingShare> share_of_ceiling(const Ceilings& ceilings, const ResultRow& row,
+                                             std::optional<InstructionFamily> family);
+
+}  // namespace flashscope::explorer

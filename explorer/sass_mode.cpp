@@ -1,0 +1,368 @@
+#include "explorer/sass_mode.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "explorer/sass/sass_analysis.hpp"
+#include "explorer/sass/sass_artifact.hpp"
+#include "explorer/sass/sass_selection.hpp"
+
+namespace flashscope::cli {
+
+using namespace flashscope::sass;
+
+namespace {
+
+std::string kernel_label(const SassKernelRecord& record) {
+  return "step " + std::to_string(record.step) + " " + to_short_form(record.config) + " " +
+         record.arch;
+}
+
+std::string hex_address(std::uint32_t address) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%04x", address);
+  return text;
+}
+
+std::string join_steps(const std::vector<int>& steps) {
+  std::string text;
+  for (const int step : steps)
+    text += (text.empty() ? "" : ", ") + std::to_string(step);
+  return text;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items)
+    text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+const SassKernelRecord& resolve_kernel(const SassArtifact& artifact, int step,
+                                       const std::string& config_text, DType dtype,
+                                       const std::string& arch, const std::string& step_option,
+                                       const std::string& config_option) {
+  const std::vector<int> steps = artifact.steps();
+  if (std::find(steps.begin(), steps.end(), step) == steps.end())
+    throw std::invalid_argument(step_option + ": step " + std::to_string(step) +
+                                " has no kernels in " + artifact.directory().string() +
+                                " (its steps: " + join_steps(steps) + ")");
+  const std::vector<std::string> arches = artifact.architectures();
+  if (std::find(arches.begin(), arches.end(), arch) == arches.end())
+    throw std::invalid_argument("--arch: '" + arch + "' is not in " +
+                                artifact.directory().string() +
+                                " (its architectures: " + join(arches) + ")");
+  const auto kernels = artifact.kernels_of(step, arch);
+  if (kernels.empty())
+    throw std::invalid_argument(step_option + ": step " + std::to_string(step) + " has no " + arch +
+                                " kernel in " + artifact.directory().string());
+  if (config_text.empty()) return *default_kernel(artifact, step, arch, dtype);
+  KernelConfig config{};
+  try {
+    config = parse_config(config_text);
+  } catch (const ConfigParseError& error) {
+    throw std::invalid_argument(config_option + ": " + error.what());
+  }
+  if (const SassKernelRecord* record = artifact.find(step, config, arch)) return *record;
+  std::string built;
+  for (const SassKernelRecord* record : kernels)
+    built += "\n  " + to_short_form(record->config);
+  throw std::invalid_argument(config_option + ": step " + std::to_string(step) + " has no " + arch +
+                              " kernel " + to_short_form(config) + " in " +
+                              artifact.directory().string() + "; it has:" + built);
+}
+
+void print_resources(std::ostream& out, const SassKernelRecord& record) {
+  out << "  ptxas: " << record.registers << " registers, " << record.barriers << " barriers, "
+      << record.stack_frame_bytes << " B stack frame, " << record.spill_store_bytes
+      << " B spill stores, " << record.spill_load_bytes << " B spill loads\n";
+}
+
+void print_function_summary(std::ostream& out, const SassFunction& function) {
+  out << "  " << function.instructions.size() << " instructions";
+  if (const auto loop = main_loop(function)) {
+    out << "; main loop /*" << hex_address(function.instructions[loop->first].address) << "*/../*"
+        << hex_address(function.instructions[loop->last].address)
+        << "*/: " << loop->last - loop->first + 1 << " instructions, "
+        << loop->tensor_core_instructions << " tensor-core";
+  } else {
+    out << "; no loop issues tensor-core instructions";
+  }
+  out << "\n";
+}
+
+bool in_loop(const std::optional<SassLoop>& loop, std::size_t index) {
+  return loop && index >= loop->first && index <= loop->last;
+}
+
+// Unified-diff style hunks of the normalized listings; `context` lines around each change, or
+// the whole listing when negative. Main-loop instructions are marked L.
+void print_listing_diff(std::ostream& out, const SassFunction& before, const SassFunction& after,
+                        int context) {
+  std::vector<std::string> a, b;
+  for (const SassInstruction& instruction : before.instructions)
+    a.push_back(normalize_instruction(instruction));
+  for (const SassInstruction& instruction : after.instructions)
+    b.push_back(normalize_instruction(instruction));
+  const LineDiff diff = diff_lines(a, b);
+  const auto loop_before = main_loop(before), loop_after = main_loop(after);
+  out << "\nnormalized disassembly diff (register numbers, .reuse and branch targets stripped; L = "
+         "main loop): "
+      << diff.removed << " removed, " << diff.added << " added\n";
+  if (diff.truncated)
+    out << "(the listings differ in more lines than the diff searches; every differing line is "
+           "shown as removed then added)\n";
+  const std::size_t count = diff.lines.size();
+  std::vector<bool> shown(count, context < 0);
+  if (context >= 0)
+    for (std::size_t i = 0; i < count; ++i)
+      if (diff.lines[i].kind != DiffKind::same) {
+        const std::size_t from = i >= static_cast<std::size_t>(context) ? i - context : 0;
+        const std::size_t to = std::min(count - 1, i + static_cast<std::size_t>(context));
+        for (std::size_t j = from; j <= to; ++j)
+          shown[j] = true;
+      }
+  bool in_hunk = false;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!shown[i]) {
+      in_hunk = false;
+      continue;
+    }
+    const DiffLine& line = diff.lines[i];
+    if (!in_hunk) {
+      out << "@@";
+      if (line.before)
+        out << " before /*" << hex_address(before.instructions[*line.before].address) << "*/";
+      if (line.after)
+        out << " after /*" << hex_address(after.instructions[*line.after].address) << "*/";
+      out << " @@\n";
+      in_hunk = true;
+    }
+    if (line.kind == DiffKind::removed) {
+      out << '-' << (in_loop(loop_before, *line.before) ? 'L' : ' ') << " /*"
+          << hex_address(before.instructions[*line.before].address) << "*/ " << a[*line.before]
+          << "\n";
+    } else {
+      const char sign = line.kind == DiffKind::added ? '+' : ' ';
+      out << sign << (in_loop(loop_after, *line.after) ? 'L' : ' ') << " /*"
+          << hex_address(after.instructions[*line.after].address) << "*/ " << b[*line.after]
+          << "\n";
+    }
+  }
+}
+
+void print_listing(std::ostream& out, const SassFunction& function) {
+  const auto loop = main_loop(function);
+  out << "\nlisting (L = main loop)\n";
+  for (std::size_t i = 0; i < function.instructions.size(); ++i) {
+    const SassInstruction& instruction = function.instructions[i];
+    out << (in_loop(loop, i) ? "L " : "  ") << "/*" << hex_address(instruction.address) << "*/ "
+        << (instruction.predicate.empty() ? "" : instruction.predicate + " ")
+        << instruction.mnemonic << (instruction.operands.empty() ? "" : " " + instruction.operands)
+        << " ;\n";
+  }
+}
+
+int print_list(std::ostream& out, const SassArtifact& artifact) {
+  out << "step\tarch\tregisters\tspill_store_bytes\tspill_load_bytes\tinstructions\tconfig\n";
+  for (const SassKernelRecord& record : artifact.kernels())
+    out << record.step << '\t' << record.arch << '\t' << record.registers << '\t'
+        << record.spill_store_bytes << '\t' << record.spill_load_bytes << '\t'
+        << (record.instructions ? std::to_string(*record.instructions) : "-") << '\t'
+        << to_short_form(record.config) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* add_sass_command(CLI::App& app, SassCli& cli) {
+  CLI::App* sass = app.add_subcommand(
+      "sass",
+      "A step's SASS and ptxas resources from the build (or the shipped results/<gpu>/sass when "
+      "this build had no CUDA 13 cuobjdump): the opcode histogram, its change against the previous "
+      "step's kernel (--diff-prev) or a named one (--against), and the normalized disassembly "
+      "diff. No GPU needed. Exit code 0 done, 2 invalid request, 3 no SASS artifact.");
+  sass->add_option("--step", cli.step, "Kernel step");
+  sass->add_option("--config", cli.config,
+                   "Config short form (default: the step's headline config, else its first "
+                   "kernel, in --dtype)");
+  sass->add_option("--dtype", cli.dtype, "fp16 or bf16, for the default kernel (default fp16)");
+  sass->add_option("--arch", cli.arch,
+                   "sm_80, sm_90a, ... (default: the architecture where the step's kernel is "
+                   "largest)");
+  CLI::Option* previous = sass->add_flag(
+      "--diff-prev", cli.diff_previous,
+      "Compare with the previous step's kernel of the same config, else the previous step's "
+      "counterpart pick (the output says which)");
+  sass->add_option("--against", cli.against,
+                   "Compare with this kernel instead: STEP or \"STEP:CONFIG\" (same --arch)")
+      ->excludes(previous);
+  sass->add_option("--by", cli.by,
+                   "Histogram by opcode (HMMA) or by mnemonic, the opcode with its modifiers "
+                   "(HMMA.16816.F32)")
+      ->capture_default_str();
+  sass->add_flag("--csv", cli.csv,
+                 "Print the histogram (or its change) as CSV: name,count or "
+                 "name,before,after,delta");
+  sass->add_flag("--listing", cli.listing, "Also print the kernel's listing");
+  sass->add_option("--context", cli.context,
+                   "Unchanged lines around each change in the disassembly diff; -1 prints all")
+      ->capture_default_str();
+  sass->add_flag("--list", cli.list, "List every kernel of the artifact and exit");
+  sass->add_option("--sass-dir", cli.sass_dir,
+                   "Read this artifact (a build's <build>/sass or a results/<gpu>/sass)");
+  sass->add_option("--output", cli.output, "Write here instead of stdout");
+  return sass;
+}
+
+int run_sass_mode(const SassCli& cli) {
+  try {
+    const auto grouping = grouping_from_name(cli.by);
+    if (!grouping) throw std::invalid_argument("--by: '" + cli.by + "' is not opcode or mnemonic");
+    DType dtype = DType::FP16;
+    if (!cli.dtype.empty()) {
+      const auto parsed = dtype_from_string(cli.dtype);
+      if (!parsed) throw std::invalid_argument("--dtype: '" + cli.dtype + "' is not fp16 or bf16");
+      dtype = *parsed;
+    }
+    if (!cli.list && cli.step == 0) throw std::invalid_argument("--step is required (or --list)");
+
+    const SassSource source = find_sass_source(cli.sass_dir, build_sass_directory(),
+                                               shipped_results_directory_for_sass());
+    std::cerr << "explorer sass: " << source.note << "\n";
+    if (!source.artifact) return 3;
+    const SassArtifact& artifact = *source.artifact;
+
+    std::ofstream file;
+    if (!cli.output.empty()) {
+      file.open(cli.output);
+      if (!file) throw std::invalid_argument("--output: cannot write " + cli.output);
+    }
+    std::ostream& out = cli.output.empty() ? std::cout : file;
+    if (cli.list) return print_list(out, artifact);
+
+    const std::string arch = cli.arch.empty() ? default_architecture(artifact, cli.step) : cli.arch;
+    const SassKernelRecord& current =
+        resolve_kernel(artifact, cli.step, cli.config, dtype, arch, "--step", "--config");
+
+    const SassKernelRecord* other = nullptr;
+    std::string relation;
+    if (cli.diff_previous) {
+      const auto counterpart = previous_step_counterpart(artifact, current);
+      if (!counterpart)
+        throw std::invalid_argument("--diff-prev: no step before " + std::to_string(cli.step) +
+                                    " has a " + arch + " kernel in " +
+                                    artifact.directory().string());
+      other = counterpart->record;
+      relation = counterpart->relation;
+    } else if (!cli.against.empty()) {
+      const std::size_t colon = cli.against.find(':');
+      int step = 0;
+      const std::string step_text = cli.against.substr(0, colon);
+      try {
+        std::size_t used = 0;
+        step = std::stoi(step_text, &used);
+        if (used != step_text.size()) throw std::invalid_argument("trailing text");
+      } catch (const std::exception&) {
+        throw std::invalid_argument("--against: '" + cli.against +
+                                    "' does not start with a step number (STEP or STEP:CONFIG)");
+      }
+      other = &resolve_kernel(artifact, step,
+                              colon == std::string::npos ? "" : cli.against.substr(colon + 1),
+                              current.config.dtype, arch, "--against", "--against");
+      relation = "named with --against";
+    }
+
+    if (current.listing.empty()) {
+      out << kernel_label(current) << "\n";
+      print_resources(out, current);
+      if (other) {
+        out << "against " << kernel_label(*other) << " (" << relation << ")\n";
+        print_resources(out, *other);
+      }
+      out << "no listing: " << source.note << "\n";
+      return 0;
+    }
+    const SassFunction function = artifact.load_function(current);
+    const OpcodeCounts counts = count_opcodes(function, *grouping);
+    std::optional<SassFunction> other_function;
+    OpcodeCounts other_counts;
+    if (other) {
+      other_function = artifact.load_function(*other);
+      other_counts = count_opcodes(*other_function, *grouping);
+    }
+
+    if (cli.csv) {
+      if (other) {
+        out << std::string(grouping_name(*grouping)) << ",before,after,delta\n";
+        for (const OpcodeChange& change : compare_counts(other_counts, counts))
+          out << change.name << ',' << change.before << ',' << change.after << ',' << change.delta()
+              << "\n";
+      } else {
+        out << std::string(grouping_name(*grouping)) << ",count\n";
+        std::vector<std::pair<std::string, int>> rows(counts.begin(), counts.end());
+        std::stable_sort(rows.begin(), rows.end(),
+                         [](const auto& a, const auto& b) { return a.second > b.second; });
+        for (const auto& [name, count] : rows)
+          out << name << ',' << count << "\n";
+      }
+      return 0;
+    }
+
+    out << kernel_label(current) << "\n";
+    print_resources(out, current);
+    print_function_summary(out, function);
+    if (other) {
+      out << "against " << kernel_label(*other) << " (" << relation << ")\n";
+      print_resources(out, *other);
+      print_function_summary(out, *other_function);
+      const std::string before_header = "step " + std::to_string(other->step);
+      const std::string after_header = "step " + std::to_string(current.step);
+      char line[160];
+      std::snprintf(line, sizeof line, "\n%-28s %10s %10s %8s\n",
+                    std::string(grouping_name(*grouping)).c_str(), before_header.c_str(),
+                    after_header.c_str(), "change");
+      out << line;
+      for (const OpcodeChange& change : compare_counts(other_counts, counts)) {
+        std::snprintf(line, sizeof line, "%-28s %10d %10d %+8d\n", change.name.c_str(),
+                      change.before, change.after, change.delta());
+        out << line;
+      }
+      std::snprintf(line, sizeof line, "%-28s %10d %10d %+8d\n", "total",
+                    total_instructions(other_counts), total_instructions(counts),
+                    total_instructions(counts) - total_instructions(other_counts));
+      out << line;
+      print_listing_diff(out, *other_function, function, cli.context);
+    } else {
+      std::vector<std::pair<std::string, int>> rows(counts.begin(), counts.end());
+      std::stable_sort(rows.begin(), rows.end(),
+                       [](const auto& a, const auto& b) { return a.second > b.second; });
+      char line[160];
+      std::snprintf(line, sizeof line, "\n%-28s %8s\n",
+                    std::string(grouping_name(*grouping)).c_str(), "count");
+      out << line;
+      for (const auto& [name, count] : rows) {
+        std::snprintf(line, sizeof line, "%-28s %8d\n", name.c_str(), count);
+        out << line;
+      }
+      std::snprintf(line, sizeof line, "%-28s %8d\n", "total", total_instructions(counts));
+      out << line;
+    }
+    if (cli.listing) print_listing(out, function);
+    return 0;
+  } catch (const SassArtifactError& error) {
+    std::cerr << "explorer sass: " << error.what() << "\n";
+    return 2;
+  } catch (const SassFormatError& error) {
+    std::cerr << "explorer sass: " << error.what() << "\n";
+    return 2;
+  } catch (const std::invalid_argument& error) {
+    std::cerr << "explorer sass: " << error.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace flashscope::cli

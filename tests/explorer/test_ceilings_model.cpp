@@ -1,0 +1,155 @@
+// Ceiling rows (`explorer peak`) in the view model: kept apart from the progression, looked up per
+// device, family and dtype, a row's share of its family's ceiling, and the roofline's points.
+#include <doctest/doctest.h>
+
+#include <deque>
+
+#include "explorer/model/ceilings.hpp"
+#include "explorer/model/progression.hpp"
+#include "explorer/model/roofline.hpp"
+#include "explorer/model/row_set.hpp"
+#include "kernels/common/config.hpp"
+
+using namespace flashscope;
+using namespace flashscope::explorer;
+
+namespace {
+
+constexpr const char* kConfig = "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles";
+
+struct Rows {
+  std::deque<ResultRow> storage;
+
+  ResultRow& add(std::string step, std::string config, int seq_len, double tflops,
+                 std::string dtype = "fp16") {
+    ResultRow row;
+    row.step = std::move(step);
+    row.config = std::move(config);
+    row.dtype = std::move(dtype);
+    row.d_head = 128;
+    row.batch = 16;
+    row.heads = 16;
+    row.seq_len = seq_len;
+    row.tflops = tflops;
+    row.runs = 30;
+    row.median_ms = 1000.0 / (tflops > 0 ? tflops : 1);
+    row.min_ms = row.median_ms;
+    row.max_ms = row.median_ms;
+    row.verdict = "pass";
+    row.device = "GPU A";
+    row.cache_mode = "warm";
+    storage.push_back(row);
+    return storage.back();
+  }
+
+  ResultRow& ceiling(const std::string& name, const std::string& dtype, double tflops,
+                     std::optional<double> gbytes_per_s = std::nullopt) {
+    ResultRow& row = add("peak:" + name, "", 0, tflops, dtype);
+    row.d_head = row.batch = row.heads = 0;
+    row.gbytes_per_s = gbytes_per_s;
+    return row;
+  }
+
+  RowSet set() const {
+    std::vector<const ResultRow*> pointers;
+    for (const ResultRow& row : storage)
+      pointers.push_back(&row);
+    return RowSet(pointers);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("ceiling rows stay out of the progression's rows, N and dtypes") {
+  Rows rows;
+  rows.add("8", kConfig, 4096, 300);
+  rows.ceiling("mma.sync", "fp16", 500);
+  rows.ceiling("hbm.read", "", 0, 4000.0);
+  const RowSet set = rows.set();
+  CHECK(set.rows().size() == 1);
+  CHECK(set.ceiling_rows().size() == 2);
+  CHECK(set.dtypes() == std::vector<std::string>{"fp16"});
+  CHECK(set.seq_lens("") == std::vector<int>{4096});
+  const Progression progression = build_progression(set, {"fp16", std::nullopt, Reference::fa2});
+  CHECK(progression.seq_lens == std::vector<int>{4096});
+  CHECK(progression.steps.size() == 1);
+
+  // Ceilings hold for either cache mode: the filter's cache mode does not drop them.
+  std::vector<ResultFile> files(1);
+  files[0].rows.assign(rows.storage.begin(), rows.storage.end());
+  for (ResultRow& row : files[0].rows)
+    if (!row.is_ceiling()) row.cache_mode = "cold";
+  CHECK(select_rows(files, {"", "warm"}).size() == 2);
+  CHECK(select_rows(files, {"GPU B", ""}).empty());
+}
+
+TEST_CASE("ceilings: the best usable row per device, family and dtype") {
+  Rows rows;
+  rows.ceiling("mma.sync", "fp16", 480);
+  rows.ceiling("mma.sync", "fp16", 500);
+  rows.ceiling("mma.sync", "fp16", 900).verdict = "fail";  // a failed check is no ceiling
+  rows.ceiling("wgmma", "fp16", 700).status = "skipped: no sm_90a code";
+  rows.ceiling("wgmma", "bf16", 710);
+  rows.ceiling("hbm.read", "", 0, 4000.0);
+  rows.ceiling("hbm.copy", "", 0, 3700.0);
+  rows.ceiling("mma.sync", "fp16", 310).device = "GPU B";
+  const Ceilings ceilings(rows.set().ceiling_rows());
+  REQUIRE(ceilings.find("GPU A", InstructionFamily::mma_sync, "fp16"));
+  CHECK(ceilings.find("GPU A", InstructionFamily::mma_sync, "fp16")->tflops == 500);
+  CHECK(ceilings.find("GPU B", InstructionFamily::mma_sync, "fp16")->tflops == 310);
+  CHECK_FALSE(ceilings.find("GPU A", InstructionFamily::wgmma, "fp16"));
+  CHECK(ceilings.find("GPU A", InstructionFamily::wgmma, "bf16")->tflops == 710);
+  CHECK(ceilings.highest("GPU A", "bf16")->family == InstructionFamily::wgmma);
+  REQUIRE(ceilings.best_memory("GPU A"));
+  CHECK(ceilings.best_memory("GPU A")->name == "hbm.read");
+  CHECK_FALSE(ceilings.best_memory("GPU B"));
+  CHECK(ceiling_step(InstructionFamily::wgmma) == "peak:wgmma");
+}
+
+TEST_CASE("a row's share of its own family's ceiling") {
+  Rows rows;
+  rows.ceiling("mma.sync", "fp16", 400);
+  rows.ceiling("wgmma", "fp16", 800);
+  const ResultRow& step = rows.add("8", kConfig, 4096, 300);
+  const ResultRow& fa2 = rows.add("fa2", "", 4096, 320);
+  const ResultRow& cudnn = rows.add("cudnn", "", 4096, 560);
+  const Ceilings ceilings(rows.set().ceiling_rows());
+
+  const auto mma = share_of_ceiling(ceilings, step, InstructionFamily::mma_sync);
+  REQUIRE(mma);
+  CHECK(mma->percent == doctest::Approx(75));
+  CHECK(share_of_ceiling(ceilings, step, InstructionFamily::wgmma)->percent ==
+        doctest::Approx(37.5));
+  CHECK_FALSE(share_of_ceiling(ceilings, step, std::nullopt));  // no SASS: no family, no share
+  CHECK(share_of_ceiling(ceilings, fa2, std::nullopt)->ceiling->family ==
+        InstructionFamily::mma_sync);
+  CHECK(share_of_ceiling(ceilings, cudnn, std::nullopt)->percent == doctest::Approx(70));
+}
+
+TEST_CASE("roofline: intensity from the DRAM metrics, roofs of the rows' device and dtype") {
+  Rows rows;
+  rows.ceiling("mma.sync", "fp16", 400);
+  rows.ceiling("wgmma", "fp16", 800);
+  rows.ceiling("wgmma", "bf16", 790);
+  rows.ceiling("hbm.copy", "", 0, 3000.0);
+  ResultRow& measured = rows.add("8", kConfig, 4096, 300);
+  const double flops = matmul_flops(16, 16, 4096, 128);
+  measured.extra_metrics[kDramReadMetric] = flops / 1000 * 0.75;  // 1000 FLOP per byte in all
+  measured.extra_metrics[kDramWriteMetric] = flops / 1000 * 0.25;
+  rows.add("9", kConfig, 4096, 310);  // profiled without the DRAM metrics
+  const RowSet set = rows.set();
+  const Progression progression = build_progression(set, {"fp16", 4096, Reference::fa2});
+  const Roofline roofline = build_roofline(progression, Ceilings(set.ceiling_rows()), "fp16");
+  REQUIRE(roofline.points.size() == 1);
+  CHECK(roofline.points[0].step == "8");
+  CHECK(roofline.points[0].intensity == doctest::Approx(1000));
+  CHECK(roofline.points[0].tflops == 300);
+  CHECK(roofline.rows_without_dram == 1);
+  REQUIRE(roofline.compute_roofs.size() == 2);
+  CHECK(roofline.compute_roofs[0]->tflops == 800);  // highest first
+  REQUIRE(roofline.memory_roof);
+  CHECK(roofline.memory_roof->gbytes_per_s == 3000);
+  CHECK(attainable_tflops(800, 3000, 100) == doctest::Approx(300));   // memory-bound
+  CHECK(attainable_tflops(800, 3000, 1000) == doctest::Approx(800));  // compute-bound
+  CHECK_FALSE(arithmetic_intensity(*progression.find_step(9)->rows.front()));
+}
