@@ -1,6 +1,7 @@
 // flashscope's one executable: lists kernels and config sets, runs headless sweeps (--csv),
-// checks one kernel (check), regenerates the measured docs (report), shows a step's SASS (sass),
-// measures the device's ceilings (peak), or opens the desktop explorer (no mode).
+// checks one kernel (check), joins sharded sweeps (merge), compares two result files (compare),
+// regenerates the measured docs (report), shows a step's SASS (sass), measures the device's
+// ceilings (peak), or opens the desktop explorer (no mode).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -8,6 +9,8 @@
 
 #include "configs/config_sets.hpp"
 #include "explorer/check_mode.hpp"
+#include "explorer/compare_mode.hpp"
+#include "explorer/merge_mode.hpp"
 #include "explorer/peak_mode.hpp"
 #include "explorer/report/report_mode.hpp"
 #include "explorer/sass_mode.hpp"
@@ -87,6 +90,10 @@ int main(int argc, char** argv) {
   cli::add_sweep_options(app, sweep);
   cli::CheckCli check;
   CLI::App* check_command = cli::add_check_command(app, check);
+  cli::MergeCli merge;
+  CLI::App* merge_command = cli::add_merge_command(app, merge);
+  cli::CompareCli compare;
+  CLI::App* compare_command = cli::add_compare_command(app, compare);
   const explorer::ReportCommand report = explorer::add_report_command(app);
   cli::SassCli sass;
   CLI::App* sass_command = cli::add_sass_command(app, sass);
@@ -104,6 +111,8 @@ int main(int argc, char** argv) {
   }
   if (sweep.csv) return cli::run_sweep_mode(sweep);
   if (check_command->parsed()) return cli::run_check_mode(check);
+  if (merge_command->parsed()) return cli::run_merge_mode(merge);
+  if (compare_command->parsed()) return cli::run_compare_mode(compare);
   if (report.command->parsed()) return report.run();
   if (sass_command->parsed()) return cli::run_sass_mode(sass);
   if (peak_command->parsed()) return cli::run_peak_mode(peak);

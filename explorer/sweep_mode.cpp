@@ -1,6 +1,10 @@
 #include "explorer/sweep_mode.hpp"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <charconv>
 #include <chrono>
@@ -48,6 +52,38 @@ std::string format_seconds(double seconds) {
   return text.str();
 }
 
+volatile std::sig_atomic_t stop_signal = 0;
+
+void request_stop(int signal) {
+  stop_signal = signal;
+  std::signal(signal, SIG_DFL);  // a second Ctrl-C ends the sweep at once
+}
+
+// While a sweep runs, SIGINT and SIGTERM ask it to stop: the parent kills its workers (which run
+// in their own process groups, so the terminal's Ctrl-C does not reach them) and returns with
+// every row written so far.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    stop_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = request_stop;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_interrupt_);
+    ::sigaction(SIGTERM, &action, &previous_terminate_);
+  }
+  ~StopOnSignals() {
+    ::sigaction(SIGINT, &previous_interrupt_, nullptr);
+    ::sigaction(SIGTERM, &previous_terminate_, nullptr);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+ private:
+  struct sigaction previous_interrupt_ {};
+  struct sigaction previous_terminate_ {};
+};
+
 std::uint64_t fresh_seed() {
   std::random_device entropy;
   const std::uint64_t high = entropy();
@@ -55,6 +91,48 @@ std::uint64_t fresh_seed() {
 }
 
 }  // namespace
+
+void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
+                           const std::string& group) {
+  const auto selection_option = [&](CLI::Option* option) {
+    if (needs != nullptr) option->needs(needs);
+    option->group(group);
+    return option;
+  };
+  CLI::Option* set = selection_option(
+      app.add_option(
+             "--set", cli.set,
+             "Configs each step measures: prog (each step's own progression config or picks), "
+             "built (every config built for the step), or a selection key of spec §5.4 "
+             "(prog_all, tune, all, B_r,B_c such as 128,64) intersected with what is built for "
+             "the step; set entries are measured in every --dtypes")
+          ->capture_default_str());
+  selection_option(app.add_option("--config", cli.configs,
+                                  "A config short form to measure instead of a set, e.g. \"(FP16, "
+                                  "128, 64, 64, 4): async+load_0_0_0_tiles\"; repeatable; measured "
+                                  "in its own dtype for every --steps it is built for")
+                       ->allow_extra_args(false)
+                       ->excludes(set));
+  selection_option(app.add_option("--steps", cli.steps,
+                                  "Steps to measure, e.g. 1-21, 7,16 or 16-21 (default: every step "
+                                  "built into this binary)"));
+  selection_option(app.add_option("--seq-lens", cli.seq_lens, "Sequence lengths N, comma-separated")
+                       ->capture_default_str());
+  selection_option(
+      app.add_option("--dtypes", cli.dtypes, "fp16, bf16 or fp16,bf16")->capture_default_str());
+  selection_option(app.add_option("--batch", cli.batch,
+                                  "Batch size for every N (default: the seed's table, min(16, "
+                                  "65536 / N): 16,16,16,16,8,4 for N = 512..16384)"));
+  selection_option(app.add_option("--heads", cli.heads, "Heads")->capture_default_str());
+  selection_option(app.add_option("--reference", cli.reference,
+                                  "References to measure at every (dtype, N): fa2, cudnn, both, or "
+                                  "none; one that is not built is noted on stderr and left out")
+                       ->capture_default_str());
+  selection_option(app.add_flag("--no-reference-repeat", cli.no_reference_repeat,
+                                "Measure each reference once per (dtype, N), before the kernels, "
+                                "instead of again after them (the repeat shows the drift over "
+                                "the kernels' rows: reference_pass 2, summarised at the end)"));
+}
 
 void add_sweep_options(CLI::App& app, SweepCli& cli) {
   CLI::Option* csv = app.add_flag(
@@ -67,33 +145,7 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
     option->needs(csv)->group(group);
     return option;
   };
-  CLI::Option* set = sweep_option(
-      app.add_option(
-             "--set", cli.set,
-             "Configs each step measures: prog (each step's own progression config or picks), "
-             "built "
-             "(every config built for the step), or a selection key of spec §5.4 (prog_all, tune, "
-             "all, "
-             "B_r,B_c such as 128,64) intersected with what is built for the step; set entries are "
-             "measured in every --dtypes")
-          ->capture_default_str());
-  sweep_option(app.add_option("--config", cli.configs,
-                              "A config short form to measure instead of a set, e.g. \"(FP16, "
-                              "128, 64, 64, 4): async+load_0_0_0_tiles\"; repeatable; measured in "
-                              "its own dtype for every --steps it is built for")
-                   ->allow_extra_args(false)
-                   ->excludes(set));
-  sweep_option(app.add_option("--steps", cli.steps,
-                              "Steps to measure, e.g. 1-21, 7,16 or 16-21 (default: every step "
-                              "built into this binary)"));
-  sweep_option(app.add_option("--seq-lens", cli.seq_lens, "Sequence lengths N, comma-separated")
-                   ->capture_default_str());
-  sweep_option(
-      app.add_option("--dtypes", cli.dtypes, "fp16, bf16 or fp16,bf16")->capture_default_str());
-  sweep_option(app.add_option("--batch", cli.batch,
-                              "Batch size for every N (default: the seed's table, min(16, "
-                              "65536 / N): 16,16,16,16,8,4 for N = 512..16384)"));
-  sweep_option(app.add_option("--heads", cli.heads, "Heads")->capture_default_str());
+  add_selection_options(app, cli, csv, group);
   sweep_option(app.add_option("--runs", cli.runs,
                               "Timed launches per measurement, at most; the row's runs column "
                               "says how many were made")
@@ -122,14 +174,6 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
   sweep_option(app.add_option("--metric-runs", cli.metric_runs,
                               "Profiled launches per row; each metric column is their median")
                    ->capture_default_str());
-  sweep_option(app.add_option("--reference", cli.reference,
-                              "References to measure at every (dtype, N): fa2, cudnn, both, or "
-                              "none; one that is not built is noted on stderr and left out")
-                   ->capture_default_str());
-  sweep_option(app.add_flag("--no-reference-repeat", cli.no_reference_repeat,
-                            "Measure each reference once per (dtype, N), before the kernels, "
-                            "instead of again after them (the repeat shows the drift over the "
-                            "kernels' rows: reference_pass 2, summarised at the end)"));
   sweep_option(app.add_option("--locked-sm-clock", cli.locked_sm_clock_mhz,
                               "Record that the caller locked the SM clock at this many MHz "
                               "(nvidia-smi -lgc; scripts/gpu_host.sh --lock-sm-clock does it "
@@ -139,7 +183,19 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
                               "Name of this sweep in every row's run_id column (default: "
                               "\"<host> <UTC start time>\"); rows of different runs are never "
                               "compared silently, so sweeps that belong together may share one"));
-  sweep_option(app.add_option("--device", cli.device, "CUDA device index")->capture_default_str());
+  CLI::Option* device = sweep_option(
+      app.add_option("--device", cli.device, "CUDA device index")->capture_default_str());
+  sweep_option(app.add_option("--devices", cli.devices,
+                              "Spread the sweep over these GPUs: all (every device CUDA sees, "
+                              "after CUDA_VISIBLE_DEVICES) or indices such as 0,2,3; one worker "
+                              "process per GPU takes the next (dtype, N) unit of the one plan "
+                              "whenever it is free, and every row names its GPU")
+                   ->excludes(device));
+  sweep_option(app.add_option(
+      "--shard", cli.shard,
+      "Measure only shard K of N of the plan (K from 0, e.g. $SLURM_ARRAY_TASK_ID/N): a stable "
+      "hash of each cell picks its shard, so N runs of the same selection cover it exactly once; "
+      "join their CSVs with `explorer merge`. Without --seed every shard uses seed 0"));
   sweep_option(app.add_option("--output", cli.output, "Write the CSV here instead of stdout"));
   sweep_option(app.add_option("--seed", cli.seed,
                               "Input seed (default: a fresh one, printed and recorded per row as "
@@ -149,9 +205,7 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
                               "Seconds a measurement may take before its worker is killed and the "
                               "row reported as a fault")
                    ->capture_default_str());
-  // The parent starts workers of itself with these; they are not for people.
-  sweep_option(app.add_option("--sweep-worker-unit", cli.worker_unit))->group("");
-  sweep_option(app.add_option("--sweep-worker-start", cli.worker_start))->group("");
+  // The parent starts workers of itself with this; it is not for people.
   sweep_option(app.add_option("--sweep-worker-fd", cli.worker_fd))->group("");
 }
 
@@ -221,14 +275,15 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
   options.locked_sm_clock_mhz = cli.locked_sm_clock_mhz;
   options.run_id = cli.run_id;
   options.device = cli.device;
+  if (!cli.devices.empty()) options.devices = parse_device_selection(cli.devices);
+  if (!cli.shard.empty()) options.shard = parse_plan_shard(cli.shard);
   options.seed = cli.seed ? *cli.seed : 0;
   options.timeout_s = cli.timeout_s;
   validate_sweep_options(options);
   return options;
 }
 
-std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, std::size_t unit,
-                                                std::size_t start, int row_fd) {
+std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, int row_fd) {
   std::vector<std::string> args = {"--csv"};
   const auto add = [&args](const std::string& name, const std::string& value) {
     args.push_back(name);
@@ -272,10 +327,9 @@ std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, std
     add("--locked-sm-clock", std::to_string(*options.locked_sm_clock_mhz));
   if (!options.run_id.empty()) add("--run-id", options.run_id);
   add("--device", std::to_string(options.device));
+  if (options.shard) add("--shard", to_string(*options.shard));
   add("--seed", std::to_string(options.seed));
   add("--timeout", format_seconds(options.timeout_s));
-  add("--sweep-worker-unit", std::to_string(unit));
-  add("--sweep-worker-start", std::to_string(start));
   add("--sweep-worker-fd", std::to_string(row_fd));
   return args;
 }
@@ -288,14 +342,15 @@ int run_sweep_mode(const SweepCli& cli) {
     std::cerr << "explorer --csv: " << error.what() << "\n";
     return 2;
   }
-  if (cli.worker_unit) {
-    if (cli.worker_fd < 0) {
-      std::cerr << "explorer --csv: --sweep-worker-unit needs --sweep-worker-fd\n";
-      return 2;
+  if (cli.worker_fd >= 0) return run_sweep_worker(options, cli.worker_fd, STDIN_FILENO);
+  if (!cli.seed) {
+    if (options.shard) {
+      options.seed = 0;  // every shard must draw the same inputs at a shape
+      std::cerr << "note: --shard without --seed: input seed 0, as on every other shard\n";
+    } else {
+      options.seed = fresh_seed();
     }
-    return run_sweep_worker(options, *cli.worker_unit, cli.worker_start, cli.worker_fd);
   }
-  if (!cli.seed) options.seed = fresh_seed();
 
   std::ofstream file;
   if (!cli.output.empty()) {
@@ -315,18 +370,27 @@ int run_sweep_mode(const SweepCli& cli) {
     }
   };
   try {
+    const StopOnSignals stop_on_signals;
     SweepObserver observer;
     observer.on_row = [&](const ResultRow& row) {
       if (!writer) writer.emplace(out, extra_metric_columns(options));
       writer->write(row);
     };
+    observer.stop_requested = [] { return stop_signal != 0; };
     const SweepSummary summary = run_sweep(
         options,
-        [](const SweepOptions& worker_options, std::size_t unit, std::size_t start, int fd) {
-          return sweep_worker_arguments(worker_options, unit, start, fd);
+        [](const SweepOptions& worker_options, int fd) {
+          return sweep_worker_arguments(worker_options, fd);
         },
         observer, std::cerr);
-    return summary.faults > 0 || summary.failed_checks > 0 ? 1 : 0;
+    if (summary.stopped) {
+      std::cerr << "explorer --csv: stopped by signal " << stop_signal << "; the " << summary.rows
+                << " rows measured so far are written\n";
+      return 130;
+    }
+    // A shard that owns no cell of the selection still leaves a valid (header-only) file.
+    if (!writer) writer.emplace(out, extra_metric_columns(options));
+    return summary.faults > 0 || summary.failed_checks > 0 || summary.device_failed() ? 1 : 0;
   } catch (const NoCudaDevice& error) {
     remove_unused_output();
     std::cerr << "explorer --csv: " << error.what() << "; the sweep needs a GPU\n";

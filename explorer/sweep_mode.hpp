@@ -35,28 +35,38 @@ struct SweepCli {
   std::optional<int> locked_sm_clock_mhz;
   std::string run_id;
   int device = 0;
-  std::string output;  // empty: stdout
+  std::string devices;  // --devices: "all" or "0,2,3"; empty: --device
+  std::string shard;    // --shard K/N; empty: the whole plan
+  std::string output;   // empty: stdout
   std::optional<std::uint64_t> seed;
   double timeout_s = 300;
-  // Set only on worker processes the sweep starts (hidden options).
-  std::optional<std::size_t> worker_unit;
-  std::size_t worker_start = 0;
+  // Set only on worker processes the sweep starts (hidden option): the fd rows go to; commands
+  // come on stdin.
   int worker_fd = -1;
 };
 
 // Adds --csv and the sweep options to the top-level app. They are rejected without --csv.
 void add_sweep_options(CLI::App& app, SweepCli& cli);
 
+// Adds the options that choose what a sweep measures (--set, --config, --steps, --seq-lens,
+// --dtypes, --batch, --heads, --reference, --no-reference-repeat) to `app`, each needing `needs`
+// (unless null) when it is given, in option group `group`. `explorer merge` uses them to name the
+// plan it checks coverage against.
+void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
+                           const std::string& group);
+
 // Throws std::invalid_argument naming the option at fault.
 SweepOptions sweep_options_from_cli(const SweepCli& cli);
 
-// The worker command line for `options` (argv without the program name); parsing it with
-// add_sweep_options and sweep_options_from_cli gives back `options`.
-std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, std::size_t unit,
-                                                std::size_t start, int row_fd);
+// The worker command line for `options` (argv without the program name): a worker on
+// options.device, its rows to `row_fd`. Parsing it with add_sweep_options and
+// sweep_options_from_cli gives back `options` (with `devices` left empty).
+std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, int row_fd);
 
-// Runs the sweep (or, with the hidden worker options, one worker) and returns the exit code:
-// 0 every row ok or skipped, 1 a fault or a failed §1.4 check or no GPU, 2 invalid options.
+// Runs the sweep (or, with the hidden worker option, one worker) and returns the exit code:
+// 0 every row ok or skipped; 1 a fault, a failed §1.4 check, a device whose worker could not
+// start, or no GPU; 2 invalid options; 130 stopped by SIGINT or SIGTERM (every row written so far
+// is kept).
 int run_sweep_mode(const SweepCli& cli);
 
 }  // namespace flashscope::cli

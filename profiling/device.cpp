@@ -6,13 +6,29 @@
 
 namespace flashscope {
 
-DeviceDescription describe_device(int index) {
+int cuda_device_count() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess)
     throw NoCudaDevice(std::string("no usable CUDA device: cudaGetDeviceCount failed with ") +
                        cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
   if (count == 0) throw NoCudaDevice("no usable CUDA device: cudaGetDeviceCount found none");
+  return count;
+}
+
+std::string format_gpu_uuid(const unsigned char (&bytes)[16]) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';  // 8-4-4-4-12 hex digits
+    text += kHex[bytes[i] >> 4];
+    text += kHex[bytes[i] & 0xF];
+  }
+  return text;
+}
+
+DeviceDescription describe_device(int index) {
+  const int count = cuda_device_count();
   if (index < 0 || index >= count)
     throw NoCudaDevice("CUDA device " + std::to_string(index) +
                        " does not exist; this machine has " + std::to_string(count) +
@@ -23,6 +39,10 @@ DeviceDescription describe_device(int index) {
   cudaDeviceProp properties{};
   FS_CUDA_CHECK(cudaGetDeviceProperties(&properties, index));
   device.name = properties.name;
+  unsigned char uuid[16];
+  for (int i = 0; i < 16; ++i)
+    uuid[i] = static_cast<unsigned char>(properties.uuid.bytes[i]);
+  device.uuid = format_gpu_uuid(uuid);
   device.compute_capability = properties.major * 10 + properties.minor;
   device.sm_count = properties.multiProcessorCount;
   device.l2_bytes = properties.l2CacheSize;

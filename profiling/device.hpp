@@ -16,6 +16,7 @@ class NoCudaDevice : public std::runtime_error {
 struct DeviceDescription {
   int index = 0;
   std::string name;            // "NVIDIA H100 80GB HBM3"
+  std::string uuid;            // "GPU-8e5b7a0c-…", the spelling of nvidia-smi -L
   int compute_capability = 0;  // major * 10 + minor
   int sm_count = 0;
   int l2_bytes = 0;
@@ -25,6 +26,13 @@ struct DeviceDescription {
 // Throws NoCudaDevice when cudaGetDeviceCount fails (error 35 without a driver, 100 with none
 // visible) or `index` is out of range. Creates no context.
 DeviceDescription describe_device(int index);
+
+// The number of CUDA devices this process sees (after CUDA_VISIBLE_DEVICES). Throws NoCudaDevice
+// when there is none or the runtime cannot tell (no driver).
+int cuda_device_count();
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from the 16 bytes of cudaDeviceProp::uuid.
+std::string format_gpu_uuid(const unsigned char (&bytes)[16]);
 
 // Makes `index` current and creates its primary context, so later calls (CUPTI included) find one.
 void activate_device(int index);

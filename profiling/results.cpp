@@ -50,6 +50,8 @@ enum Column : int {
   kMaxError,
   kStatus,
   kDevice,
+  kDeviceIndex,
+  kDeviceUuid,
   kSmClockMhz,
   kCacheMode,
   kGitCommit,
@@ -68,8 +70,10 @@ enum Column : int {
   kColumnCount
 };
 
+// Columns older files lack: the device block (index, UUID) and the provenance / clock block.
 constexpr bool is_optional_column(int column) {
-  return (column >= kGitDirty && column <= kWarnings) || column == kGbytesPerS;
+  return column == kDeviceIndex || column == kDeviceUuid ||
+         (column >= kGitDirty && column <= kWarnings) || column == kGbytesPerS;
 }
 
 const std::array<std::string, kColumnCount> kColumnNames = {"step",
@@ -97,6 +101,8 @@ const std::array<std::string, kColumnCount> kColumnNames = {"step",
                                                             "max_error",
                                                             "status",
                                                             "device",
+                                                            "device_index",
+                                                            "device_uuid",
                                                             "sm_clock_mhz",
                                                             "cache_mode",
                                                             "git_commit",
@@ -456,6 +462,8 @@ void ResultsCsvWriter::write(const ResultRow& row) {
   fields[kMaxError] = format_optional(row.max_error);
   fields[kStatus] = row.status;
   fields[kDevice] = row.device;
+  fields[kDeviceIndex] = format_optional(row.device_index);
+  fields[kDeviceUuid] = row.device_uuid;
   fields[kSmClockMhz] = row.sm_clock_mhz > 0 ? std::to_string(row.sm_clock_mhz) : "";
   fields[kCacheMode] = row.cache_mode;
   fields[kGitCommit] = row.git_commit;
@@ -500,6 +508,7 @@ struct ResultsCsvParser::State {
   std::array<int, kColumnCount> column_index{};             // field position of each known column
   std::vector<std::pair<int, std::string>> metric_columns;  // field position, metric name
   std::vector<std::string> extra_metric_names;
+  std::vector<std::string> header;
   std::size_t field_count = 0;
 
   // The header, or one data row (counted against limits.max_rows) appended to `rows`.
@@ -536,6 +545,7 @@ struct ResultsCsvParser::State {
         splitter.fail(record.line, "the header lacks column '" +
                                        kColumnNames[static_cast<std::size_t>(c)] + "'");
     field_count = record.fields.size();
+    header = record.fields;
     have_header = true;
   }
 
@@ -646,6 +656,11 @@ struct ResultsCsvParser::State {
       fail(kVerdict, "'" + excerpt(row.verdict) + "' is not pass, fail or unchecked");
     row.max_error = optional_double(kMaxError);
     row.device = field(kDevice);
+    row.device_index = optional_int(kDeviceIndex);
+    if (row.device_index && *row.device_index < 0)
+      fail(kDeviceIndex,
+           "'" + excerpt(field(kDeviceIndex)) + "' is not a device index (0 or more)");
+    row.device_uuid = field(kDeviceUuid);
     if (!field(kSmClockMhz).empty()) row.sm_clock_mhz = parse_int(kSmClockMhz);
     row.cache_mode = field(kCacheMode);
     if (row.cache_mode != "warm" && row.cache_mode != "cold" && !row.cache_mode.empty())
@@ -743,6 +758,10 @@ std::vector<ResultRow> ResultsCsvParser::finish() {
 
 const std::vector<std::string>& ResultsCsvParser::extra_metric_names() const {
   return state_->extra_metric_names;
+}
+
+const std::vector<std::string>& ResultsCsvParser::columns() const {
+  return state_->header;
 }
 
 std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name,

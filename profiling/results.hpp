@@ -45,6 +45,8 @@ struct ResultRow {
   std::optional<double> max_error;          // max |O - R_32|
   std::string status = "ok";                // "ok", or "fault: <reason>" / "skipped: <reason>"
   std::string device;                       // e.g. "NVIDIA H100 80GB HBM3"
+  std::optional<int> device_index;          // CUDA device index in the measuring process
+  std::string device_uuid;                  // "GPU-…", as nvidia-smi -L spells it; "" if unknown
   int sm_clock_mhz = 0;                     // SM clock seen during the measurement
   std::string cache_mode;                   // "warm" or "cold"
   std::string git_commit;
@@ -132,6 +134,8 @@ class ResultsCsvParser {
   // inside a quoted field or before the header.
   std::vector<ResultRow> finish();
   const std::vector<std::string>& extra_metric_names() const;
+  // The header's column names in file order (empty before the header has been read).
+  const std::vector<std::string>& columns() const;
 
  private:
   struct State;

@@ -1,6 +1,7 @@
 #include "profiling/sweep_plan.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <stdexcept>
 
@@ -46,7 +47,103 @@ std::string dtype_list(const std::vector<DType>& dtypes) {
   return text;
 }
 
+// A non-negative decimal integer filling all of `text`, or nullopt.
+std::optional<int> parse_index(std::string_view text) {
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0)
+    return std::nullopt;
+  return value;
+}
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && text.front() == ' ')
+    text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ')
+    text.remove_suffix(1);
+  return text;
+}
+
+// splitmix64's finaliser: spreads FNV's weak low bits before the modulo.
+std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
+
+DeviceSelection parse_device_selection(const std::string& text) {
+  DeviceSelection selection;
+  if (trimmed(text) == "all") {
+    selection.all = true;
+    return selection;
+  }
+  std::string_view rest = text;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = trimmed(rest.substr(0, comma));
+    const std::optional<int> index = parse_index(item);
+    if (!index)
+      throw std::invalid_argument(
+          "--devices: '" + std::string(item) +
+          "' is not a device index (expected all, or indices such as 0,2,3)");
+    if (std::find(selection.indices.begin(), selection.indices.end(), *index) !=
+        selection.indices.end())
+      throw std::invalid_argument("--devices: device " + std::to_string(*index) +
+                                  " is listed twice (each GPU runs one worker)");
+    selection.indices.push_back(*index);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return selection;
+}
+
+PlanShard parse_plan_shard(const std::string& text) {
+  const std::string_view view = trimmed(text);
+  const std::size_t slash = view.find('/');
+  const std::optional<int> index =
+      slash == std::string_view::npos ? std::nullopt : parse_index(view.substr(0, slash));
+  const std::optional<int> count =
+      slash == std::string_view::npos ? std::nullopt : parse_index(view.substr(slash + 1));
+  if (!index || !count)
+    throw std::invalid_argument("--shard: '" + text +
+                                "' is not K/N (shard K of N, K counted from 0, e.g. 0/4)");
+  if (*count < 1) throw std::invalid_argument("--shard: '" + text + "': N must be at least 1");
+  if (*index >= *count)
+    throw std::invalid_argument("--shard: '" + text + "': K must be in 0.." +
+                                std::to_string(*count - 1) +
+                                " (0-based, as $SLURM_ARRAY_TASK_ID with --array=0-" +
+                                std::to_string(*count - 1) + " or $JOB_COMPLETION_INDEX)");
+  return {*index, *count};
+}
+
+std::string to_string(const PlanShard& shard) {
+  return std::to_string(shard.index) + "/" + std::to_string(shard.count);
+}
+
+std::string plan_cell_key(const std::string& step, const std::string& config,
+                          const std::string& dtype, const AttentionShape& shape) {
+  return step + "|" + config + "|" + dtype + "|" + std::to_string(shape.d_head) + "|" +
+         std::to_string(shape.batch) + "|" + std::to_string(shape.heads) + "|" +
+         std::to_string(shape.seq_len);
+}
+
+std::string plan_cell_key(const MeasurementItem& item) {
+  return plan_cell_key(item.step, item.config ? to_short_form(*item.config) : "",
+                       std::string(dtype_lower_name(item.dtype)), item.shape);
+}
+
+int shard_of_cell(const std::string& cell_key, int count) {
+  if (count < 1) throw std::invalid_argument("shard_of_cell: count must be at least 1");
+  // FNV-1a, 64 bit: fixed constants, so the partition never changes between builds or hosts.
+  std::uint64_t hash = 0xCBF29CE484222325ull;
+  for (const char c : cell_key) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001B3ull;
+  }
+  return static_cast<int>(mix64(hash) % static_cast<std::uint64_t>(count));
+}
 
 const std::vector<int>& seed_seq_lens() {
   static const std::vector<int> lengths = {512, 1024, 2048, 4096, 8192, 16384};
@@ -78,12 +175,36 @@ void validate_sweep_options(const SweepOptions& options) {
     fail("--target-ms: must be 0 (always --runs) or a positive number of milliseconds");
   if (options.metric_runs < 1) fail("--metric-runs: at least one profiled launch is needed");
   if (options.device < 0) fail("--device: " + std::to_string(options.device) + " is negative");
+  for (const int index : options.devices.indices)
+    if (index < 0) fail("--devices: " + std::to_string(index) + " is negative");
+  if (options.shard && (options.shard->count < 1 || options.shard->index < 0 ||
+                        options.shard->index >= options.shard->count))
+    fail("--shard: " + to_string(*options.shard) + " is not K/N with 0 <= K < N");
   if (!(options.timeout_s > 0)) fail("--timeout: must be a positive number of seconds");
   if (options.run_id.find_first_of(",\"\n\r") != std::string::npos)
     fail("--run-id: '" + options.run_id + "' may not hold commas, quotes or line breaks");
   if (options.locked_sm_clock_mhz && *options.locked_sm_clock_mhz <= 0)
     fail("--locked-sm-clock: " + std::to_string(*options.locked_sm_clock_mhz) +
          " is not a clock in MHz");
+}
+
+std::vector<int> resolve_sweep_devices(const SweepOptions& options, int device_count) {
+  std::vector<int> devices;
+  if (options.devices.all) {
+    for (int i = 0; i < device_count; ++i)
+      devices.push_back(i);
+    return devices;
+  }
+  devices =
+      options.devices.indices.empty() ? std::vector<int>{options.device} : options.devices.indices;
+  for (const int index : devices)
+    if (index < 0 || index >= device_count)
+      throw std::invalid_argument(
+          std::string(options.devices.indices.empty() ? "--device" : "--devices") +
+          ": CUDA device " + std::to_string(index) + " does not exist; this machine has " +
+          std::to_string(device_count) + " (indices 0.." + std::to_string(device_count - 1) +
+          ", after CUDA_VISIBLE_DEVICES)");
+  return devices;
 }
 
 std::vector<std::string> extra_metric_columns(const SweepOptions& options) {
@@ -115,10 +236,26 @@ std::string MeasurementItem::label() const {
   return text;
 }
 
+double SweepUnit::work_estimate() const {
+  double flops = 0;
+  for (const MeasurementItem& item : items)
+    flops +=
+        matmul_flops(item.shape.batch, item.shape.heads, item.shape.seq_len, item.shape.d_head);
+  return flops;
+}
+
 std::size_t SweepPlan::item_count() const {
   std::size_t count = 0;
   for (const SweepUnit& unit : units)
     count += unit.items.size();
+  return count;
+}
+
+std::size_t SweepPlan::recorded_count() const {
+  std::size_t count = 0;
+  for (const SweepUnit& unit : units)
+    for (const MeasurementItem& item : unit.items)
+      count += item.recorded;
   return count;
 }
 
@@ -137,11 +274,11 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
     return shape;
   };
 
-  // One unit, one worker process: the inputs and both §1.4 references of a (dtype, N) are made
-  // once and every reference and kernel of that shape is measured on them. A fault costs only
-  // its own row: the parent restarts a worker at the next item. The references come first, so
-  // every kernel row can be paired with them as it arrives, and (repeat_references) again after
-  // the kernels: the two passes bracket the kernels and bound how far clocks drifted meanwhile.
+  // A worker makes the inputs and both §1.4 references of a (dtype, N) once and measures every
+  // reference and kernel of that shape on them: a unit per shape. A fault costs only its own
+  // row: the parent restarts a worker at the next item. The references come first, so every
+  // kernel row can be paired with them as it arrives, and (repeat_references) again after the
+  // kernels: the two passes bracket the kernels and bound how far clocks drifted meanwhile.
   std::vector<std::string> references;
   for (const std::string& name : options.references) {
     if (std::find(built_references.begin(), built_references.end(), name) == built_references.end())
@@ -184,30 +321,74 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
     if (!built.empty()) kernels_by_step.emplace_back(step, std::move(built));
   }
 
-  SweepUnit unit{"measurements", {}};
-  for (const DType dtype : dtypes)
-    for (const int seq_len : options.seq_lens) {
-      for (const std::string& name : references)
-        unit.items.push_back({name, std::nullopt, dtype, shape_for(seq_len, 128), 1});
-      bool any_kernel = false;
-      for (const auto& [step, built] : kernels_by_step)
-        for (const KernelConfig& c : built)
-          if (c.dtype == dtype) {
-            unit.items.push_back({std::to_string(step), c, dtype, shape_for(seq_len, c.d_head), 0});
-            any_kernel = true;
-          }
-      if (options.repeat_references && any_kernel)
-        for (const std::string& name : references)
-          unit.items.push_back({name, std::nullopt, dtype, shape_for(seq_len, 128), 2});
-    }
-  if (!unit.items.empty()) plan.units.push_back(std::move(unit));
-
   if (kernels_by_step.empty()) {
     std::string message = "nothing to measure: the options select no built kernel";
     for (const std::string& note : plan.notes)
       message += "\n  " + note;
     throw std::invalid_argument(message);
   }
+
+  // One unit per (dtype, N): its references, every step's configs, the references again, on one
+  // input set.
+  std::size_t other_shards = 0;
+  for (const DType dtype : dtypes)
+    for (const int seq_len : options.seq_lens) {
+      SweepUnit unit{std::string(dtype_lower_name(dtype)) + " N=" + std::to_string(seq_len), {}};
+      const auto reference_item = [&](const std::string& name, int pass) {
+        MeasurementItem item{name, std::nullopt, dtype, shape_for(seq_len, 128)};
+        item.reference_pass = pass;
+        return item;
+      };
+      std::vector<MeasurementItem> references_here;
+      for (const std::string& name : references)
+        references_here.push_back(reference_item(name, 1));
+      std::vector<MeasurementItem> kernels_here;
+      for (const auto& [step, built] : kernels_by_step)
+        for (const KernelConfig& c : built)
+          if (c.dtype == dtype)
+            kernels_here.push_back({std::to_string(step), c, dtype, shape_for(seq_len, c.d_head)});
+      std::vector<MeasurementItem> references_after;
+      if (options.repeat_references && !kernels_here.empty())
+        for (const std::string& name : references)
+          references_after.push_back(reference_item(name, 2));
+      if (options.shard) {
+        const auto owned = [&](const MeasurementItem& item) {
+          return shard_of_cell(plan_cell_key(item), options.shard->count) == options.shard->index;
+        };
+        const std::size_t before =
+            kernels_here.size() + references_here.size() + references_after.size();
+        std::erase_if(kernels_here, [&](const MeasurementItem& item) { return !owned(item); });
+        // Both passes of a reference are one cell: the same owner writes both rows.
+        bool any_reference_owned = false;
+        for (std::vector<MeasurementItem>* list : {&references_here, &references_after})
+          for (MeasurementItem& item : *list) {
+            item.recorded = owned(item);
+            any_reference_owned = any_reference_owned || item.recorded;
+          }
+        // Baselines are measured only where this shard has kernels to compare with them.
+        if (kernels_here.empty())
+          for (std::vector<MeasurementItem>* list : {&references_here, &references_after})
+            std::erase_if(*list, [](const MeasurementItem& item) { return !item.recorded; });
+        std::size_t kept = kernels_here.size();
+        for (const std::vector<MeasurementItem>* list : {&references_here, &references_after})
+          for (const MeasurementItem& item : *list)
+            kept += item.recorded;
+        other_shards += before - kept;
+        if (kernels_here.empty() && !any_reference_owned) continue;
+      }
+      for (MeasurementItem& item : references_here)
+        unit.items.push_back(std::move(item));
+      for (MeasurementItem& item : kernels_here)
+        unit.items.push_back(std::move(item));
+      for (MeasurementItem& item : references_after)
+        unit.items.push_back(std::move(item));
+      if (!unit.items.empty()) plan.units.push_back(std::move(unit));
+    }
+  if (options.shard)
+    plan.notes.push_back("shard " + to_string(*options.shard) + ": " +
+                         std::to_string(plan.recorded_count()) + " of " +
+                         std::to_string(plan.recorded_count() + other_shards) +
+                         " plan cells are this shard's; the other shards own the rest");
   return plan;
 }
 

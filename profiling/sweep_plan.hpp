@@ -1,7 +1,9 @@
 // What a headless sweep measures: its options and the plan they expand to. The plan is a pure
 // function of the options, the kernels built into the binary and the references built into it, so
-// the parent process and every worker it starts compute the same plan and agree on item indices
-// without exchanging anything but the options (docs/profiling.md, "Fault isolation").
+// the parent process and every worker it starts compute the same plan and agree on unit and item
+// indices without exchanging anything but the options (docs/profiling.md, "Fault isolation").
+// `--shard K/N` keeps the cells whose stable hash falls in shard K, so N hosts running the same
+// selection cover it exactly once (docs/profiling.md, "Several GPUs and hosts").
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,25 @@ namespace flashscope {
 // (16, 16, 16, 16, 8, 4) and extends it to other lengths.
 const std::vector<int>& seed_seq_lens();
 int seed_batch_for(int seq_len);
+
+// --devices: the GPUs a sweep runs on, one worker process each.
+struct DeviceSelection {
+  bool all = false;          // every device the CUDA runtime sees (after CUDA_VISIBLE_DEVICES)
+  std::vector<int> indices;  // otherwise these, in the order given; empty: SweepOptions::device
+  bool operator==(const DeviceSelection&) const = default;
+};
+
+// --shard K/N: this run measures shard K (0-based) of N.
+struct PlanShard {
+  int index = 0;
+  int count = 1;
+  bool operator==(const PlanShard&) const = default;
+};
+
+// Parse "all" or "0,2,3" / "K/N"; throw std::invalid_argument naming the option and the rule.
+DeviceSelection parse_device_selection(const std::string& text);
+PlanShard parse_plan_shard(const std::string& text);
+std::string to_string(const PlanShard& shard);  // "K/N"
 
 struct SweepOptions {
   // Which configs each step measures: "prog" (each step's own progression entry or picks),
@@ -45,7 +66,9 @@ struct SweepOptions {
   // The SM clock the caller locked for this sweep (nvidia-smi -lgc), recorded in every row; the
   // sweep never changes clocks itself. Unset: clocks as the card sets them.
   std::optional<int> locked_sm_clock_mhz;
-  int device = 0;
+  int device = 0;           // the device a worker measures on (and the default of `devices`)
+  DeviceSelection devices;  // the devices the parent spreads the plan over
+  std::optional<PlanShard> shard;
   std::uint64_t seed = 0;  // input seed; the parent draws one when the user gives none
   // Names the sweep in every row (run_id); empty: the parent names it "<host> <UTC start>".
   // Sweeps that should read as one run (e.g. shards of one plan) can share a name.
@@ -55,6 +78,10 @@ struct SweepOptions {
 
 // Throws std::invalid_argument naming the offending option.
 void validate_sweep_options(const SweepOptions& options);
+
+// The device indices a sweep runs on, given how many the machine has: `devices` resolved, else
+// {device}. Throws std::invalid_argument naming a device that does not exist.
+std::vector<int> resolve_sweep_devices(const SweepOptions& options, int device_count);
 
 // Every metric a row collects: default_metrics(), then extra_metric_columns(); empty when
 // metrics are off.
@@ -69,26 +96,44 @@ struct MeasurementItem {
   std::optional<KernelConfig> config;  // kernels only
   DType dtype = DType::FP16;
   AttentionShape shape;
+  // False for a reference measured only as the baseline of this shard's pct_* columns: another
+  // shard owns its row, so it is not written (each plan cell is written by exactly one shard).
+  bool recorded = true;
   int reference_pass = 0;  // references: 1 before the shape's kernels, 2 after them; kernels: 0
   bool is_reference() const { return !config.has_value(); }
   std::string label() const;  // "7 (FP16, 128, ...): ... fp16 B=16 H=16 N=4096" for messages
 };
 
-// The items one worker process measures, in order. A fault ends the worker; the parent restarts
-// the unit after the faulting item. A sweep is one unit ("measurements"): per (dtype, N) the
-// references, every step's configs, then the references again.
+// A plan cell's identity, the same text on every host and in every build:
+// "step|config short form|dtype|d_head|batch|heads|seq_len" (config empty for references). Both
+// passes of a reference are one cell: they belong to the same shard.
+std::string plan_cell_key(const std::string& step, const std::string& config,
+                          const std::string& dtype, const AttentionShape& shape);
+std::string plan_cell_key(const MeasurementItem& item);
+
+// The shard (0..count-1) that owns a cell: a 64-bit hash of plan_cell_key, so a cell's shard
+// depends on nothing else (not the plan order, not what else is built or selected).
+int shard_of_cell(const std::string& cell_key, int count);
+
+// The items one worker measures in a row on one input set: the references, every kernel, then the
+// references again (reference_pass 2, with repeat_references), of one (dtype, N). Units are what
+// the parent hands out to devices; a fault ends the worker and the parent restarts the unit after
+// the faulting item.
 struct SweepUnit {
-  std::string name;  // "measurements"
+  std::string name;  // "fp16 N=4096"
   std::vector<MeasurementItem> items;
+  double work_estimate() const;  // the items' matmul FLOP: hands out the big units first
 };
 
 struct SweepPlan {
   std::vector<SweepUnit> units;
   std::vector<std::string> notes;  // what was left out and why (printed to stderr)
   std::size_t item_count() const;
+  std::size_t recorded_count() const;  // the rows the sweep writes
 };
 
-// Throws std::invalid_argument when the options select nothing to measure.
+// Throws std::invalid_argument when the options select nothing to measure (for a shard: when the
+// selection is empty; a shard that owns none of its cells gets an empty plan and a note).
 SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry,
                      const std::vector<std::string>& built_references);
 

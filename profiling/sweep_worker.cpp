@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <iomanip>
@@ -188,8 +189,8 @@ class UnitRunner {
  public:
   UnitRunner(const SweepOptions& options, std::ostream& log)
       : options_(options), log_(log), metric_names_(sweep_metric_names(options)) {
-    const DeviceDescription device = describe_device(options.device);
-    device_name_ = device.name;
+    device_ = describe_device(options.device);
+    inject_test_setup_failure_if_requested(options.device);
     activate_device(options.device);
     compute_capability_ = current_compute_capability(options.device);
     FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -213,7 +214,7 @@ class UnitRunner {
 
   ResultRow measure(const MeasurementItem& item) {
     ++measured_;
-    ResultRow row = row_skeleton(item, options_, device_name_);
+    ResultRow row = row_skeleton(item, options_, device_);
     try {
       measure_into(item, row);
       row.status = "ok";
@@ -372,7 +373,7 @@ class UnitRunner {
   const SweepOptions& options_;
   std::ostream& log_;
   std::vector<std::string> metric_names_;
-  std::string device_name_;
+  DeviceDescription device_;
   int compute_capability_ = 0;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<L2Flusher> flusher_;
@@ -392,7 +393,7 @@ std::string host_name() {
 }
 
 ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
-                       const std::string& device_name) {
+                       const DeviceDescription& device) {
   ResultRow row;
   row.step = item.step;
   row.config = item.config ? to_short_form(*item.config) : "";
@@ -402,7 +403,9 @@ ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
   row.heads = item.shape.heads;
   row.seq_len = item.shape.seq_len;
   row.verdict = "unchecked";
-  row.device = device_name;
+  row.device = device.name;
+  row.device_index = device.index;
+  row.device_uuid = device.uuid;
   row.cache_mode = std::string(cache_mode_name(options.timing.cache_mode));
   row.git_commit = std::string(source_state().commit);
   row.git_dirty = source_state().dirty;
@@ -414,43 +417,91 @@ ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
   return row;
 }
 
-void run_sweep_unit(const SweepOptions& options, const SweepUnit& unit, std::size_t start,
-                    const RowSink& sink, std::ostream& log) {
-  UnitRunner runner(options, log);
-  for (std::size_t i = start; i < unit.items.size(); ++i) {
-    const ResultRow row = runner.measure(unit.items[i]);
-    sink(row);
-    if (runner.throw_after_) {
-      log << runner.time_summary() << "\n";
-      throw CudaContextLost(*runner.throw_after_);
-    }
-  }
-  log << runner.time_summary() << "\n";
+std::string format_worker_command(const WorkerCommand& command) {
+  return std::to_string(command.unit) + " " + std::to_string(command.start) + "\n";
 }
 
-int run_sweep_worker(const SweepOptions& options, std::size_t unit_index, std::size_t start,
-                     int row_fd) {
+WorkerCommand parse_worker_command(const std::string& line) {
+  WorkerCommand command;
+  const char* begin = line.data();
+  const char* end = line.data() + line.size();
+  const auto [after_unit, unit_error] = std::from_chars(begin, end, command.unit);
+  const bool separated = unit_error == std::errc() && after_unit < end && *after_unit == ' ';
+  const auto [after_start, start_error] =
+      separated ? std::from_chars(after_unit + 1, end, command.start)
+                : std::from_chars_result{end, std::errc::invalid_argument};
+  if (!separated || start_error != std::errc() || after_start != end)
+    throw std::invalid_argument("sweep worker: command '" + line +
+                                "' is not 'UNIT START' (two non-negative integers)");
+  return command;
+}
+
+namespace {
+
+// Reads '\n'-terminated lines from a file descriptor (the parent's command socket).
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+
+  // False at the end of the input; a last line without '\n' is returned first.
+  bool next(std::string& line) {
+    while (true) {
+      const std::size_t newline = buffer_.find('\n');
+      if (newline != std::string::npos) {
+        line = buffer_.substr(0, newline);
+        buffer_.erase(0, newline + 1);
+        return true;
+      }
+      char chunk[256];
+      const ssize_t count = ::read(fd_, chunk, sizeof chunk);
+      if (count < 0 && errno == EINTR) continue;
+      if (count <= 0) {
+        if (buffer_.empty()) return false;
+        line = std::move(buffer_);
+        buffer_.clear();
+        return true;
+      }
+      buffer_.append(chunk, static_cast<std::size_t>(count));
+    }
+  }
+
+ private:
+  int fd_;
+  std::string buffer_;
+};
+
+}  // namespace
+
+int run_sweep_worker(const SweepOptions& options, int row_fd, int command_fd) {
   // If the sweep is killed (a timeout, a signal to its process alone), its worker goes too instead
   // of measuring on; should the parent die before this line, the closed pipe stops the worker.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   FdOutputBuffer buffer(row_fd);
   std::ostream rows(&buffer);
   std::size_t written = 0;
+  std::unique_ptr<UnitRunner> runner;
   try {
     const SweepPlan plan = plan_sweep(options, built_kernels(), built_references());
-    if (unit_index >= plan.units.size())
-      throw std::invalid_argument("sweep worker: unit " + std::to_string(unit_index) +
-                                  " does not exist (the plan has " +
-                                  std::to_string(plan.units.size()) + ")");
+    runner = std::make_unique<UnitRunner>(options, std::cerr);
     ResultsCsvWriter writer(rows, extra_metric_columns(options));
-    run_sweep_unit(
-        options, plan.units[unit_index], start,
-        [&](const ResultRow& row) {
-          writer.write(row);
-          ++written;
-        },
-        std::cerr);
+    LineReader commands(command_fd);
+    std::string line;
+    while (commands.next(line)) {
+      const WorkerCommand command = parse_worker_command(line);
+      if (command.unit >= plan.units.size())
+        throw std::invalid_argument("sweep worker: unit " + std::to_string(command.unit) +
+                                    " does not exist (the plan has " +
+                                    std::to_string(plan.units.size()) + ")");
+      const SweepUnit& unit = plan.units[command.unit];
+      for (std::size_t i = command.start; i < unit.items.size(); ++i) {
+        const ResultRow row = runner->measure(unit.items[i]);
+        writer.write(row);
+        ++written;
+        if (runner->throw_after_) throw CudaContextLost(*runner->throw_after_);
+      }
+    }
   } catch (const CudaContextLost&) {
+    std::cerr << runner->time_summary() << "\n";
     return kWorkerContextLost;
   } catch (const std::exception& error) {
     std::cerr << "explorer sweep worker: " << error.what() << "\n";
@@ -458,6 +509,7 @@ int run_sweep_worker(const SweepOptions& options, std::size_t unit_index, std::s
     // pipe, the writer) cost only the item being measured, like a crash.
     return written == 0 ? kWorkerSetupFailed : kWorkerUnexpectedError;
   }
+  std::cerr << runner->time_summary() << "\n";
   return kWorkerDone;
 }
 

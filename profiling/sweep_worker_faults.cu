@@ -1,7 +1,9 @@
 // The fault-isolation test hook of sweep_worker.hpp: real device faults, so the GPU test exercises
 // exactly what a broken kernel would do to a worker.
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "kernels/common/cuda_check.hpp"
 #include "profiling/sweep_worker.hpp"
@@ -21,10 +23,24 @@ __global__ void spin_forever_kernel(const volatile int* never_set) {
 
 }  // namespace
 
+namespace {
+constexpr std::string_view kSetupPrefix = "setup:";
+}  // namespace
+
+void inject_test_setup_failure_if_requested(int device) {
+  const char* request = std::getenv("FLASHSCOPE_TEST_FAULT");
+  if (request == nullptr || !std::string_view(request).starts_with(kSetupPrefix)) return;
+  const std::string wanted(std::string_view(request).substr(kSetupPrefix.size()));
+  if (wanted == std::to_string(device))
+    throw std::runtime_error("FLASHSCOPE_TEST_FAULT=" + std::string(request) +
+                             ": the worker of device " + wanted + " fails its setup (test hook)");
+}
+
 void inject_test_fault_if_requested(const MeasurementItem& item, cudaStream_t stream) {
   const char* request = std::getenv("FLASHSCOPE_TEST_FAULT");
   if (request == nullptr || item.is_reference()) return;
   const std::string text = request;
+  if (text.starts_with(kSetupPrefix)) return;  // inject_test_setup_failure_if_requested's
   const std::size_t first = text.find(':');
   const std::size_t second = text.find(':', first + 1);
   if (first == std::string::npos || second == std::string::npos)

@@ -2,7 +2,7 @@
 # End-to-end run on a GPU host: configure and build with every core, run the tests (GPU tests
 # included), then the stages asked for, writing every log under LOG_DIR.
 #
-#   scripts/gpu_host.sh LOG_DIR [--stages build,test,sweep,sanitize,sass,peak,results]
+#   scripts/gpu_host.sh LOG_DIR [--stages build,check,test,sweep,sanitize,sass,peak,results,devices]
 #                               [--set prog] [--steps 1-21] [--tune-steps 7,16] [--arch 90a-real]
 #                               [--sweep-args "..."] [--no-torch] [--tests REGEX]
 #                               [--sanitize-steps LIST] [--check-steps LIST] [--lock-sm-clock MHZ]
@@ -43,8 +43,11 @@
 # ceilings into LOG_DIR/peak.csv), results (the shipped dataset: progression + tune + peak, each
 # also a stage of its own: the progression of every built step with the DRAM byte counts the
 # roofline needs, the tune sweeps of --tune-steps and the ceilings, written to LOG_DIR with a
-# manifest of device, driver, host, clocks, commit, date and each command and wall time).
-# Header-only dependencies a GPU host lacks (CLI11, doctest) are read from .deps/include: fill it
+# manifest of device, driver, host, clocks, commit, date and each command and wall time),
+# devices (issue 15's benchmark, on a host with 2 or more GPUs: the prog sweep with --devices 0,
+# then the same plan and seed with --devices all; prints each run's rows/s, the speed-up, and the
+# row-by-row comparison of TFLOP/s from `explorer compare`; files devices_0.csv, devices_all.csv
+# and their logs; not part of the default stages). Header-only dependencies a GPU host lacks (CLI11, doctest) are read from .deps/include: fill it
 # on a machine that has them with `scripts/vendor_header_deps.sh` and send it along with the tree.
 set -euo pipefail
 
@@ -362,6 +365,39 @@ if has_stage counters; then
   "$EXPLORER" --csv --set prog --seq-lens 4096 --metric-runs 1 --metrics "$COUNTER_METRICS" \
     "${LOCKED_ARGS[@]}" --output "$LOG_DIR/counters.csv" 2> "$LOG_DIR/counters.log" || STATUS=1
   log "counters: $(($(wc -l < "$LOG_DIR/counters.csv") - 1)) rows in $((SECONDS - started)) s"
+fi
+
+if has_stage devices; then
+  GPU_COUNT=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+  if (( GPU_COUNT < 2 )); then
+    log "devices: this host has $GPU_COUNT GPU(s); the multi-GPU benchmark needs at least 2 (skipped)"
+  else
+    # One seed for both runs: the same inputs, so only the device spread differs.
+    for devices in 0 all; do
+      log "devices: explorer --csv --set prog --devices $devices --seed 15 $SWEEP_ARGS"
+      # shellcheck disable=SC2086
+      "$EXPLORER" --csv --set prog --devices "$devices" --seed 15 $SWEEP_ARGS "${LOCKED_ARGS[@]}" \
+        --output "$LOG_DIR/devices_$devices.csv" 2> "$LOG_DIR/devices_$devices.log" || STATUS=1
+      log "devices $devices: $(grep '^sweep: ' "$LOG_DIR/devices_$devices.log" || echo 'no summary line')"
+      grep -E '^  GPU [0-9]+ ' "$LOG_DIR/devices_$devices.log" | tee -a "$LOG_DIR/summary.txt" || true
+    done
+    rows_per_second() { grep '^sweep: ' "$1" | grep -oE '[0-9.]+ rows/s' | awk '{print $1}'; }
+    ONE=$(rows_per_second "$LOG_DIR/devices_0.log")
+    ALL=$(rows_per_second "$LOG_DIR/devices_all.log")
+    if [[ -n $ONE && -n $ALL ]]; then
+      log "devices: $ALL rows/s on $GPU_COUNT GPUs vs $ONE rows/s on GPU 0: $(awk -v a="$ALL" -v b="$ONE" \
+        'BEGIN { r = a / b; printf "%.2fx (issue 15 target >= 1.8x: %s)", r, r >= 1.8 ? "met" : "NOT met" }')"
+    fi
+    # The same rows, and per-row TFLOP/s within 2 % (median |all / one - 1|), per GPU of the second.
+    if "$EXPLORER" compare "$LOG_DIR/devices_0.csv" "$LOG_DIR/devices_all.csv" --same-rows \
+        --max-median-diff 2 > "$LOG_DIR/devices_compare.txt" 2>&1; then
+      VERDICT="met"
+    else
+      VERDICT="NOT met"
+    fi
+    sed 's/^/  /' "$LOG_DIR/devices_compare.txt" | tee -a "$LOG_DIR/summary.txt"
+    log "devices: same rows and median per-row TFLOP/s difference <= 2 %: $VERDICT"
+  fi
 fi
 
 # The SASS artifact needs a CUDA 13 cuobjdump (this host's) and both architectures, so it has a

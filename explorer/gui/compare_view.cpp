@@ -56,10 +56,13 @@ bool file_combo(const char* label, std::size_t& index, const std::vector<ResultF
   return changed;
 }
 
-std::string devices_of(const ResultFile& file) {
+std::string devices_of(const std::vector<const ResultRow*>& rows) {
   std::set<std::string> devices;
-  for (const ResultRow& row : file.rows)
-    devices.insert(row.device + ", " + row.cache_mode);
+  for (const ResultRow* row : rows) {
+    std::string text = row->device;
+    if (row->device_index) text += " GPU " + std::to_string(*row->device_index);
+    devices.insert(text + ", " + row->cache_mode);
+  }
   std::string text;
   for (const std::string& device : devices)
     text += (text.empty() ? "" : "; ") + device;
@@ -74,33 +77,62 @@ ImVec4 ratio_colour(double ratio) {
 
 }  // namespace
 
+void CompareView::choose_gpus(std::string a, std::string b) {
+  gpu_a_ = std::move(a);
+  gpu_b_ = std::move(b);
+  gpus_chosen_ = true;
+}
+
 void CompareView::draw(ExplorerState& state) {
   const std::vector<ResultFile>& files = state.files();
-  if (files.size() < 2) {
+  if (files.empty()) {
     empty_view_message(
-        "Compare needs two result files. Start the explorer with --results A.csv B.csv, or "
-        "load another CSV with the box on the left.");
+        "Compare needs result files: two files side by side, or two GPUs of one file. Start the "
+        "explorer with --results A.csv B.csv, or load a CSV with the box on the left.");
     return;
   }
+  // Two GPUs asked for with one file loaded: both sides show that file.
+  if (gpus_chosen_ && files.size() == 1) file_b_ = 0;
   file_a_ = std::min(file_a_, files.size() - 1);
   file_b_ = std::min(file_b_, files.size() - 1);
 
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.42f);
-  file_combo("A##compare_a", file_a_, files);
+  const float side_width = ImGui::GetContentRegionAvail().x * 0.5f - 40;
+  const auto side = [&](const char* file_label, const char* gpu_label, std::size_t& file,
+                        std::string& gpu, const std::vector<DeviceUnit>& units) {
+    ImGui::SetNextItemWidth(side_width * 0.62f);
+    if (file_combo(file_label, file, files)) gpu.clear();
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(side_width * 0.38f - 20);
+    gpu_combo(gpu_label, gpu, units, "any GPU");
+  };
+  side("A##compare_a", "##compare_gpu_a", file_a_, gpu_a_, units_a_);
   ImGui::SameLine();
-  if (ImGui::Button("swap")) std::swap(file_a_, file_b_);
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 30);
-  file_combo("B##compare_b", file_b_, files);
-  const bool inputs_changed =
-      generation_ != state.generation() || built_a_ != file_a_ || built_b_ != file_b_;
-  if (inputs_changed) {
-    comparison_ = compare_results(all_rows(files[file_a_]), all_rows(files[file_b_]));
-    devices_a_ = devices_of(files[file_a_]);
-    devices_b_ = devices_of(files[file_b_]);
+  if (ImGui::Button("swap")) {
+    std::swap(file_a_, file_b_);
+    std::swap(gpu_a_, gpu_b_);
   }
-  ImGui::TextColored(kMutedColour, "A: %s", devices_a_.c_str());
-  ImGui::TextColored(kMutedColour, "B: %s", devices_b_.c_str());
+  ImGui::SameLine();
+  side("B##compare_b", "##compare_gpu_b", file_b_, gpu_b_, units_b_);
+  const bool inputs_changed = generation_ != state.generation() || built_a_ != file_a_ ||
+                              built_b_ != file_b_ || built_gpu_a_ != gpu_a_ ||
+                              built_gpu_b_ != gpu_b_;
+  if (inputs_changed) {
+    const std::vector<const ResultRow*> all_a = all_rows(files[file_a_]);
+    const std::vector<const ResultRow*> all_b = all_rows(files[file_b_]);
+    units_a_ = device_units(all_a);
+    units_b_ = device_units(all_b);
+    const std::vector<const ResultRow*> rows_a = rows_on_gpu(all_a, gpu_a_);
+    const std::vector<const ResultRow*> rows_b = rows_on_gpu(all_b, gpu_b_);
+    comparison_ = compare_results(rows_a, rows_b);
+    devices_a_ = devices_of(rows_a);
+    devices_b_ = devices_of(rows_b);
+  }
+  ImGui::TextColored(kMutedColour, "A: %s", devices_a_.empty() ? "no rows" : devices_a_.c_str());
+  ImGui::TextColored(kMutedColour, "B: %s", devices_b_.empty() ? "no rows" : devices_b_.c_str());
+  if (file_a_ == file_b_ && gpu_a_ == gpu_b_)
+    ImGui::TextColored(kWarningColour,
+                       "A and B are the same rows: choose another file or another GPU for one "
+                       "side.");
   if (inputs_changed || built_filter_ != filter_text_ || built_sort_ != sort_keys_) {
     const RowTextFilter filter(filter_text_);
     table_rows_.clear();
@@ -114,6 +146,8 @@ void CompareView::draw(ExplorerState& state) {
   generation_ = state.generation();
   built_a_ = file_a_;
   built_b_ = file_b_;
+  built_gpu_a_ = gpu_a_;
+  built_gpu_b_ = gpu_b_;
 
   ImGui::Text("%d paired, %d only in A, %d only in B.", comparison_.paired, comparison_.only_a,
               comparison_.only_b);
@@ -160,8 +194,9 @@ void CompareView::draw(ExplorerState& state) {
   }
 
   ImGui::SetNextItemWidth(-FLT_MIN);
-  ImGui::InputTextWithHint(
-      "##compare_filter", "filter: words all match, -word excludes, step=7, n=4096", &filter_text_);
+  ImGui::InputTextWithHint("##compare_filter",
+                           "filter: words all match, -word excludes, step=7, n=4096, gpu=1",
+                           &filter_text_);
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_SortMulti |
                                 ImGuiTableFlags_SortTristate | ImGuiTableFlags_BordersInnerH |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |

@@ -133,24 +133,36 @@ const std::vector<std::string>& ExplorerState::devices() {
   if (distinct_generation_ != generation_) {
     devices_ = distinct_devices(files_);
     cache_modes_ = distinct_cache_modes(files_);
+    std::vector<const ResultRow*> of_model;
+    for (const ResultFile& file : files_)
+      for (const ResultRow& row : file.rows)
+        if (filter_.device.empty() || row.device == filter_.device) of_model.push_back(&row);
+    gpus_ = device_units(of_model);
     runs_ = distinct_runs(files_);
     distinct_generation_ = generation_;
   }
   return devices_;
 }
 
+const std::vector<DeviceUnit>& ExplorerState::gpus() {
+  devices();  // refreshes all four
+  return gpus_;
+}
+
 const std::vector<RunChoice>& ExplorerState::runs() {
-  devices();  // refreshes all three
+  devices();  // refreshes all four
   return runs_;
 }
 
 const std::vector<std::string>& ExplorerState::cache_modes() {
-  devices();  // refreshes all three
+  devices();  // refreshes all four
   return cache_modes_;
 }
 
 void ExplorerState::set_filter(RowFilter filter) {
-  if (filter.device == filter_.device && filter.cache_mode == filter_.cache_mode) return;
+  if (filter.device == filter_.device && filter.cache_mode == filter_.cache_mode &&
+      filter.gpu == filter_.gpu && filter.run == filter_.run)
+    return;
   filter_ = std::move(filter);
   filter_chosen_ = true;
   changed();
@@ -198,7 +210,7 @@ void ExplorerState::append_live_rows(std::vector<ResultRow> rows) {
   if (rows.empty() || !live_file_) return;
   ResultFile& live = files_[*live_file_];
   // Adopt the measured device and cache mode so the filter shows the new rows.
-  if (live.rows.empty()) filter_ = RowFilter{rows.front().device, rows.front().cache_mode};
+  if (live.rows.empty()) filter_ = RowFilter{rows.front().device, rows.front().cache_mode, "", ""};
   for (ResultRow& row : rows)
     live.rows.push_back(std::move(row));
   changed();

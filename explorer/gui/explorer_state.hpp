@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "explorer/model/devices.hpp"
 #include "explorer/model/result_files.hpp"
 #include "explorer/model/row_set.hpp"
 #include "explorer/model/sweep_series.hpp"
@@ -57,6 +58,8 @@ class ExplorerState {
   // Every device and cache mode in the loaded files, for the filter's choices.
   const std::vector<std::string>& devices();
   const std::vector<std::string>& cache_modes();
+  // Every GPU (index, UUID) of the filter's device model in the loaded files.
+  const std::vector<DeviceUnit>& gpus();
   const std::vector<RunChoice>& runs();  // every run (host, commit) in the loaded files
 
   const RowFilter& filter() const { return filter_; }
@@ -94,6 +97,7 @@ class ExplorerState {
   std::uint64_t distinct_generation_ = 0;
   std::vector<std::string> devices_;
   std::vector<std::string> cache_modes_;
+  std::vector<DeviceUnit> gpus_;
   std::vector<RunChoice> runs_;
 };
 

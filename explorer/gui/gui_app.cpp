@@ -53,6 +53,22 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                           "one)"));
   in_group(app.add_option("--progression-opcode", options.progression_opcode,
                           "SASS opcode the progression view annotates each step with (e.g. LDSM)"));
+  in_group(app.add_option("--gpu", options.gpu,
+                          "GPU whose rows the views show first: a device index (e.g. 1) or a UUID "
+                          "or its prefix (e.g. GPU-8e5b); its model becomes the device filter"));
+  in_group(app.add_option_function<std::string>(
+      "--compare-gpus",
+      [&options](const std::string& pair) {
+        const std::size_t comma = pair.find(',');
+        if (comma == std::string::npos)
+          throw CLI::ValidationError("--compare-gpus",
+                                     "expected A,B: the GPU of side A and of side B (an index "
+                                     "such as 0 or a UUID prefix; empty for any GPU)");
+        options.compare_gpu_a = pair.substr(0, comma);
+        options.compare_gpu_b = pair.substr(comma + 1);
+      },
+      "The GPUs the compare view puts side by side, A,B (index or UUID prefix each); with one "
+      "file loaded both sides are that file"));
   in_group(app.add_option("--screenshot", options.screenshot_path,
                           "Render --frames frames, save the window as this PNG and exit"));
   in_group(app.add_option("--frames", options.frames, "Frames rendered before the screenshot")
@@ -117,6 +133,14 @@ class ExplorerWindow {
     if (options.detail_tab == "documentation") detail_.select_tab(DetailView::Tab::documentation);
     if (options.detail_tab == "diff") detail_.select_tab(DetailView::Tab::source_diff);
     if (options.detail_tab == "sass") detail_.select_tab(DetailView::Tab::sass);
+    if (!options.gpu.empty()) choose_gpu(options.gpu);
+    if (!options.compare_gpu_a.empty() || !options.compare_gpu_b.empty()) {
+      for (const std::string& gpu : {options.compare_gpu_a, options.compare_gpu_b})
+        if (!gpu.empty() && !any_row_on(gpu))
+          state_.add_problem("--compare-gpus: no loaded row is on GPU '" + gpu +
+                             "' (give a device index such as 1 or a UUID prefix such as GPU-8e5b)");
+      compare_.choose_gpus(options.compare_gpu_a, options.compare_gpu_b);
+    }
     if (const auto view = view_from_name(options.view)) pending_view_ = *view;
     state_.selection.detail_step = options.detail_step;
     if (options.detail_step == 0) {
@@ -130,6 +154,30 @@ class ExplorerWindow {
   ExplorerState& state() { return state_; }
   bool sweep_running() const { return run_panel_.busy(); }
 
+ private:
+  bool any_row_on(const std::string& gpu) const {
+    for (const ResultFile& file : state_.files())
+      for (const ResultRow& row : file.rows)
+        if (gpu_matches(row, gpu)) return true;
+    return false;
+  }
+
+  // --gpu: that GPU's rows, under its model's name.
+  void choose_gpu(const std::string& gpu) {
+    for (const ResultFile& file : state_.files())
+      for (const ResultRow& row : file.rows)
+        if (gpu_matches(row, gpu)) {
+          RowFilter filter = state_.filter();
+          filter.device = row.device;
+          filter.gpu = gpu;
+          state_.set_filter(filter);
+          return;
+        }
+    state_.add_problem("--gpu: no loaded row is on GPU '" + gpu +
+                       "' (give a device index such as 1 or a UUID prefix such as GPU-8e5b)");
+  }
+
+ public:
   void draw() {
     run_panel_.stream_rows(state_);
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
@@ -183,6 +231,13 @@ class ExplorerWindow {
     RowFilter filter = state_.filter();
     ImGui::SetNextItemWidth(-FLT_MIN);
     bool changed = string_combo("##device", filter.device, state_.devices(), "any device");
+    if (changed) filter.gpu.clear();  // another model's GPUs
+    // Several GPUs of one model (a --devices sweep, or runs on several hosts): one, or all.
+    const std::vector<DeviceUnit>& gpus = state_.gpus();
+    if (gpus.size() > 1 || !filter.gpu.empty()) {
+      ImGui::SetNextItemWidth(-FLT_MIN);
+      changed |= gpu_combo("##gpu", filter.gpu, gpus, "every GPU of this model");
+    }
     ImGui::SetNextItemWidth(-FLT_MIN);
     changed |= string_combo("##cache", filter.cache_mode, state_.cache_modes(), "any cache mode");
     ImGui::SetNextItemWidth(-FLT_MIN);

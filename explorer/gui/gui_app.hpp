@@ -4,6 +4,7 @@
 //   explorer --results a.csv b.csv            opens those files
 //   explorer --screenshot out.png --view autotune --frames 4     renders, saves, exits
 //   explorer --bench-frames 300 --view compare                   prints the mean frame time
+//   explorer --results run.csv --view compare --compare-gpus 0,1  two GPUs of one run
 #pragma once
 
 #include <memory>
@@ -31,6 +32,10 @@ struct GuiOptions {
   int bench_frames = 0;              // --bench-frames: time this many frames, print, exit
   int window_width = 1600;           // --window WxH
   int window_height = 1000;
+  std::string gpu;  // --gpu: the GPU the views show first (index or UUID prefix); "" any
+  // --compare-gpus A,B: the GPU of each compare side (index or UUID prefix; "" any).
+  std::string compare_gpu_a;
+  std::string compare_gpu_b;
 
   // Set by main when this machine can measure: enables the run panel. Without a runner the
   // panel shows `sweep_unavailable_reason` instead.
@@ -39,8 +44,8 @@ struct GuiOptions {
 };
 
 // Adds --results, --results-dir, --view, --detail-step, --detail-tab, --sass-dir,
-// --progression-opcode, --screenshot, --frames, --bench-frames and --window to `app` (group
-// "Desktop explorer"), writing into `options`, which must outlive parsing.
+// --progression-opcode, --gpu, --compare-gpus, --screenshot, --frames, --bench-frames and --window
+// to `app` (group "Desktop explorer"), writing into `options`, which must outlive parsing.
 void add_gui_options(CLI::App& app, GuiOptions& options);
 
 // The folder scanned for *.csv when no --results are given: <source dir>/results.

@@ -47,8 +47,8 @@ class ProfilingSweepRunner final : public SweepRunner {
     // Workers are this executable started with the sweep's own (hidden) worker options.
     run_sweep(
         options,
-        [](const SweepOptions& worker_options, std::size_t unit, std::size_t start, int fd) {
-          return cli::sweep_worker_arguments(worker_options, unit, start, fd);
+        [](const SweepOptions& worker_options, int fd) {
+          return cli::sweep_worker_arguments(worker_options, fd);
         },
         observer, std::cerr);
   }

@@ -152,20 +152,26 @@ class DetailView {
 class CompareView {
  public:
   void draw(ExplorerState& state);
+  // The GPU of each side (index or UUID prefix; "" any GPU of the file).
+  void choose_gpus(std::string a, std::string b);
 
  private:
   std::size_t file_a_ = 0;
   std::size_t file_b_ = 1;
+  std::string gpu_a_, gpu_b_;
+  bool gpus_chosen_ = false;  // by choose_gpus: one loaded file then serves both sides
   std::string filter_text_;
   std::vector<CompareSortKey> sort_keys_;
 
   std::uint64_t generation_ = 0;
   std::size_t built_a_ = 0, built_b_ = 0;
+  std::string built_gpu_a_, built_gpu_b_;
   std::string built_filter_;
   std::vector<CompareSortKey> built_sort_;
   Comparison comparison_;
   std::vector<ComparedRow> table_rows_;
-  std::string devices_a_, devices_b_;  // "device, cache mode" of each file
+  std::string devices_a_, devices_b_;          // "device, cache mode" of each side
+  std::vector<DeviceUnit> units_a_, units_b_;  // the GPUs of each side's file
 };
 
 // Runs sweeps on this machine's GPU; without a runner it shows why it is unavailable.

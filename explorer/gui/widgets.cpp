@@ -51,6 +51,36 @@ bool string_combo(const char* label, std::string& value, const std::vector<std::
   return changed;
 }
 
+bool gpu_combo(const char* label, std::string& selector, const std::vector<DeviceUnit>& units,
+               const char* any_label) {
+  bool changed = false;
+  std::string preview = any_label;
+  for (const DeviceUnit& unit : units)
+    if (!selector.empty() && unit.selector() == selector) preview = unit.label();
+  if (!selector.empty() && preview == any_label) preview = "GPU " + selector;  // typed, e.g. --gpu
+  if (ImGui::BeginCombo(label, preview.c_str())) {
+    if (ImGui::Selectable(any_label, selector.empty()) && !selector.empty()) {
+      selector.clear();
+      changed = true;
+    }
+    for (std::size_t i = 0; i < units.size(); ++i) {
+      const DeviceUnit& unit = units[i];
+      ImGui::PushID(static_cast<int>(i));
+      const std::string text = unit.label() + "  (" + std::to_string(unit.rows) + " rows)";
+      if (ImGui::Selectable(text.c_str(), unit.selector() == selector) &&
+          unit.selector() != selector) {
+        selector = unit.selector();
+        changed = true;
+      }
+      if (ImGui::IsItemHovered() && !unit.uuid.empty())
+        ImGui::SetTooltip("%s\n%s", unit.name.c_str(), unit.uuid.c_str());
+      ImGui::PopID();
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
 bool seq_len_combo(const char* label, std::optional<int>& seq_len, const std::vector<int>& seq_lens,
                    const char* all_label) {
   bool changed = false;
@@ -157,6 +187,9 @@ void row_details(const RowSet& set, const ResultRow& row) {
                                       : std::string()));
     if (!row.fa2_entry_point.empty()) line("FA2 entry point", row.fa2_entry_point);
     if (!row.warnings.empty()) line("warnings", row.warnings);
+    if (row.device_index || !row.device_uuid.empty())
+      line("GPU", (row.device_index ? std::to_string(*row.device_index) + "  " : std::string()) +
+                      row.device_uuid);
     for (const auto& [name, value] : row.extra_metrics)
       line(name.c_str(), format_number(value, 2));
     ImGui::EndTable();

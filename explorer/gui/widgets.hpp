@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "explorer/gui/explorer_state.hpp"
+#include "explorer/model/devices.hpp"
 #include "explorer/model/row_set.hpp"
 
 namespace flashscope::explorer::gui {
@@ -28,6 +29,10 @@ ImU32 step_colour(int step, float alpha = 1.0f);
 // A combo over `options`; returns true when the value changed.
 bool string_combo(const char* label, std::string& value, const std::vector<std::string>& options,
                   const char* any_label = nullptr);
+
+// One GPU among `units` (DeviceUnit::selector() into `selector`), or "" shown as `any_label`.
+bool gpu_combo(const char* label, std::string& selector, const std::vector<DeviceUnit>& units,
+               const char* any_label);
 
 // The N selector: one of `seq_lens`, or nullopt shown as `all_label` (what "every N" means is
 // the caller's: a harmonic mean, or no filter).

@@ -11,10 +11,13 @@ namespace flashscope::explorer {
 
 namespace {
 
-using MeasurementKey = std::tuple<std::string, std::string, std::string, int, int, int, int>;
+// A reference measured twice at a shape (before and after the kernels) is two measurements;
+// a file from before the passes existed has pass 1 only.
+using MeasurementKey = std::tuple<std::string, std::string, std::string, int, int, int, int, int>;
 
 MeasurementKey key_of(const ResultRow& row) {
-  return {row.step, row.config, row.dtype, row.d_head, row.batch, row.heads, row.seq_len};
+  const int pass = row.is_reference() ? row.reference_pass.value_or(1) : 0;
+  return {row.step, row.config, row.dtype, row.d_head, row.batch, row.heads, row.seq_len, pass};
 }
 
 // Prefers usable rows, then the faster one.
@@ -84,6 +87,31 @@ Comparison compare_results(const std::vector<const ResultRow*>& a,
   std::sort(comparison.per_step.begin(), comparison.per_step.end(),
             [](const StepRatio& x, const StepRatio& y) { return step_less(x.step, y.step); });
   return comparison;
+}
+
+std::optional<RatioSpread> ratio_spread(const std::vector<ComparedRow>& rows,
+                                        const std::function<bool(const ResultRow& b)>& b_filter) {
+  std::vector<double> percents;
+  RatioSpread spread;
+  for (const ComparedRow& row : rows) {
+    if (!row.ratio || (b_filter && !b_filter(*row.b))) continue;
+    const double percent = std::fabs(*row.ratio - 1.0) * 100.0;
+    percents.push_back(percent);
+    if (spread.worst == nullptr || percent > spread.max_percent) {
+      spread.max_percent = percent;
+      spread.worst = &row;
+    }
+  }
+  if (percents.empty()) return std::nullopt;
+  std::sort(percents.begin(), percents.end());
+  const std::size_t n = percents.size();
+  spread.pairs = static_cast<int>(n);
+  spread.median_percent =
+      n % 2 == 1 ? percents[n / 2] : (percents[n / 2 - 1] + percents[n / 2]) / 2.0;
+  // Nearest rank: the smallest value with at least 95 % of the values at or below it.
+  const std::size_t rank = (95 * n + 99) / 100;
+  spread.p95_percent = percents[std::max<std::size_t>(rank, 1) - 1];
+  return spread;
 }
 
 namespace {

@@ -1,7 +1,9 @@
-// Two result files side by side: rows are paired by what was measured (step, config, dtype and
-// problem shape) and compared by TFLOP/s, which is what a re-run or another GPU changes.
+// Two result files side by side: rows are paired by what was measured (step, config, dtype,
+// problem shape, and a reference's pass) and compared by TFLOP/s, which is what a re-run or
+// another GPU changes.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,6 +37,20 @@ struct Comparison {
 // Where a file holds the same measurement more than once, its fastest usable copy is used.
 Comparison compare_results(const std::vector<const ResultRow*>& a,
                            const std::vector<const ResultRow*>& b);
+
+// How far two runs of the same plan disagree row by row: |B / A − 1| over the rows with a ratio.
+struct RatioSpread {
+  int pairs = 0;
+  double median_percent = 0;  // median |B / A − 1| · 100 (mean of the middle two for an even count)
+  double p95_percent = 0;     // 95th percentile (nearest rank)
+  double max_percent = 0;
+  const ComparedRow* worst = nullptr;  // the row of max_percent, in `rows`
+};
+// Nullopt when no row has a ratio. Only rows whose B side passes `b_filter` count (all when it is
+// empty), e.g. one GPU of B.
+std::optional<RatioSpread> ratio_spread(
+    const std::vector<ComparedRow>& rows,
+    const std::function<bool(const ResultRow& b)>& b_filter = {});
 
 enum class CompareColumn { step, config, dtype, seq_len, a_tflops, b_tflops, ratio };
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "explorer/model/devices.hpp"
+
 namespace flashscope::explorer {
 
 std::string_view field_label(Field field) {
@@ -259,6 +261,7 @@ bool RowTextFilter::matches(const ResultRow& row) const {
   const std::string step_term = "step=" + lowercase(row.step);
   const std::string seq_len_term = "n=" + std::to_string(row.seq_len);
   auto term_matches = [&](const std::string& term) {
+    if (term.starts_with("gpu=")) return gpu_matches(row, std::string_view(term).substr(4));
     return term == step_term || term == seq_len_term || text.find(term) != std::string::npos;
   };
   return std::all_of(include_.begin(), include_.end(), term_matches) &&

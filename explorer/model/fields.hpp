@@ -70,7 +70,8 @@ void sort_rows(std::vector<const ResultRow*>& rows, std::span<const SortKey> key
 
 // Table filter: whitespace-separated terms, all of which must match (case-insensitive). A term
 // matches when it occurs in the row's config, dtype, verdict or status text, or equals
-// "step=<step>" / "n=<seq_len>"; "-term" excludes; "double quotes" group words into one term.
+// "step=<step>" / "n=<seq_len>" / "gpu=<device index>", or is "gpu=<UUID or its prefix>";
+// "-term" excludes; "double quotes" group words into one term.
 class RowTextFilter {
  public:
   explicit RowTextFilter(std::string_view query);

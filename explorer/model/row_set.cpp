@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "explorer/model/devices.hpp"
+
 namespace flashscope::explorer {
 
 std::string_view reference_key(Reference reference) {
@@ -86,8 +88,9 @@ std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
     if (!file.shown) continue;
     for (const ResultRow& row : file.rows)
       if (accepts(filter.device, row.device) &&
-          (row.is_ceiling() || (accepts(filter.cache_mode, row.cache_mode) &&
-                                (filter.run.empty() || filter.run == run_key(row)))))
+          (row.is_ceiling() ||
+           (accepts(filter.cache_mode, row.cache_mode) && gpu_matches(row, filter.gpu) &&
+            (filter.run.empty() || filter.run == run_key(row)))))
         rows.push_back(&row);
   }
   return rows;

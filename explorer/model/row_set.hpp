@@ -48,8 +48,9 @@ std::string step_label(std::string_view step);  // "step 7", "FA2", "cuDNN"
 // measurements; views say so when the rows they show come from more than one run. Ceiling rows
 // follow the device filter only: a ceiling holds for either cache mode and any run.
 struct RowFilter {
-  std::string device;
+  std::string device;  // the model name (the device column)
   std::string cache_mode;
+  std::string gpu;  // one GPU of that model: index or UUID (explorer/model/devices.hpp)
   std::string run;  // a run_key(), or empty for every run
 };
 

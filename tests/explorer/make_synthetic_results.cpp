@@ -5,6 +5,9 @@
 //
 // DIR/baseline.csv  16 steps x configs x 6 N x 2 dtypes + references (~10,000 rows by default)
 // DIR/variant.csv   the same measurements, later steps faster: the second file for Compare
+// DIR/two_gpus.csv  a smaller plan measured in full on GPU 0 and on GPU 1 of one (synthetic)
+//                   model (two --devices N runs written into one file), GPU 1 3 % slower: the
+//                   GPU filter and the compare view's two GPUs side by side
 // DIR/corrupt.csv   a results header, one good row, then a row with missing fields
 // DIR/foreign.csv   a CSV from somewhere else entirely
 // DIR/sass/         a SASS artifact of every step (tests/explorer/synthetic_sass.hpp)
@@ -12,6 +15,7 @@
 // the roofline has points and roofs.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -116,9 +120,10 @@ void write_ceilings(flashscope::ResultsCsvWriter& writer) {
 }
 
 // A plausible-looking progression: later steps faster, long sequences faster, configs spread.
-void write_results(std::ostream& out, int configs_per_step, double late_step_speedup) {
-  flashscope::ResultsCsvWriter writer(out, {"dram__bytes_read.sum", "dram__bytes_write.sum"});
-  write_ceilings(writer);
+// With `gpu`, every row names that device index and a made-up UUID, and runs `gpu_factor` as fast.
+void write_results(flashscope::ResultsCsvWriter& writer, int configs_per_step,
+                   double late_step_speedup, std::optional<int> gpu = std::nullopt,
+                   double gpu_factor = 1.0) {
   // DRAM traffic: Q, K, V read and O written once, plus K and V re-read by a share of the CTAs.
   const auto add_dram = [](ResultRow& row, double reread) {
     const double tensor_bytes = double(row.batch) * row.heads * row.seq_len * row.d_head * 2;
@@ -126,16 +131,28 @@ void write_results(std::ostream& out, int configs_per_step, double late_step_spe
     row.extra_metrics["dram__bytes_write.sum"] = tensor_bytes;
   };
   const double n_factor[] = {0.70, 0.88, 0.96, 1.0, 0.99, 0.99};
+  const auto on_gpu = [&](ResultRow row) {
+    if (!gpu) return row;
+    row.device_index = *gpu;
+    row.device_uuid =
+        "GPU-5e7a7e" + std::to_string(*gpu) + "0-0000-4000-8000-00000000000" + std::to_string(*gpu);
+    row.tflops *= gpu_factor;
+    row.median_ms /= gpu_factor;
+    row.min_ms /= gpu_factor;
+    row.max_ms /= gpu_factor;
+    row.seed_attn_tflops *= gpu_factor;
+    return row;
+  };
   for (int d = 0; d < 2; ++d) {
     const auto dtype = d == 0 ? flashscope::DType::FP16 : flashscope::DType::BF16;
     const std::string dtype_name(flashscope::dtype_lower_name(dtype));
     for (int n = 0; n < 6; ++n) {
       ResultRow fa2 = make_row("fa2", "", dtype_name, n, 340 * n_factor[n]);
       add_dram(fa2, 1.0);
-      writer.write(fa2);
+      writer.write(on_gpu(fa2));
       ResultRow cudnn = make_row("cudnn", "", dtype_name, n, 580 * n_factor[n]);
       add_dram(cudnn, 0.5);
-      writer.write(cudnn);
+      writer.write(on_gpu(cudnn));
     }
     const std::vector<KernelConfig> configs = candidate_configs(dtype);
     for (int step = 1; step <= 16; ++step) {
@@ -160,7 +177,7 @@ void write_results(std::ostream& out, int configs_per_step, double late_step_spe
             row.status = "fault: synthetic launch failure";
             row.verdict = "unchecked";
           }
-          writer.write(row);
+          writer.write(on_gpu(row));
         }
       }
     }
@@ -180,13 +197,26 @@ int main(int argc, char** argv) {
 
   std::filesystem::create_directories(out_dir);
   const std::filesystem::path dir(out_dir);
+  const std::vector<std::string> dram_metrics = {"dram__bytes_read.sum", "dram__bytes_write.sum"};
   {
     std::ofstream baseline(dir / "baseline.csv");
-    write_results(baseline, configs_per_step, 1.0);
+    flashscope::ResultsCsvWriter writer(baseline, dram_metrics);
+    write_ceilings(writer);
+    write_results(writer, configs_per_step, 1.0);
   }
   {
     std::ofstream variant(dir / "variant.csv");
-    write_results(variant, configs_per_step, 1.06);
+    flashscope::ResultsCsvWriter writer(variant, dram_metrics);
+    write_ceilings(writer);
+    write_results(writer, configs_per_step, 1.06);
+  }
+  {
+    std::ofstream two_gpus(dir / "two_gpus.csv");
+    flashscope::ResultsCsvWriter writer(two_gpus, dram_metrics);
+    write_ceilings(writer);
+    const int configs = std::min(configs_per_step, 8);
+    write_results(writer, configs, 1.0, 0, 1.0);
+    write_results(writer, configs, 1.0, 1, 0.97);
   }
   {
     std::ofstream corrupt(dir / "corrupt.csv");

@@ -10,6 +10,7 @@
 #include "configs/config_sets.hpp"
 #include "explorer/model/autotune.hpp"
 #include "explorer/model/compare.hpp"
+#include "explorer/model/devices.hpp"
 #include "explorer/model/fields.hpp"
 #include "explorer/model/progression.hpp"
 #include "explorer/model/result_files.hpp"
@@ -547,4 +548,128 @@ TEST_CASE("fuzz finding: a long digit string in the step column orders as a name
   rows.add("7", kConfig64, 1024, 20);
   const RowSet set = rows.set();
   CHECK(set.steps() == std::vector<int>{7});
+}
+
+TEST_CASE("GPUs of one model stay separable: by index, by UUID prefix, in filters and tables") {
+  Rows rows;
+  ResultRow& gpu0 = rows.add("7", kConfig64, 4096, 100);
+  gpu0.device_index = 0;
+  gpu0.device_uuid = "GPU-8e5b7a0c-0000-4000-8000-000000000000";
+  ResultRow& gpu1 = rows.add("7", kConfig64, 4096, 97);
+  gpu1.device_index = 1;
+  gpu1.device_uuid = "GPU-1f2e3d4c-0000-4000-8000-000000000001";
+  ResultRow& old = rows.add("8", kConfig64, 4096, 90);         // a file from before the columns
+  ResultRow& other_host = rows.add("9", kConfig64, 4096, 95);  // GPU 1 of another machine
+  other_host.device_index = 1;
+  other_host.device_uuid = "GPU-aaaaaaaa-0000-4000-8000-000000000002";
+
+  CHECK(gpu_matches(gpu0, ""));
+  CHECK(gpu_matches(gpu0, "0"));
+  CHECK_FALSE(gpu_matches(gpu0, "1"));
+  CHECK(gpu_matches(gpu0, "GPU-8E5B"));  // case does not matter
+  CHECK(gpu_matches(gpu0, gpu0.device_uuid));
+  CHECK_FALSE(gpu_matches(gpu1, "GPU-8e5b"));
+  CHECK_FALSE(gpu_matches(old, "0"));  // no index: only "" matches
+  CHECK_FALSE(gpu_matches(old, "GPU-"));
+  CHECK(gpu_matches(old, ""));
+
+  std::vector<const ResultRow*> pointers;
+  for (const ResultRow& row : rows.storage)
+    pointers.push_back(&row);
+  const std::vector<DeviceUnit> units = device_units(pointers);
+  REQUIRE(units.size() == 4);  // index 1 twice, on two machines: told apart by the UUID
+  CHECK_FALSE(units[0].index.has_value());  // sorted: no index first
+  CHECK(units[0].label() == "test device");
+  CHECK(units[0].selector().empty());
+  CHECK(*units[1].index == 0);
+  CHECK(units[1].label() == "GPU 0 · GPU-8e5b7a0c");
+  CHECK(units[1].label(true) == "test device · GPU 0 · GPU-8e5b7a0c");
+  CHECK(units[1].selector() == gpu0.device_uuid);
+  CHECK(units[2].uuid == gpu1.device_uuid);
+  CHECK(units[3].uuid == other_host.device_uuid);
+  for (const DeviceUnit& unit : units)
+    CHECK(unit.rows == 1);
+
+  CHECK(rows_on_gpu(pointers, "1").size() == 2);  // the index alone: both machines' GPU 1
+  CHECK(rows_on_gpu(pointers, units[2].selector()).size() == 1);
+  CHECK(rows_on_gpu(pointers, "").size() == 4);
+
+  std::vector<ResultFile> files(1);
+  for (const ResultRow& row : rows.storage)
+    files[0].rows.push_back(row);
+  RowFilter filter;
+  filter.gpu = "GPU-1f2e";
+  REQUIRE(select_rows(files, filter).size() == 1);
+  CHECK(select_rows(files, filter)[0]->tflops == 97);
+  filter.gpu = "0";
+  CHECK(select_rows(files, filter).size() == 1);
+
+  CHECK(RowTextFilter("gpu=1").matches(gpu1));
+  CHECK_FALSE(RowTextFilter("gpu=1").matches(gpu0));
+  CHECK(RowTextFilter("gpu=gpu-8e5b").matches(gpu0));
+  CHECK(RowTextFilter("-gpu=0").matches(gpu1));
+  CHECK_FALSE(RowTextFilter("gpu=0").matches(old));
+}
+
+TEST_CASE("two GPUs side by side: the comparison of their rows and the spread of B / A") {
+  Rows a_rows, b_rows;
+  for (int n : {512, 1024, 2048, 4096, 8192}) {
+    a_rows.add("7", kConfig64, n, 100);
+    ResultRow& b = b_rows.add("7", kConfig64, n, n == 8192 ? 110 : 102);  // +2 %, one +10 %
+    b.device_index = n == 512 ? 0 : 1;
+  }
+  const auto pointers = [](const Rows& rows) {
+    std::vector<const ResultRow*> out;
+    for (const ResultRow& row : rows.storage)
+      out.push_back(&row);
+    return out;
+  };
+  const Comparison comparison = compare_results(pointers(a_rows), pointers(b_rows));
+  const std::optional<RatioSpread> spread = ratio_spread(comparison.rows);
+  REQUIRE(spread.has_value());
+  CHECK(spread->pairs == 5);
+  CHECK(spread->median_percent == doctest::Approx(2.0));
+  CHECK(spread->max_percent == doctest::Approx(10.0));
+  CHECK(spread->p95_percent == doctest::Approx(10.0));  // nearest rank of 5 values: the 5th
+  REQUIRE(spread->worst != nullptr);
+  CHECK(spread->worst->b->seq_len == 8192);
+  const auto on_gpu0 = [](const ResultRow& b) { return b.device_index == 0; };
+  const std::optional<RatioSpread> gpu0 = ratio_spread(comparison.rows, on_gpu0);
+  REQUIRE(gpu0.has_value());
+  CHECK(gpu0->pairs == 1);
+  CHECK(gpu0->median_percent == doctest::Approx(2.0));
+  // An even count: the mean of the middle two (2, 2, 4, 6 %: 3 %).
+  a_rows.storage.pop_front();
+  b_rows.storage.pop_front();
+  b_rows.storage[2].tflops = 106;
+  b_rows.storage[3].tflops = 104;
+  const Comparison even = compare_results(pointers(a_rows), pointers(b_rows));
+  CHECK(ratio_spread(even.rows)->median_percent == doctest::Approx(3.0));
+  CHECK_FALSE(ratio_spread({}).has_value());
+}
+
+TEST_CASE("compare pairs a reference's two passes each with its own") {
+  Rows a_rows, b_rows;
+  for (Rows* rows : {&a_rows, &b_rows}) {
+    const double speed = rows == &a_rows ? 100 : 110;
+    rows->add("fa2", "", 4096, speed).reference_pass = 1;
+    rows->add("fa2", "", 4096, speed * 0.98).reference_pass = 2;
+  }
+  ResultRow& old = a_rows.add("cudnn", "", 4096, 200);  // a file from before the passes: pass 1
+  b_rows.add("cudnn", "", 4096, 220).reference_pass = 1;
+  (void)old;
+  const auto pointers = [](const Rows& rows) {
+    std::vector<const ResultRow*> out;
+    for (const ResultRow& row : rows.storage)
+      out.push_back(&row);
+    return out;
+  };
+  const Comparison comparison = compare_results(pointers(a_rows), pointers(b_rows));
+  CHECK(comparison.paired == 3);
+  CHECK(comparison.only_a == 0);
+  CHECK(comparison.only_b == 0);
+  for (const ComparedRow& row : comparison.rows) {
+    REQUIRE(row.ratio.has_value());
+    CHECK(*row.ratio == doctest::Approx(1.1));  // pass 1 with pass 1, pass 2 with pass 2
+  }
 }

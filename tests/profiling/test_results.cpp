@@ -42,6 +42,8 @@ ResultRow measured_kernel_row() {
   row.max_error = 0.0009765625;
   row.status = "ok";
   row.device = "NVIDIA H100 80GB HBM3";
+  row.device_index = 1;
+  row.device_uuid = "GPU-8e5b7a0c-1d2e-3f40-5162-738495a6b7c8";
   row.sm_clock_mhz = 1980;
   row.cache_mode = "warm";
   row.git_commit = "229426e";
@@ -139,6 +141,8 @@ void check_equal(const ResultRow& a, const ResultRow& b) {
   CHECK(a.max_error == b.max_error);
   CHECK(a.status == b.status);
   CHECK(a.device == b.device);
+  CHECK(a.device_index == b.device_index);
+  CHECK(a.device_uuid == b.device_uuid);
   CHECK(a.sm_clock_mhz == b.sm_clock_mhz);
   CHECK(a.cache_mode == b.cache_mode);
   CHECK(a.git_commit == b.git_commit);
@@ -304,6 +308,10 @@ TEST_CASE("a corrupt file is reported with its name, the line and the problem") 
                  "results.csv:2: column 'median_ms': is empty but the row's status is ok"));
   CHECK(contains(error_of(with_field(2, "input_seed", "-3")),
                  "results.csv:2: column 'input_seed': '-3' is not an unsigned integer"));
+  CHECK(contains(error_of(with_field(2, "device_index", "-1")),
+                 "results.csv:2: column 'device_index': '-1' is not a device index (0 or more)"));
+  CHECK(contains(error_of(with_field(3, "device_index", "first")),
+                 "results.csv:3: column 'device_index': 'first' is not an integer"));
   CHECK(contains(error_of(with_field(2, "git_dirty", "maybe")),
                  "results.csv:2: column 'git_dirty': 'maybe' is not true, false or empty"));
   CHECK(contains(error_of(with_field(2, "reference_pass", "1")),
@@ -326,6 +334,52 @@ TEST_CASE("a corrupt file is reported with its name, the line and the problem") 
   metrics.replace(metrics.rfind("1500000000"), 10, "lots");
   CHECK(contains(error_of(metrics),
                  "results.csv:2: column 'metric:dram__bytes_read.sum': 'lots' is not a number"));
+}
+
+TEST_CASE("files written before the device index and UUID columns existed are read") {
+  const std::vector<std::string>& optional = optional_result_columns();
+  CHECK(std::find(optional.begin(), optional.end(), "device_index") != optional.end());
+  CHECK(std::find(optional.begin(), optional.end(), "device_uuid") != optional.end());
+  // The header and rows of such a file: every column but the two, in the old order.
+  const std::string text = write_csv({measured_kernel_row(), reference_row()}, {});
+  std::vector<std::string> columns = result_columns();
+  std::string old_text;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> fields;
+    std::string field;
+    bool quoted = false;
+    for (const char c : line) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) {
+        fields.push_back(field);
+        field.clear();
+      } else {
+        field += c;
+      }
+    }
+    fields.push_back(field);
+    std::string kept;
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      if (columns[i] != "device_index" && columns[i] != "device_uuid")
+        kept += (kept.empty() ? "" : ",") + fields[i];
+    old_text += kept + "\n";
+  }
+  CHECK_FALSE(contains(old_text, "device_index"));
+  ResultsCsvParser parser("old.csv");
+  std::vector<ResultRow> back = parser.feed(old_text);
+  for (ResultRow& row : parser.finish())
+    back.push_back(std::move(row));
+  REQUIRE(back.size() == 2);
+  CHECK_FALSE(back[0].device_index.has_value());
+  CHECK(back[0].device_uuid.empty());
+  CHECK(back[0].device == "NVIDIA H100 80GB HBM3");
+  CHECK(back[0].median_ms == doctest::Approx(measured_kernel_row().median_ms));
+  CHECK(parser.columns().size() == result_columns().size() - 2);
+  // Any other column is still required.
+  std::string no_seed = old_text;
+  no_seed.replace(no_seed.find(",input_seed"), 11, "");
+  CHECK(contains(error_of(no_seed, "old.csv"), "old.csv:1: the header lacks column 'input_seed'"));
 }
 
 TEST_CASE("read_results_file names a file it cannot open and reads one it can") {
@@ -434,9 +488,9 @@ std::string without_columns(const std::string& text, const std::vector<std::stri
 TEST_CASE("a file without the provenance and clock columns still reads, warnings derived") {
   // The shipped results/h200 files predate these columns.
   CHECK(optional_result_columns() ==
-        std::vector<std::string>{"git_dirty", "host", "run_id", "fa2_entry_point",
-                                 "locked_sm_clock_mhz", "reference_pass", "pct_fa2_cycles",
-                                 "pct_cudnn_cycles", "warnings", "gbytes_per_s"});
+        std::vector<std::string>{"device_index", "device_uuid", "git_dirty", "host", "run_id",
+                                 "fa2_entry_point", "locked_sm_clock_mhz", "reference_pass",
+                                 "pct_fa2_cycles", "pct_cudnn_cycles", "warnings", "gbytes_per_s"});
   ResultRow suspicious = measured_kernel_row();
   suspicious.l2_hit_pct = 101.024;
   const std::string old_text =

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "explorer/sweep_mode.hpp"
 #include "profiling/check.hpp"
 #include "profiling/sweep_plan.hpp"
+#include "profiling/sweep_worker.hpp"
 #include "tests/profiling/scratch_files.hpp"
 
 using namespace flashscope;
@@ -272,9 +274,11 @@ TEST_CASE("the worker command line parses back to the same options") {
   options.locked_sm_clock_mhz = 1410;
   options.run_id = "gpu-2 2026-11-21T07:35:40Z";
   options.device = 1;
+  options.devices = parse_device_selection("0,1");  // the parent's; a worker measures on one
+  options.shard = PlanShard{2, 5};
   options.seed = 987654321;
   options.timeout_s = 45.5;
-  const std::vector<std::string> args = cli::sweep_worker_arguments(options, 2, 5, 3);
+  const std::vector<std::string> args = cli::sweep_worker_arguments(options, 3);
 
   CLI::App app;
   cli::SweepCli sweep;
@@ -301,16 +305,17 @@ TEST_CASE("the worker command line parses back to the same options") {
   CHECK(back.locked_sm_clock_mhz == 1410);
   CHECK(back.run_id == options.run_id);
   CHECK(back.device == 1);
+  CHECK(back.devices == DeviceSelection{});
+  CHECK(back.shard == PlanShard{2, 5});
   CHECK(back.seed == options.seed);
   CHECK(back.timeout_s == options.timeout_s);
-  CHECK(sweep.worker_unit == 2);
-  CHECK(sweep.worker_start == 5);
   CHECK(sweep.worker_fd == 3);
 
   options.collect_metrics = false;
   options.configs.clear();
   options.set_key = "tune";
-  const std::vector<std::string> no_metrics = cli::sweep_worker_arguments(options, 0, 0, 3);
+  options.shard.reset();
+  const std::vector<std::string> no_metrics = cli::sweep_worker_arguments(options, 3);
   CLI::App app2;
   cli::SweepCli sweep2;
   cli::add_sweep_options(app2, sweep2);
@@ -319,11 +324,12 @@ TEST_CASE("the worker command line parses back to the same options") {
   const SweepOptions back2 = cli::sweep_options_from_cli(sweep2);
   CHECK_FALSE(back2.collect_metrics);
   CHECK(back2.set_key == "tune");
+  CHECK_FALSE(back2.shard.has_value());
   CHECK_FALSE(back2.repeat_references);  // options.repeat_references is still false
 
   options.repeat_references = true;
   options.locked_sm_clock_mhz.reset();
-  const std::vector<std::string> defaults = cli::sweep_worker_arguments(options, 0, 0, 3);
+  const std::vector<std::string> defaults = cli::sweep_worker_arguments(options, 3);
   CLI::App app3;
   cli::SweepCli sweep3;
   cli::add_sweep_options(app3, sweep3);
@@ -338,13 +344,28 @@ TEST_CASE("--set prog measures each step's own picks as built, references before
   const KernelRegistry registry = synthetic_registry();
   SweepOptions options;  // prog, both dtypes, six lengths, references repeated
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
-  // One worker unit: per (dtype, N) the references, every step's configs, the references again,
-  // so one input set and one pair of §1.4 references serve every measurement of that shape and
-  // the second reference pass shows how far the clocks moved over the kernels.
-  REQUIRE(plan.units.size() == 1);
-  const std::vector<MeasurementItem>& items = plan.units[0].items;
+  // A unit per (dtype, N): the references, every step's configs, the references again, so one
+  // input set and one pair of §1.4 references serve every measurement of that shape and the
+  // second reference pass shows how far the clocks moved over the kernels.
+  REQUIRE(plan.units.size() == 12);
+  CHECK(plan.units[0].name == "fp16 N=512");
+  CHECK(plan.units[6].name == "bf16 N=512");
+  CHECK(plan.units[0].items.size() == 5);  // cudnn, steps 1, 3, 8, cudnn again
+  CHECK(plan.units[6].items.size() == 3);  // cudnn, step 1, cudnn again
+  std::vector<MeasurementItem> items;
+  for (const SweepUnit& unit : plan.units) {
+    for (const MeasurementItem& item : unit.items) {
+      CHECK(item.dtype == unit.items.front().dtype);
+      CHECK(item.shape.seq_len == unit.items.front().shape.seq_len);
+      CHECK(item.recorded);
+      items.push_back(item);
+    }
+  }
+  // Bigger shapes, more work: the parent hands these out first on several GPUs.
+  CHECK(plan.units[5].work_estimate() > plan.units[0].work_estimate());
   // cudnn twice and step 1 in both dtypes, steps 3 and 8 in fp16.
   CHECK(plan.item_count() == 48);
+  CHECK(plan.recorded_count() == 48);
   REQUIRE(items.size() == 48);
   CHECK(items[0].step == "cudnn");
   CHECK(items[0].reference_pass == 1);
@@ -379,8 +400,9 @@ TEST_CASE("--set prog measures each step's own picks as built, references before
   options.repeat_references = false;
   const SweepPlan once = plan_sweep(options, registry, {"cudnn"});
   CHECK(once.item_count() == 36);
-  for (const MeasurementItem& item : once.units[0].items)
-    CHECK(item.reference_pass == (item.is_reference() ? 1 : 0));
+  for (const SweepUnit& unit : once.units)
+    for (const MeasurementItem& item : unit.items)
+      CHECK(item.reference_pass == (item.is_reference() ? 1 : 0));
 
   bool noted_fa2 = false, noted_step3 = false;
   for (const std::string& note : plan.notes) {
@@ -401,7 +423,7 @@ TEST_CASE("other sets intersect with what is built for each step") {
   options.set_key = "built";
   options.steps = {3};
   SweepPlan plan = plan_sweep(options, registry, {});
-  REQUIRE(plan.units.size() == 1);
+  REQUIRE(plan.units.size() == 1);         // fp16 N=2048: step 3 has no bf16 kernel
   CHECK(plan.units[0].items.size() == 2);  // step 3: both of its fp16 configs
 
   options.set_key = "tune";
@@ -429,15 +451,16 @@ TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name t
   options.seq_lens = {1024};
   options.configs = {bf16(configs::progression()[0]), fp16(configs::progression()[1])};
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
-  REQUIRE(plan.units.size() == 1);
-  const std::vector<MeasurementItem>& items = plan.units[0].items;
-  REQUIRE(items.size() == 3);  // cudnn in both configs' dtypes, then the built step-1 config
-  CHECK(items[0].step == "cudnn");
-  CHECK(items[0].dtype == DType::FP16);
-  CHECK(items[1].step == "cudnn");
-  CHECK(items[1].dtype == DType::BF16);
-  CHECK(items[2].step == "1");
-  CHECK(items[2].dtype == DType::BF16);
+  // cudnn in both configs' dtypes, then the built step-1 config
+  REQUIRE(plan.units.size() == 2);
+  REQUIRE(plan.units[0].items.size() == 1);
+  CHECK(plan.units[0].items[0].step == "cudnn");
+  CHECK(plan.units[0].items[0].dtype == DType::FP16);
+  REQUIRE(plan.units[1].items.size() == 2);
+  CHECK(plan.units[1].items[0].step == "cudnn");
+  CHECK(plan.units[1].items[0].dtype == DType::BF16);
+  CHECK(plan.units[1].items[1].step == "1");
+  CHECK(plan.units[1].items[1].dtype == DType::BF16);
   bool named_closest = false;
   for (const std::string& note : plan.notes)
     named_closest = named_closest || contains(note, "closest built configs of step 1");
@@ -561,4 +584,231 @@ TEST_CASE("without a GPU, explorer check fails with exit code 3; bad requests wi
   CHECK(bad_length.exit_code == 2);
   CHECK(contains(bad_length.output,
                  "is not a multiple of B_r = " + std::to_string(entry.config.B_r)));
+}
+
+TEST_CASE("--devices and --shard are parsed with errors that name the rule") {
+  const SweepOptions all = parse_sweep({"--csv", "--devices", "all"});
+  CHECK(all.devices.all);
+  const SweepOptions some = parse_sweep({"--csv", "--devices", "2, 0,3"});
+  CHECK_FALSE(some.devices.all);
+  CHECK(some.devices.indices == std::vector<int>{2, 0, 3});
+  const SweepOptions shard = parse_sweep({"--csv", "--shard", "3/8"});
+  CHECK(shard.shard == PlanShard{3, 8});
+  CHECK(to_string(*shard.shard) == "3/8");
+  CHECK_FALSE(parse_sweep({"--csv"}).shard.has_value());
+
+  CHECK(sweep_error({"--csv", "--devices", "0,x"}) ==
+        "--devices: 'x' is not a device index (expected all, or indices such as 0,2,3)");
+  CHECK(sweep_error({"--csv", "--devices", "1,1"}) ==
+        "--devices: device 1 is listed twice (each GPU runs one worker)");
+  CHECK(sweep_error({"--csv", "--devices", "-1"}) ==
+        "--devices: '-1' is not a device index (expected all, or indices such as 0,2,3)");
+  CHECK(sweep_error({"--csv", "--devices", "0,"}) ==
+        "--devices: '' is not a device index (expected all, or indices such as 0,2,3)");
+  CHECK(contains(sweep_error({"--csv", "--devices", "0", "--device", "1"}), "excludes"));
+  CHECK(sweep_error({"--csv", "--shard", "8/8"}) ==
+        "--shard: '8/8': K must be in 0..7 (0-based, as $SLURM_ARRAY_TASK_ID with --array=0-7 "
+        "or $JOB_COMPLETION_INDEX)");
+  CHECK(sweep_error({"--csv", "--shard", "0/0"}) == "--shard: '0/0': N must be at least 1");
+  CHECK(sweep_error({"--csv", "--shard", "3"}) ==
+        "--shard: '3' is not K/N (shard K of N, K counted from 0, e.g. 0/4)");
+  CHECK(sweep_error({"--csv", "--shard", "1/2/3"}) ==
+        "--shard: '1/2/3' is not K/N (shard K of N, K counted from 0, e.g. 0/4)");
+}
+
+TEST_CASE("the devices a sweep runs on: all, a list, or --device; unknown ones are named") {
+  SweepOptions options;
+  CHECK(resolve_sweep_devices(options, 4) == std::vector<int>{0});
+  options.device = 2;
+  CHECK(resolve_sweep_devices(options, 4) == std::vector<int>{2});
+  options.devices.all = true;
+  CHECK(resolve_sweep_devices(options, 3) == std::vector<int>{0, 1, 2});
+  options.devices = parse_device_selection("3,1");
+  CHECK(resolve_sweep_devices(options, 4) == std::vector<int>{3, 1});
+  CHECK_THROWS_WITH_AS(resolve_sweep_devices(options, 2),
+                       "--devices: CUDA device 3 does not exist; this machine has 2 (indices 0..1, "
+                       "after CUDA_VISIBLE_DEVICES)",
+                       std::invalid_argument);
+  options.devices = {};
+  options.device = 5;
+  CHECK_THROWS_WITH_AS(resolve_sweep_devices(options, 2),
+                       "--device: CUDA device 5 does not exist; this machine has 2 (indices 0..1, "
+                       "after CUDA_VISIBLE_DEVICES)",
+                       std::invalid_argument);
+}
+
+TEST_CASE("worker commands round-trip; malformed ones are refused") {
+  CHECK(format_worker_command({3, 17}) == "3 17\n");
+  const WorkerCommand command = parse_worker_command("3 17");
+  CHECK(command.unit == 3);
+  CHECK(command.start == 17);
+  for (const char* bad : {"", "3", "3 ", " 3 17", "3 17 1", "3 x", "-1 2", "3  17"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_worker_command(bad), std::invalid_argument);
+  }
+}
+
+namespace {
+
+// Every recorded cell of a plan, as plan_cell_key strings.
+// Every recorded measurement of a plan: its cell, and a reference's pass.
+std::multiset<std::string> recorded_cells(const SweepPlan& plan) {
+  std::multiset<std::string> cells;
+  for (const SweepUnit& unit : plan.units)
+    for (const MeasurementItem& item : unit.items)
+      if (item.recorded)
+        cells.insert(plan_cell_key(item) + "#" + std::to_string(item.reference_pass));
+  return cells;
+}
+
+// A registry with many configs, so shards of it are not trivially small: the 80 tune configs
+// (40 per dtype) built for steps 7 and 16, plus step 1's progression config in both dtypes.
+KernelRegistry registry_with_tune_configs() {
+  KernelRegistry registry;
+  for (const int step : {7, 16})
+    for (const KernelConfig& c : configs::tune_set())
+      registry.add(entry_for(step, c));
+  registry.add(entry_for(1, fp16(configs::progression()[0])));
+  registry.add(entry_for(1, bf16(configs::progression()[0])));
+  return registry;
+}
+
+}  // namespace
+
+TEST_CASE("shards cover the plan exactly once, whatever N") {
+  const KernelRegistry registry = registry_with_tune_configs();
+  SweepOptions options;
+  options.set_key = "built";
+  const SweepPlan whole = plan_sweep(options, registry, {"fa2", "cudnn"});
+  const std::multiset<std::string> every_cell = recorded_cells(whole);
+  REQUIRE(every_cell.size() == whole.item_count());
+  CHECK(std::set<std::string>(every_cell.begin(), every_cell.end()).size() == every_cell.size());
+
+  for (const int count : {1, 2, 3, 7, 64}) {
+    CAPTURE(count);
+    std::multiset<std::string> union_of_shards;
+    std::size_t smallest = SIZE_MAX, largest = 0;
+    for (int index = 0; index < count; ++index) {
+      options.shard = PlanShard{index, count};
+      const SweepPlan shard = plan_sweep(options, registry, {"fa2", "cudnn"});
+      const std::multiset<std::string> cells = recorded_cells(shard);
+      union_of_shards.insert(cells.begin(), cells.end());
+      smallest = std::min(smallest, cells.size());
+      largest = std::max(largest, cells.size());
+      for (const SweepUnit& unit : shard.units) {
+        // Each unit measures the references of its shape first: written where this shard owns
+        // them, else as the baseline of its kernels' pct_* columns.
+        bool has_kernels = false;
+        for (const MeasurementItem& item : unit.items) {
+          if (!item.is_reference()) has_kernels = true;
+          if (!item.recorded) CHECK(item.is_reference());
+          if (item.recorded) CHECK(shard_of_cell(plan_cell_key(item), count) == index);
+        }
+        if (has_kernels) CHECK(unit.items[0].is_reference());
+        if (has_kernels) CHECK(unit.items[1].is_reference());
+      }
+    }
+    // Every cell once: no cell in two shards (disjoint), none left out (coverage).
+    CHECK(union_of_shards == every_cell);
+    // The hash spreads cells evenly enough for a job array: within 25 % of the mean for the
+    // counts where each shard holds hundreds of cells.
+    if (count <= 7) {
+      const double mean = static_cast<double>(every_cell.size()) / count;
+      CHECK(static_cast<double>(smallest) > 0.75 * mean);
+      CHECK(static_cast<double>(largest) < 1.25 * mean);
+    }
+  }
+}
+
+TEST_CASE("a cell's shard depends on the cell alone: the same on every host, build and run") {
+  // Fixed values (FNV-1a 64 of the key, splitmix64 finaliser, modulo N; worked out independently
+  // of this code): a change here would split a campaign between two versions differently.
+  CHECK(plan_cell_key("7", "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles", "fp16",
+                      AttentionShape{16, 4096, 16, 128}) ==
+        "7|(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles|fp16|128|16|16|4096");
+  const std::string key = "7|(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles|fp16|128|16|16|4096";
+  std::vector<int> shards;
+  for (const int count : {1, 2, 3, 4, 8, 100})
+    shards.push_back(shard_of_cell(key, count));
+  CHECK(shards == std::vector<int>{0, 0, 1, 2, 2, 26});
+
+  // A plan from a build with more kernels, other steps and the options in another order assigns
+  // the cells both plans have to the same shards.
+  const KernelRegistry big = registry_with_tune_configs();
+  KernelRegistry small;
+  for (const KernelEntry* entry : big.entries_of_step(7))
+    if (entry->config.dtype == DType::BF16) small.add(*entry);
+  SweepOptions options;
+  options.set_key = "built";
+  options.dtypes = {DType::BF16, DType::FP16};
+  options.seq_lens = {16384, 1024};
+  options.shard = PlanShard{1, 3};
+  options.steps = {7};
+  const std::multiset<std::string> from_small = recorded_cells(plan_sweep(options, small, {}));
+  options.dtypes = {DType::FP16, DType::BF16};
+  options.seq_lens = {1024, 16384, 4096};
+  options.steps = {16, 7, 1};
+  const std::multiset<std::string> from_big = recorded_cells(plan_sweep(options, big, {}));
+  REQUIRE_FALSE(from_small.empty());
+  for (const std::string& cell : from_small) {
+    CAPTURE(cell);
+    CHECK(from_big.count(cell) == 1);
+  }
+  // And the plan is a pure function of its inputs: twice the same.
+  CHECK(recorded_cells(plan_sweep(options, big, {})) == from_big);
+}
+
+TEST_CASE("a shard measures the references its kernels are compared with, writes only its own") {
+  const KernelRegistry registry = registry_with_tune_configs();
+  SweepOptions options;
+  options.set_key = "built";
+  options.steps = {7};
+  options.seq_lens = {4096};
+  options.dtypes = {DType::FP16};
+  const int count = 4;
+  std::size_t baselines = 0, written_references = 0;
+  for (int index = 0; index < count; ++index) {
+    options.shard = PlanShard{index, count};
+    const SweepPlan plan = plan_sweep(options, registry, {"fa2", "cudnn"});
+    REQUIRE(plan.units.size() == 1);  // 40 kernels in 4 shards: every shard has some
+    // fa2 and cudnn before the kernels, again after them: both passes of a reference are one
+    // cell, written by its owner, a baseline of every other shard with kernels here.
+    const std::vector<MeasurementItem>& items = plan.units[0].items;
+    REQUIRE(items.size() > 4);
+    const std::size_t last = items.size() - 1;
+    CHECK(items[0].step == "fa2");
+    CHECK(items[1].step == "cudnn");
+    CHECK(items[last - 1].step == "fa2");
+    CHECK(items[last].step == "cudnn");
+    CHECK(items[last].reference_pass == 2);
+    std::size_t not_recorded = 0;
+    for (const std::size_t r : {std::size_t{0}, std::size_t{1}, last - 1, last}) {
+      const bool owner = shard_of_cell(plan_cell_key(items[r]), count) == index;
+      CHECK(items[r].recorded == owner);
+      baselines += !owner;
+      written_references += owner;
+      not_recorded += !owner;
+    }
+    CHECK(items[0].recorded == items[last - 1].recorded);
+    CHECK(plan.recorded_count() + not_recorded == plan.item_count());
+    bool noted = false;
+    for (const std::string& note : plan.notes)
+      noted = noted || contains(note, "shard " + std::to_string(index) +
+                                          "/4: " + std::to_string(plan.recorded_count()) +
+                                          " of 44 plan "
+                                          "cells are this shard's");
+    CHECK(noted);
+  }
+  CHECK(written_references == 4);  // each reference row (two passes of two) written once
+  CHECK(baselines == 4 * count - 4);
+}
+
+TEST_CASE("without a GPU, --devices all fails like any sweep: clearly, writing nothing") {
+  const ProcessResult all_devices =
+      run_explorer_without_gpu("--csv --seq-lens 512 --devices all", true);
+  CHECK(all_devices.exit_code == 1);
+  CHECK(contains(all_devices.output, "explorer --csv: no usable CUDA device"));
+  const ProcessResult bad_shard = run_explorer_without_gpu("--csv --shard 2/2", true);
+  CHECK(bad_shard.exit_code == 2);
+  CHECK(contains(bad_shard.output, "--shard: '2/2': K must be in 0..1"));
 }

@@ -33,9 +33,7 @@ struct ProcessResult {
   std::string output;  // stdout and stderr
 };
 
-ProcessResult run_explorer(const std::string& environment, const std::string& arguments) {
-  const std::string command =
-      environment + " '" FLASHSCOPE_EXPLORER_PATH "' " + arguments + " 2>&1";
+ProcessResult run_shell(const std::string& command) {
   ProcessResult result;
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -46,6 +44,10 @@ ProcessResult run_explorer(const std::string& environment, const std::string& ar
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+ProcessResult run_explorer(const std::string& environment, const std::string& arguments) {
+  return run_shell(environment + " '" FLASHSCOPE_EXPLORER_PATH "' " + arguments + " 2>&1");
 }
 
 std::string scratch_directory(const std::string& name) {
@@ -209,6 +211,38 @@ TEST_CASE("a faulting kernel costs its own row; the rows before and after are ke
     CHECK(rows[2].status == "ok");
     CHECK(rows[2].verdict == "pass");
   }
+}
+
+TEST_CASE("SIGINT stops the sweep, ends its workers and keeps every row written so far") {
+  const std::string directory = scratch_directory("interrupt");
+  const std::string output = directory + "/sweep.csv";
+  const std::string log = directory + "/sweep.log";
+  // A sweep long enough to interrupt once two rows are in the file.
+  const std::string command =
+      "'" FLASHSCOPE_EXPLORER_PATH "' --csv --seq-lens 512,1024,2048,4096,8192,16384 --output " +
+      quoted(output) + " 2> " + quoted(log) +
+      " & pid=$!; "
+      "while [ \"$(cat " +
+      quoted(output) +
+      " 2>/dev/null | wc -l)\" -lt 3 ] && kill -0 $pid 2>/dev/null; do sleep 0.2; done; "
+      "kill -INT $pid; wait $pid; echo \"exit=$?\"";
+  const ProcessResult run = run_shell(command);
+  INFO(run.output);
+  CHECK(contains(run.output, "exit=130"));
+  SweepOptions options;
+  const std::size_t planned = plan_sweep(options, built_kernels(), built_references()).item_count();
+  const std::vector<ResultRow> rows = read_results_file(output);
+  CHECK(rows.size() >= 2);
+  CHECK(rows.size() < planned);
+  for (const ResultRow& row : rows)
+    CHECK(row.status == "ok");  // the items in flight are not reported as faults
+  FILE* file = std::fopen(log.c_str(), "r");
+  REQUIRE(file != nullptr);
+  std::string text(1 << 20, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), file));
+  std::fclose(file);
+  CHECK(contains(text, "explorer --csv: stopped by signal 2; the " + std::to_string(rows.size()) +
+                           " rows measured so far are written"));
 }
 
 TEST_CASE("a claimed locked clock is recorded, and rows measured away from it are flagged") {

@@ -1,0 +1,117 @@
+#include "explorer/compare_mode.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <set>
+#include <vector>
+
+#include "explorer/model/compare.hpp"
+#include "explorer/model/devices.hpp"
+#include "explorer/model/result_files.hpp"
+
+namespace flashscope::cli {
+
+namespace {
+
+using explorer::ComparedRow;
+using explorer::DeviceUnit;
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+std::string describe(const ComparedRow& row) {
+  const ResultRow& a = *row.a;
+  return a.step + (a.config.empty() ? "" : " " + a.config) + " " + a.dtype +
+         " N=" + std::to_string(a.seq_len) + " (A " + format("%.1f", a.tflops) + ", B " +
+         format("%.1f", row.b->tflops) + " TFLOP/s)";
+}
+
+std::string spread_text(const explorer::RatioSpread& spread) {
+  return std::to_string(spread.pairs) + " pairs, |B / A - 1| median " +
+         format("%.2f", spread.median_percent) + " %, p95 " + format("%.2f", spread.p95_percent) +
+         " %, max " + format("%.2f", spread.max_percent) + " %";
+}
+
+std::string devices_of(const std::vector<const ResultRow*>& rows) {
+  std::string text;
+  for (const DeviceUnit& unit : explorer::device_units(rows))
+    text +=
+        (text.empty() ? "" : "; ") + unit.label(true) + " (" + std::to_string(unit.rows) + " rows)";
+  return text;
+}
+
+}  // namespace
+
+CLI::App* add_compare_command(CLI::App& app, CompareCli& cli) {
+  CLI::App* compare = app.add_subcommand(
+      "compare",
+      "Pair the rows of two result CSVs by what was measured (step, config, dtype, shape) and "
+      "report TFLOP/s B / A: rows found in only one file, the geometric mean, and the spread "
+      "|B / A - 1| (median, 95th percentile, max), overall and per GPU of B. Exit code 0, 1 when "
+      "a limit given is exceeded, 2 when a file cannot be read.");
+  compare->add_option("a", cli.a_path, "File A (the baseline)")->required();
+  compare->add_option("b", cli.b_path, "File B")->required();
+  compare
+      ->add_option("--max-median-diff", cli.max_median_percent,
+                   "Fail (exit 1) when the median |B / A - 1| exceeds this many percent")
+      ->check(CLI::NonNegativeNumber);
+  compare->add_flag("--same-rows", cli.same_rows,
+                    "Fail (exit 1) when a measurement is in only one of the files");
+  return compare;
+}
+
+int run_compare_mode(const CompareCli& cli) {
+  std::vector<ResultRow> a_rows, b_rows;
+  try {
+    a_rows = read_results_file(cli.a_path);
+    b_rows = read_results_file(cli.b_path);
+  } catch (const ResultsFormatError& error) {
+    std::cerr << "explorer compare: " << error.what() << "\n";
+    return 2;
+  }
+  const auto pointers = [](const std::vector<ResultRow>& rows) {
+    std::vector<const ResultRow*> out;
+    for (const ResultRow& row : rows)
+      out.push_back(&row);
+    return out;
+  };
+  const std::vector<const ResultRow*> a = pointers(a_rows), b = pointers(b_rows);
+  const explorer::Comparison comparison = explorer::compare_results(a, b);
+  std::cout << "A: " << cli.a_path << ": " << a_rows.size() << " rows on " << devices_of(a) << "\n"
+            << "B: " << cli.b_path << ": " << b_rows.size() << " rows on " << devices_of(b) << "\n"
+            << "paired " << comparison.paired << ", only in A " << comparison.only_a
+            << ", only in B " << comparison.only_b << "\n";
+  int status = 0;
+  if (cli.same_rows && (comparison.only_a > 0 || comparison.only_b > 0)) {
+    std::cout << "FAIL: the files do not hold the same measurements\n";
+    status = 1;
+  }
+  const std::optional<explorer::RatioSpread> spread = explorer::ratio_spread(comparison.rows);
+  if (!spread) {
+    std::cout << "no pair with usable TFLOP/s on both sides\n";
+    return cli.max_median_percent ? 1 : status;
+  }
+  std::cout << "TFLOP/s B / A: geometric mean " << format("%.4f", *comparison.geometric_mean_ratio)
+            << "; " << spread_text(*spread) << "; worst: " << describe(*spread->worst) << "\n";
+  const std::vector<DeviceUnit> b_units = explorer::device_units(b);
+  if (b_units.size() > 1)
+    for (const DeviceUnit& unit : b_units) {
+      const std::string selector = unit.selector();
+      const auto on_unit = [&](const ResultRow& row) {
+        return row.device == unit.name && explorer::gpu_matches(row, selector);
+      };
+      if (const auto per_gpu = explorer::ratio_spread(comparison.rows, on_unit))
+        std::cout << "  B on " << unit.label(true) << ": " << spread_text(*per_gpu) << "\n";
+    }
+  if (cli.max_median_percent && spread->median_percent > *cli.max_median_percent) {
+    std::cout << "FAIL: median |B / A - 1| " << format("%.2f", spread->median_percent)
+              << " % exceeds " << format("%.2f", *cli.max_median_percent) << " %\n";
+    status = 1;
+  }
+  return status;
+}
+
+}  // namespace flashscope::cli

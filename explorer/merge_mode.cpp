@@ -1,0 +1,119 @@
+#include "explorer/merge_mode.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "kernels/common/registry.hpp"
+#include "profiling/references/reference_attention.hpp"
+#include "profiling/result_merge.hpp"
+
+namespace flashscope::cli {
+
+CLI::App* add_merge_command(CLI::App& app, MergeCli& cli) {
+  CLI::App* merge = app.add_subcommand(
+      "merge",
+      "Join the CSVs of a sharded sweep (explorer --csv --shard K/N on N hosts) into one. Checks "
+      "that every input has the same columns and that no measurement (step, config, dtype, "
+      "shape, device) is in two of them; with the sweep's selection options (--set, --steps, "
+      "...), also lists the plan cells no input has a row for. Exit code 0 merged and complete, "
+      "1 merged with cells missing, 2 nothing written (the reason is printed).");
+  merge->add_option("inputs", cli.inputs, "Result CSVs to merge (the shards)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  merge
+      ->add_option("--output", cli.output,
+                   "The merged CSV (written whole or not at all: a temporary file is renamed)")
+      ->required();
+  merge->add_flag("--allow-missing", cli.allow_missing,
+                  "Exit 0 even when plan cells are missing (they are still listed)");
+  const std::string group = "Selection the shards were run with (enables the coverage check)";
+  add_selection_options(*merge, cli.selection, nullptr, group);
+  for (CLI::Option* option : merge->get_options())
+    if (option->get_group() == group) cli.selection_options.push_back(option);
+  return merge;
+}
+
+int run_merge_mode(const MergeCli& cli) {
+  const bool selection_given =
+      std::any_of(cli.selection_options.begin(), cli.selection_options.end(),
+                  [](const CLI::Option* option) { return option->count() > 0; });
+  std::optional<SweepPlan> plan;
+  if (selection_given) {
+    try {
+      const SweepOptions options = sweep_options_from_cli(cli.selection);
+      plan = plan_sweep(options, built_kernels(), built_references());
+      for (const std::string& note : plan->notes)
+        std::cerr << "note: " << note << "\n";
+    } catch (const std::invalid_argument& error) {
+      std::cerr << "explorer merge: " << error.what() << "\n";
+      return 2;
+    }
+  }
+
+  std::vector<ResultsFileContents> inputs;
+  try {
+    for (const std::string& path : cli.inputs)
+      inputs.push_back(read_results_file_contents(path));
+  } catch (const ResultsFormatError& error) {
+    std::cerr << "explorer merge: " << error.what() << "\n";
+    return 2;
+  }
+  const MergeOutcome outcome = merge_result_files(inputs, plan ? &*plan : nullptr);
+  for (const std::string& warning : outcome.warnings)
+    std::cerr << "warning: " << warning << "\n";
+  if (!outcome.errors.empty()) {
+    for (const std::string& error : outcome.errors)
+      std::cerr << "explorer merge: " << error << "\n";
+    std::cerr << "explorer merge: nothing written\n";
+    return 2;
+  }
+
+  const std::string temporary = cli.output + ".partial";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      std::cerr << "explorer merge: cannot open " << temporary << " for writing\n";
+      return 2;
+    }
+    ResultsCsvWriter writer(out, outcome.extra_metric_names);
+    for (const ResultRow& row : outcome.rows)
+      writer.write(row);
+    if (!out) {
+      std::cerr << "explorer merge: writing " << temporary << " failed\n";
+      std::remove(temporary.c_str());
+      return 2;
+    }
+  }
+  if (std::rename(temporary.c_str(), cli.output.c_str()) != 0) {
+    std::cerr << "explorer merge: cannot rename " << temporary << " to " << cli.output << "\n";
+    std::remove(temporary.c_str());
+    return 2;
+  }
+  std::cerr << "explorer merge: " << outcome.rows.size() << " rows from " << inputs.size()
+            << " files written to " << cli.output << " (" << outcome.fault_rows << " faults, "
+            << outcome.skipped_rows << " skipped)\n";
+  if (!outcome.coverage_checked) {
+    std::cerr << "explorer merge: coverage not checked (give the sweep's selection options, e.g. "
+                 "--set tune --steps 7,16, to list missing plan cells)\n";
+    return 0;
+  }
+  if (outcome.rows_outside_plan > 0)
+    std::cerr << "note: " << outcome.rows_outside_plan
+              << " rows are of cells outside the given selection\n";
+  if (outcome.missing_cells.empty()) {
+    std::cerr << "explorer merge: every one of the " << outcome.plan_cells
+              << " plan cells of the selection has a row\n";
+    return 0;
+  }
+  std::cerr << "explorer merge: " << outcome.missing_cells.size() << " of " << outcome.plan_cells
+            << " plan cells of the selection have no row in any input:\n";
+  constexpr std::size_t kListed = 50;
+  for (std::size_t i = 0; i < outcome.missing_cells.size() && i < kListed; ++i)
+    std::cerr << "  missing: " << outcome.missing_cells[i] << "\n";
+  if (outcome.missing_cells.size() > kListed)
+    std::cerr << "  ... and " << outcome.missing_cells.size() - kListed << " more\n";
+  return cli.allow_missing ? 0 : 1;
+}
+
+}  // namespace flashscope::cli
