@@ -1,5 +1,7 @@
 // Builds a registry entry for one instantiated kernel. Every step's `register_kernel<C>` calls
-// make_kernel_entry with its own __global__ template, so all steps share one launch path.
+// make_kernel_entry (steps 1–16) or make_hopper_kernel_entry (17+, with launch_kernel or, from
+// step 18, launch_tma_kernel) with its own __global__ template, so all steps share one launch
+// interface.
 #pragma once
 
 #include <cuda_runtime.h>
