@@ -35,9 +35,13 @@ struct Roofline {
   int rows_without_dram = 0;  // progression rows the plot cannot place
 };
 
-// One point per row behind the progression's values (one per N for the harmonic mean).
+// One point per row behind the progression's values (one per N for the harmonic mean). The
+// roofline points into `ceilings` (and the progression's rows), which must outlive it; a
+// temporary Ceilings is refused at compile time (the ASan build caught one in a test).
 Roofline build_roofline(const Progression& progression, const Ceilings& ceilings,
                         const std::string& dtype);
+Roofline build_roofline(const Progression& progression, const Ceilings&& ceilings,
+                        const std::string& dtype) = delete;
 
 // The attainable TFLOP/s at `intensity` under a compute roof and the memory roof:
 // min(compute, GB/s · intensity / 1000).

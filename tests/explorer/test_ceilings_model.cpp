@@ -139,7 +139,9 @@ TEST_CASE("roofline: intensity from the DRAM metrics, roofs of the rows' device 
   rows.add("9", kConfig, 4096, 310);  // profiled without the DRAM metrics
   const RowSet set = rows.set();
   const Progression progression = build_progression(set, {"fp16", 4096, Reference::fa2});
-  const Roofline roofline = build_roofline(progression, Ceilings(set.ceiling_rows()), "fp16");
+  // The roofline points into the ceilings: they must outlive it.
+  const Ceilings ceilings(set.ceiling_rows());
+  const Roofline roofline = build_roofline(progression, ceilings, "fp16");
   REQUIRE(roofline.points.size() == 1);
   CHECK(roofline.points[0].step == "8");
   CHECK(roofline.points[0].intensity == doctest::Approx(1000));
