@@ -9,6 +9,7 @@
 #include <imgui_stdlib.h>  // after imgui.h, which it needs
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -461,6 +462,9 @@ int run_gui(const GuiOptions& options) {
 
       ImGui_ImplOpenGL3_NewFrame();
       ImGui_ImplGlfw_NewFrame();
+      // A scripted frame (screenshot, frame-time bench) must not depend on where the display's
+      // pointer happens to be: under Xvfb it rests mid-screen and opened hover tooltips.
+      if (scripted) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
       ImGui::NewFrame();
       explorer_window.draw();
       ImGui::Render();
