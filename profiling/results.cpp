@@ -354,7 +354,12 @@ std::string run_key(const ResultRow& row) {
 }
 
 std::string run_label(const ResultRow& row) {
-  const std::string commit = (row.git_commit.empty() ? std::string("no commit") : row.git_commit) +
+  // Builds stamp 12 hex digits; a run stamped with a full hash is shown the same way.
+  const bool full_hash = row.git_commit.size() == 40 &&
+                         row.git_commit.find_first_not_of("0123456789abcdef") == std::string::npos;
+  const std::string commit = (row.git_commit.empty() ? std::string("no commit")
+                              : full_hash            ? row.git_commit.substr(0, 12)
+                                                     : row.git_commit) +
                              (row.git_dirty.value_or(false) ? "+dirty" : "");
   if (!row.run_id.empty()) return row.run_id + ", " + commit;
   return row.host.empty() ? commit : row.host + ", " + commit;

@@ -26,8 +26,16 @@ void RooflineView::draw(ExplorerState& state) {
   selection_controls(state);
   const Selection& selection = state.selection;
   const Progression& progression = cache_.get(state);
+  const ProgressionQuery query{selection.dtype, selection.seq_len, selection.reference};
+  if (generation_ != state.generation() || !(query == query_)) {
+    dram_rows_ = rows_with_dram(state.rows());
+    dram_progression_ = build_progression(dram_rows_, query);
+    generation_ = state.generation();
+    query_ = query;
+  }
   const Ceilings ceilings(state.rows().ceiling_rows());
-  const Roofline roofline = build_roofline(progression, ceilings, selection.dtype);
+  const Roofline roofline = build_roofline(dram_progression_, ceilings, selection.dtype);
+  const std::vector<std::string> not_placed = steps_not_placed(progression, roofline);
 
   ImGui::TextColored(kMutedColour,
                      "%s: arithmetic intensity = 4·B·H·N²·d / (dram__bytes_read.sum + "
@@ -40,10 +48,13 @@ void RooflineView::draw(ExplorerState& state) {
         "explorer peak --output peak.csv\nthen open both files.");
     return;
   }
-  if (roofline.rows_without_dram > 0)
-    ImGui::TextColored(kWarningColour,
-                       "%d row(s) of this selection have no DRAM byte counts and are not placed.",
-                       roofline.rows_without_dram);
+  if (!not_placed.empty()) {
+    std::string names;
+    for (const std::string& step : not_placed)
+      names += (names.empty() ? "" : ", ") + step_label(step);
+    ImGui::TextColored(kWarningColour, "Not placed (no row with DRAM byte counts): %s.",
+                       names.c_str());
+  }
   if (roofline.compute_roofs.empty() || roofline.memory_roof == nullptr)
     ImGui::TextColored(
         kWarningColour,

@@ -84,7 +84,13 @@ class RooflineView {
   void draw(ExplorerState& state);
 
  private:
-  ProgressionCache cache_;
+  ProgressionCache cache_;  // over every row: which steps the roofline cannot place
+  // Over the rows with DRAM byte counts (rows_with_dram), rebuilt when the data or the query
+  // changes.
+  std::uint64_t generation_ = 0;
+  ProgressionQuery query_;
+  RowSet dram_rows_;
+  Progression dram_progression_;
 };
 
 class SweepView {

@@ -42,6 +42,25 @@ Roofline build_roofline(const Progression& progression, const Ceilings& ceilings
   return roofline;
 }
 
+RowSet rows_with_dram(const RowSet& rows) {
+  std::vector<const ResultRow*> kept(rows.ceiling_rows());
+  for (const ResultRow* row : rows.rows())
+    if (arithmetic_intensity(*row)) kept.push_back(row);
+  return RowSet(std::move(kept));
+}
+
+std::vector<std::string> steps_not_placed(const Progression& all, const Roofline& placed) {
+  std::vector<std::string> missing;
+  for (const auto* group : {&all.steps, &all.references})
+    for (const StepValue& value : *group) {
+      const bool found =
+          std::any_of(placed.points.begin(), placed.points.end(),
+                      [&](const RooflinePoint& point) { return point.step == value.step; });
+      if (!found) missing.push_back(value.step);
+    }
+  return missing;
+}
+
 double attainable_tflops(double compute_tflops, double gbytes_per_s, double intensity) {
   return std::min(compute_tflops, gbytes_per_s * intensity / 1000.0);
 }

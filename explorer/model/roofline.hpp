@@ -35,6 +35,15 @@ struct Roofline {
   int rows_without_dram = 0;  // progression rows the plot cannot place
 };
 
+// The rows that carry both DRAM counters, and the ceiling rows. The roofline's progression is
+// built over these: with several runs loaded, a step's fastest row may come from a run that did
+// not collect the counters, and would hide the row of the run that did.
+RowSet rows_with_dram(const RowSet& rows);
+
+// The steps and references of `all` (the full progression) without a point in `placed` (the
+// roofline of rows_with_dram): what the view reports as not placed.
+std::vector<std::string> steps_not_placed(const Progression& all, const Roofline& placed);
+
 // One point per row behind the progression's values (one per N for the harmonic mean). The
 // roofline points into `ceilings` (and the progression's rows), which must outlive it; a
 // temporary Ceilings is refused at compile time (the ASan build caught one in a test).

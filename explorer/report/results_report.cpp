@@ -14,8 +14,10 @@
 
 #include "configs/config_sets.hpp"
 #include "explorer/model/autotune.hpp"
+#include "explorer/model/ceilings.hpp"
 #include "explorer/model/fields.hpp"
 #include "explorer/model/progression.hpp"
+#include "explorer/model/roofline.hpp"
 #include "profiling/reference_drift.hpp"
 
 namespace flashscope::explorer {
@@ -287,6 +289,70 @@ std::string tensor_pipe_block(const RowSet& all) {
       line(value, "", value.step == "fa2" ? "FA2" : "cuDNN");
   }
   return any ? out : "";
+}
+
+// The device's ceilings (`explorer peak` rows), then the roofline's numbers at the headline N:
+// every step's and reference's TFLOP/s as a share of the ceiling of its instruction family and
+// its arithmetic intensity, from the one run that measured DRAM bytes there. Steps 1-16 issue
+// mma.sync and steps 17+ wgmma (results/<gpu>/sass shows HMMA.16816 and HGMMA); FA2 counts
+// against mma.sync and cuDNN against the highest ceiling, as in the progression view
+// (share_of_ceiling). Empty without ceiling rows.
+std::string ceilings_block(const RowSet& all) {
+  const Ceilings ceilings(all.ceiling_rows());
+  if (ceilings.empty()) return "";
+  std::string out =
+      "| ceiling | dtype | measured | SM clock (MHz) | run |\n| --- | --- | ---: | ---: | --- |\n";
+  for (const ComputeCeiling& ceiling : ceilings.compute())
+    out += "| " + std::string(family_name(ceiling.family)) + " | " + ceiling.dtype + " | " +
+           fixed(ceiling.tflops, 1, " TFLOP/s") + " | " + fixed(ceiling.row->sm_clock_mhz, 0) +
+           " | " + run_label(*ceiling.row) + " |\n";
+  for (const MemoryCeiling& ceiling : ceilings.memory())
+    out += "| " + ceiling.name + " | – | " + fixed(ceiling.gbytes_per_s, 0, " GB/s") + " | " +
+           fixed(ceiling.row->sm_clock_mhz, 0) + " | " + run_label(*ceiling.row) + " |\n";
+
+  const std::string run = busiest_run(all, [](const ResultRow& row) {
+    return row.seq_len == kHeadlineSeqLen && arithmetic_intensity(row).has_value();
+  });
+  if (run.empty()) return out;
+  const RowSet set(rows_of_run(all, run));
+  const std::vector<std::string> dtypes = dtypes_of(set);
+  const std::string n = std::to_string(kHeadlineSeqLen);
+  out += "\nAt N = " + n + " (run " + run_label(*set.rows().front()) +
+         "; FLOP per DRAM byte = 4·B·H·N²·d / (DRAM bytes read + written)):\n\n| # | step |";
+  std::string rule = "| ---: | --- |";
+  for (const std::string& dtype : dtypes) {
+    out += " " + dtype + " TFLOP/s | % of ceiling | FLOP/byte |";
+    rule += " ---: | ---: | ---: |";
+  }
+  out += "\n" + rule + "\n";
+  std::map<std::string, Progression> progressions;
+  for (const std::string& dtype : dtypes)
+    progressions[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
+  const auto cells = [&](const StepValue* value, std::optional<InstructionFamily> family) {
+    if (value == nullptr || value->rows.empty()) return std::string(" – | – | – |");
+    const ResultRow& row = *value->rows.front();
+    const auto share = share_of_ceiling(ceilings, row, family);
+    return " " + fixed(row.tflops, 1) + " | " +
+           (share
+                ? fixed(share->percent, 1, " % ") + std::string(family_name(share->ceiling->family))
+                : std::string("–")) +
+           " | " + fixed(arithmetic_intensity(row), 0) + " |";
+  };
+  for (const int step : set.steps()) {
+    const InstructionFamily family =
+        step >= kFirstHopperStep ? InstructionFamily::wgmma : InstructionFamily::mma_sync;
+    out += "| " + std::to_string(step) + " | " + std::string(configs::step_info(step).title) + " |";
+    for (const std::string& dtype : dtypes)
+      out += cells(progressions[dtype].find_step(step), family);
+    out += "\n";
+  }
+  for (const Reference reference : kReferences) {
+    out += "| | " + std::string(reference_label(reference)) + " |";
+    for (const std::string& dtype : dtypes)
+      out += cells(progressions[dtype].find_reference(reference), std::nullopt);
+    out += "\n";
+  }
+  return out;
 }
 
 // Per run and N, each reference's TFLOP/s (its first pass, as kernel rows are paired with it) and
@@ -766,6 +832,7 @@ std::map<std::string, std::string> device_blocks(const RowSet& set) {
   blocks["drift"] = drift_block(set);
   blocks["warnings"] = warnings_block(set);
   blocks["run-comparison"] = run_comparison_block(set);
+  if (std::string block = ceilings_block(set); !block.empty()) blocks["ceilings"] = block;
   if (!hopper_run(set).empty()) {
     blocks["hopper"] = hopper_block(set);
     if (std::string block = tensor_pipe_block(set); !block.empty())
@@ -798,9 +865,15 @@ std::map<std::string, std::string> report_blocks(const RowSet& set) {
   std::map<std::string, std::vector<const ResultRow*>> rows_by_device;
   for (const ResultRow* row : set.rows())
     rows_by_device[row->device].push_back(row);
+  // The ceilings go with their device's rows (the ceilings block); they never pick the primary.
+  std::map<std::string, std::size_t> measured_rows;
+  for (const auto& [device, rows] : rows_by_device)
+    measured_rows[device] = rows.size();
+  for (const ResultRow* row : set.ceiling_rows())
+    rows_by_device[row->device].push_back(row);
   std::string primary;
   for (const auto& [device, rows] : rows_by_device)
-    if (primary.empty() || rows.size() > rows_by_device[primary].size()) primary = device;
+    if (primary.empty() || measured_rows[device] > measured_rows[primary]) primary = device;
   std::map<std::string, std::string> blocks;
   for (const auto& [device, rows] : rows_by_device) {
     for (const auto& [name, text] : device_blocks(RowSet(rows))) {

@@ -155,3 +155,31 @@ TEST_CASE("roofline: intensity from the DRAM metrics, roofs of the rows' device 
   CHECK(attainable_tflops(800, 3000, 1000) == doctest::Approx(800));  // compute-bound
   CHECK_FALSE(arithmetic_intensity(*progression.find_step(9)->rows.front()));
 }
+
+TEST_CASE("roofline over the rows with DRAM counts: a faster run without them hides nothing") {
+  Rows rows;
+  rows.ceiling("mma.sync", "fp16", 400);
+  const double flops = matmul_flops(16, 16, 4096, 128);
+  ResultRow& profiled = rows.add("8", kConfig, 4096, 300);  // the run that collected DRAM bytes
+  profiled.extra_metrics[kDramReadMetric] = flops / 2000;
+  profiled.extra_metrics[kDramWriteMetric] = flops / 2000;
+  rows.add("8", kConfig, 4096, 320);  // another run, faster, without the counters
+  rows.add("9", kConfig, 4096, 330);  // a step no run profiled
+  const RowSet all = rows.set();
+  const ProgressionQuery query{"fp16", 4096, Reference::fa2};
+  const Progression everything = build_progression(all, query);
+  const Ceilings ceilings(all.ceiling_rows());
+  // Over every row, step 8's fastest row has no counters and the step would vanish.
+  CHECK(build_roofline(everything, ceilings, "fp16").points.empty());
+
+  const RowSet dram_rows = rows_with_dram(all);
+  CHECK(dram_rows.rows().size() == 1);
+  CHECK(dram_rows.ceiling_rows().size() == 1);
+  const Progression placed_progression = build_progression(dram_rows, query);
+  const Roofline roofline = build_roofline(placed_progression, ceilings, "fp16");
+  REQUIRE(roofline.points.size() == 1);
+  CHECK(roofline.points[0].tflops == 300);
+  CHECK(roofline.points[0].intensity == doctest::Approx(1000));
+  CHECK(roofline.compute_roofs.size() == 1);
+  CHECK(steps_not_placed(everything, roofline) == std::vector<std::string>{"9"});
+}

@@ -210,3 +210,35 @@ TEST_CASE("the autotune summary and the run comparison come from the rows") {
   // "tune" against "prog": the pick 2.0 % slower, FA2 1.0 % slower; the median of the two.
   CHECK(contains(comparison, "| prog | tune | 2 | +1.5 % | +1.0 % .. +2.0 % | +1.0 % .. +1.0 % |"));
 }
+
+TEST_CASE("the ceilings block lists the peaks and each step's share of its family's ceiling") {
+  Rows rows;
+  ResultRow& mma = rows.add("peak:mma.sync", "", 600, "peak");
+  mma.seq_len = 0;
+  ResultRow& wgmma = rows.add("peak:wgmma", "", 900, "peak");
+  wgmma.seq_len = 0;
+  ResultRow& hbm = rows.add("peak:hbm.read", "", 0, "peak");
+  hbm.seq_len = 0;
+  hbm.gbytes_per_s = 3000;
+  // 4·B·H·N²·d = 4·16·16·4096²·128 FLOP over 2^30 bytes: 2048 FLOP per byte.
+  const auto with_dram = [](ResultRow& row) {
+    row.extra_metrics["dram__bytes_read.sum"] = 768.0 * 1024 * 1024;
+    row.extra_metrics["dram__bytes_write.sum"] = 256.0 * 1024 * 1024;
+  };
+  with_dram(rows.add("16", kPick, 300, "sweep"));
+  with_dram(rows.add("17", kPick, 450, "sweep"));
+  with_dram(rows.add("fa2", "", 330, "sweep"));
+  const std::string block = report_blocks(rows.set()).at("ceilings");
+  CHECK(block.find("| mma.sync | fp16 | 600.0 TFLOP/s |") != std::string::npos);
+  CHECK(block.find("| hbm.read | – | 3000 GB/s |") != std::string::npos);
+  // Step 16 against mma.sync, step 17 against wgmma, FA2 against mma.sync.
+  CHECK(block.find("| 300.0 | 50.0 % mma.sync | 2048 |") != std::string::npos);
+  CHECK(block.find("| 450.0 | 50.0 % wgmma | 2048 |") != std::string::npos);
+  CHECK(block.find("| | FA2 | 330.0 | 55.0 % mma.sync | 2048 |") != std::string::npos);
+}
+
+TEST_CASE("without ceiling rows there is no ceilings block") {
+  Rows rows;
+  rows.add("16", kPick, 300, "sweep");
+  CHECK(report_blocks(rows.set()).count("ceilings") == 0);
+}

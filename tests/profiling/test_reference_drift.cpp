@@ -62,6 +62,11 @@ TEST_CASE("a run is its host and commit, dirty state included") {
   second_sweep.run_id = "gpu-1 2026-11-21T07:35:40Z";
   CHECK(run_key(first_sweep) != run_key(second_sweep));
   CHECK(run_label(first_sweep) == "gpu-1 2026-11-21T06:45:03Z, abc");
+  // A build stamped with a full hash (FLASHSCOPE_GIT_COMMIT) is labelled like git's short stamp.
+  ResultRow full_hash = row;
+  full_hash.git_commit = "ba3385c9ec4302aab35245d70639083a917091e6";
+  CHECK(run_label(full_hash) == "gpu-1, ba3385c9ec43");
+  CHECK(run_key(full_hash) != run_key(row));
 }
 
 TEST_CASE("repeated reference passes give the drift per reference and dtype") {
