@@ -196,10 +196,11 @@ if has_stage test; then
     STATUS=1
   fi
   tail -15 "$LOG_DIR/ctest.log" | tee -a "$LOG_DIR/summary.txt"
-  # Every skipped test with its reason ("SKIPPED: ..." lines of each test's output).
+  # Every skipped test with its reason ("SKIPPED: ..." lines of each test's output), once per
+  # test and reason: each test case of a skipped test prints the same line.
   LAST_TEST_LOG="$BUILD/Testing/Temporary/LastTest.log"
   if [[ -f $LAST_TEST_LOG ]]; then
-    awk '/^[0-9]+\/[0-9]+ Testing: /{name=$3} /^SKIPPED: /{print "skipped " name ": " substr($0, 10)}' \
+    awk '/^[0-9]+\/[0-9]+ Testing: /{name=$3} /^SKIPPED: /{line = "skipped " name ": " substr($0, 10); if (!seen[line]++) print line}' \
       "$LAST_TEST_LOG" > "$LOG_DIR/skipped.txt"
     if [[ -s $LOG_DIR/skipped.txt ]]; then
       log "skipped tests:"
