@@ -76,6 +76,10 @@ ResultRow identity_row(const std::string& benchmark, const std::string& dtype,
   row.seq_len = 0;
   row.verdict = "unchecked";
   row.device = device.name;
+  // Which GPU of a multi-GPU host, as sweep rows say it (docs/csv-schema.md): ceilings of two
+  // GPUs of one model are two measurements.
+  row.device_index = device.index;
+  row.device_uuid = device.uuid;
   row.cache_mode = "warm";
   row.git_commit = std::string(source_state().commit);
   row.git_dirty = source_state().dirty;

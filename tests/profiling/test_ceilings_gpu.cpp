@@ -31,6 +31,8 @@ TEST_CASE("every ceiling is measured, verified and below the device's bound") {
     INFO(row.step << " " << row.dtype << ": " << row.status);
     CHECK(row.is_ceiling());
     CHECK(row.device == device.name);
+    CHECK(row.device_index == device.index);
+    CHECK(row.device_uuid == device.uuid);
     if (row.step == "peak:wgmma" &&
         (device.compute_capability != 90 || arches.find("90a") == std::string::npos)) {
       CHECK(row.status.starts_with("skipped: "));
