@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "explorer/gui/views.hpp"
+#include "explorer/model/roofline.hpp"
 #include "kernels/common/config.hpp"
 #include "explorer/model/step_pages.hpp"
 #include "explorer/model/steps.hpp"
@@ -103,7 +104,12 @@ const Progression& ProgressionCache::get(ExplorerState& state) {
   const Selection& selection = state.selection;
   const ProgressionQuery query{selection.dtype, selection.seq_len, selection.reference};
   if (generation_ != state.generation() || !(query == query_)) {
-    progression_ = build_progression(state.rows(), query);
+    if (rows_ == Rows::with_dram) {
+      dram_rows_ = rows_with_dram(state.rows());
+      progression_ = build_progression(dram_rows_, query);
+    } else {
+      progression_ = build_progression(state.rows(), query);
+    }
     generation_ = state.generation();
     query_ = query;
   }

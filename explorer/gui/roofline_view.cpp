@@ -25,17 +25,9 @@ ImU32 point_colour(const std::string& step) {
 void RooflineView::draw(ExplorerState& state) {
   selection_controls(state);
   const Selection& selection = state.selection;
-  const Progression& progression = cache_.get(state);
-  const ProgressionQuery query{selection.dtype, selection.seq_len, selection.reference};
-  if (generation_ != state.generation() || !(query == query_)) {
-    dram_rows_ = rows_with_dram(state.rows());
-    dram_progression_ = build_progression(dram_rows_, query);
-    generation_ = state.generation();
-    query_ = query;
-  }
   const Ceilings ceilings(state.rows().ceiling_rows());
-  const Roofline roofline = build_roofline(dram_progression_, ceilings, selection.dtype);
-  const std::vector<std::string> not_placed = steps_not_placed(progression, roofline);
+  const Roofline roofline = build_roofline(placed_.get(state), ceilings, selection.dtype);
+  const std::vector<std::string> not_placed = steps_not_placed(all_rows_.get(state), roofline);
 
   ImGui::TextColored(kMutedColour,
                      "%s: arithmetic intensity = 4·B·H·N²·d / (dram__bytes_read.sum + "

@@ -23,14 +23,20 @@
 
 namespace flashscope::explorer::gui {
 
-// Memo of a Progression for the shared selection; ProgressionView and DetailView each own one.
+// Memo of a Progression for the shared selection, rebuilt when the data or the query changes;
+// ProgressionView, DetailView and RooflineView own theirs. Over every shown row, or over the rows
+// with DRAM byte counts only (rows_with_dram: the roofline's).
 class ProgressionCache {
  public:
+  enum class Rows { all, with_dram };
+  explicit ProgressionCache(Rows rows = Rows::all) : rows_(rows) {}
   const Progression& get(ExplorerState& state);
 
  private:
+  Rows rows_;
   std::uint64_t generation_ = 0;
   ProgressionQuery query_;
+  RowSet dram_rows_;  // Rows::with_dram: the rows the progression points into
   Progression progression_;
 };
 
@@ -84,13 +90,8 @@ class RooflineView {
   void draw(ExplorerState& state);
 
  private:
-  ProgressionCache cache_;  // over every row: which steps the roofline cannot place
-  // Over the rows with DRAM byte counts (rows_with_dram), rebuilt when the data or the query
-  // changes.
-  std::uint64_t generation_ = 0;
-  ProgressionQuery query_;
-  RowSet dram_rows_;
-  Progression dram_progression_;
+  ProgressionCache all_rows_;  // which steps the roofline cannot place
+  ProgressionCache placed_{ProgressionCache::Rows::with_dram};
 };
 
 class SweepView {
