@@ -93,6 +93,8 @@ constexpr HopperStepRow kHopperSteps[] = {
     {21, "(FP16, 128, 128, 128, 12): stages_2+regs_240",
      "(FP16, 128, 128, 128, 12): stages_3+regs_224",
      "(FP16, 128, 128, 128, 12): stages_3+regs_240"},
+    // Step 22 keeps a separate O tile, so B_c = 128 leaves room for two K/V stages only.
+    {22, "(FP16, 128, 128, 128, 12): stages_2+regs_240", "", ""},
 };
 
 // hopper-track.md §2: the Hopper tune axes per step, in nesting order (dtype, B_r, B_c, stages,
@@ -105,6 +107,8 @@ struct HopperTuneAxes {
 HopperTuneAxes hopper_tune_axes(int step) {
   if (step == 17) return {{64, 128}, {64, 128}, {1}, {0}};
   if (step == 18) return {{64, 128}, {64, 128}, {2, 3, 4}, {0}};
+  // Step 22's O tile frees room for a fourth stage at B_c = 64 (filtered by SMEM at B_c = 128).
+  if (step == 22) return {{128}, {64, 128}, {2, 3, 4}, {224, 240}};
   return {{128}, {64, 128}, {2, 3}, {224, 240}};
 }
 
@@ -185,6 +189,7 @@ const std::vector<StepInfo>& steps() {
       {19, "Warp specialization and register reallocation", "v19", "v19", {}},
       {20, "Ping-pong scheduling of the consumer warpgroups", "v20", "v20", {}},
       {21, "Intra-warpgroup overlap of GEMM and softmax", "v21", "v21", {}},
+      {22, "Persistent kernel with a tile scheduler", "v22", "v22", {}},
   };
   return kSteps;
 }
@@ -398,7 +403,7 @@ std::vector<KernelConfig> select_for_step(std::string_view key, int step) {
 std::string selection_keys_help() {
   return "valid keys are prog (7 progression configs), prog_all (56, extended progression), "
          "tune (80 auto-tune configs), all (the seed's build list, 80) and B_r,B_c (tune "
-         "configs of that block shape, e.g. 128,64); for a Hopper step (17–21) prog yields its "
+         "configs of that block shape, e.g. 128,64); for a Hopper step (17–22) prog yields its "
          "progression config and picks, tune, all and prog_all its own tune set";
 }
 

@@ -15,7 +15,8 @@
 namespace flashscope::configs {
 
 constexpr int kFirstStep = 1;
-constexpr int kLastStep = 21;  // steps 17–21: the Hopper track (hopper-track.md)
+constexpr int kLastStep =
+    22;  // steps 17–22: the Hopper track (hopper-track.md, docs/versions/22.md)
 
 struct StepInfo {
   int step;

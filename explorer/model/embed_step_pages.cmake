@@ -1,4 +1,4 @@
-# Writes a C++ source that embeds, for each of the 21 steps (configs::kLastStep, checked by a test),
+# Writes a C++ source that embeds, for each of the 22 steps (configs::kLastStep, checked by a test),
 # its docs/versions/NN.md page and
 # the `diff -ruN` of its kernels/versions folder against the previous step's folder.
 #
@@ -47,7 +47,7 @@ function(strip_diff_timestamps diff_var)
 endfunction()
 
 set(entries "")
-foreach(step RANGE 1 21)
+foreach(step RANGE 1 22)
   if(step LESS 10)
     set(page_name "0${step}.md")
   else()

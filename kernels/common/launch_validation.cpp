@@ -65,6 +65,17 @@ std::optional<std::string> unsupported_hopper_combination(int step, const Kernel
     return name + " reallocates registers with setmaxnreg: consumer_regs (regs_N) must be set";
   if (c.stages < 2)
     return name + " overlaps loads with compute through a circular buffer: stages must be >= 2";
+  // Step 22 (docs/versions/22.md) stores O from a tile of its own, so the next tile's Q can load
+  // while O leaves: one B_r x d_head tile more than smem_bytes() counts.
+  if (step >= 22) {
+    const int bytes = smem_bytes(c) + c.B_r * c.d_head * kElementBytes;
+    if (bytes > kHopperMaxSmemBytes)
+      return name +
+             " keeps Q, O and stages x (K + V) tiles in shared memory: " + std::to_string(bytes) +
+             " bytes at B_c = " + std::to_string(c.B_c) +
+             " and stages = " + std::to_string(c.stages) +
+             " exceed the 232448 bytes (227 KB) a block may opt in to";
+  }
   return std::nullopt;
 }
 
