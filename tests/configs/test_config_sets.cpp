@@ -149,10 +149,9 @@ TEST_CASE("steps and picks") {
   CHECK(step_info(18).static_head_counts.empty());                  // TMA: the map has strides
   CHECK(step_info(21).source_folder == "v21");
   CHECK(step_info(22).source_folder == "v22");
-  CHECK_THROWS_WITH_AS(
-      step_info(kLastStep + 1),
-      doctest::Contains("step " + std::to_string(kLastStep + 1) + " does not exist"),
-      std::out_of_range);
+  const std::string beyond_last = "step " + std::to_string(kLastStep + 1) + " does not exist";
+  CHECK_THROWS_WITH_AS(step_info(kLastStep + 1), doctest::Contains(beyond_last.c_str()),
+                       std::out_of_range);
 }
 
 TEST_CASE("Hopper tune spaces and their filter rules") {
@@ -268,8 +267,8 @@ TEST_CASE("step lists") {
   CHECK(parse_step_list("16-21").size() == 6);
   CHECK(parse_step_list("7,16") == std::vector<int>{7, 16});
   CHECK(parse_step_list("3,1-2,3") == std::vector<int>{1, 2, 3});
-  CHECK_THROWS_WITH_AS(parse_step_list("0-3"),
-                       doctest::Contains("outside 1–" + std::to_string(kLastStep)),
+  const std::string outside = "outside 1–" + std::to_string(kLastStep);
+  CHECK_THROWS_WITH_AS(parse_step_list("0-3"), doctest::Contains(outside.c_str()),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_step_list("5-2"), doctest::Contains("runs backwards"),
                        std::invalid_argument);
