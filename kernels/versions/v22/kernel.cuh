@@ -119,6 +119,8 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
                             Q_ring.producer_expect_bytes(q_state, kTileBytes<C, C.B_r>),
                             {tile.query_block * C.B_r, tile.head, tile.sample});
         q_state.advance();
+        // Drawn now, so the atomic's round trip hides behind this tile's K/V loads.
+        linear = scheduler.fetch_next();
         for (int block = 0; block < n_kv_blocks; ++block, kv_state.advance()) {
           const TileCoordinates from{(last_kv_block - block) * C.B_c, tile.head, tile.sample};
           const int slot_offset = kv_state.index * Sh::kKVTileBytes;
@@ -129,9 +131,6 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
           load_tile<C, C.B_c>(V_address + slot_offset, &maps.v,
                               V_ring.producer_expect_bytes(kv_state, kTileBytes<C, C.B_c>), from);
         }
-        // Drawn once this tile's loads are issued: the atomic's round trip overlaps the wait for
-        // the consumers to release Q, and no load of this tile queues behind it.
-        linear = scheduler.fetch_next();
       }
       scheduler.retire();
     }
