@@ -162,8 +162,11 @@ bool only_separators(std::string_view between) {
   });
 }
 
+// A bare "§N" cites the progression, except inside one of the numbered specification documents,
+// where it cites that document (the folder's README is an index without numbered sections).
 std::string default_document(std::string_view source) {
-  if (source.starts_with(kSpecDirectory) && is_markdown(source)) return std::string(source);
+  if (source.starts_with(kSpecDirectory) && is_markdown(source) && !source.ends_with("/README.md"))
+    return std::string(source);
   return std::string(kDefaultSpec);
 }
 
@@ -289,10 +292,11 @@ void find_documents(std::string_view text, std::string_view source, const LineIn
         std::isupper(static_cast<unsigned char>(text[p]))) {
       std::size_t title_end = p;
       while (title_end < text.size() && title_end - p <= 40 &&
-             std::string_view("),;:.\"\n").find(text[title_end]) == std::string_view::npos)
+             std::string_view("),;:.`\"\n").find(text[title_end]) == std::string_view::npos)
         ++title_end;
       title = std::string(text.substr(p, title_end - p));
-      while (!title.empty() && title.back() == ' ') title.pop_back();
+      while (!title.empty() && title.back() == ' ')
+        title.pop_back();
       if (title_end - p <= 40 && std::count(title.begin(), title.end(), ' ') < 6)
         out.push_back({CitationKind::titled, std::string(source), line,
                        std::string(path) + ", " + title, std::string(path), title});

@@ -6,8 +6,9 @@
 //   numbered   "§4.13", "spec §4.13", "kernel-progression.md §5.1", "hopper-track.md §3",
 //              lists "spec §4.8, §4.15; hopper-track.md §3", ranges "§5.2–5.3", "§4.8–4.10",
 //              alternatives "§5.2/5.3" or "§5.2/§5.3". "spec" and no file name mean
-//              docs/spec/kernel-progression.md, except inside docs/spec/NAME.md, where a bare "§N"
-//              means that document itself; "NAME.md §N" means docs/spec/NAME.md.
+//              docs/spec/kernel-progression.md, except inside a numbered document docs/spec/NAME.md
+//              (not the folder's README), where a bare "§N" means that document itself;
+//              "NAME.md §N" means docs/spec/NAME.md.
 //   titled     docs/NAME.md followed by one or more quoted titles: `docs/profiling.md, "SM clock"`,
 //              `docs/results.md "Auto-tuning"`, `(docs/explorer.md, "SASS", "Roofline")`,
 //              `docs/profiling.md ("Several GPUs and hosts")`. A title names a heading of that
