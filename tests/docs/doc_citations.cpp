@@ -469,26 +469,27 @@ std::vector<Citation> find_citations(std::string_view text, std::string_view sou
 std::vector<std::string> scanned_sources(const fs::path& root) {
   static const std::set<std::string> kTextExtensions = {
       ".cpp", ".hpp", ".h", ".cu", ".cuh", ".md", ".txt", ".cmake", ".sh", ".py", ".in"};
+  // Hidden folders (.git) and build trees (any folder holding a CMakeCache.txt, whatever its
+  // name) are not sources. Measured data holds no citations except in its manifests.
+  const auto skipped_directory = [](const fs::path& path) {
+    return path.filename().string().starts_with(".") || fs::exists(path / "CMakeCache.txt");
+  };
+  const auto wanted = [&](const fs::path& relative) {
+    const std::string extension = relative.extension().string();
+    if (*relative.begin() == "results") return extension == ".md";
+    return kTextExtensions.contains(extension) || relative.filename() == "CMakeLists.txt";
+  };
   std::vector<std::string> out;
-  for (const std::string top : {"README.md", "CMakeLists.txt"})
-    if (fs::is_regular_file(root / top)) out.push_back(top);
-  for (const std::string directory : {"kernels", "configs", "profiling", "explorer", "tests",
-                                      "scripts", "docs", "cmake", "results"}) {
-    if (!fs::is_directory(root / directory)) continue;
-    for (auto it = fs::recursive_directory_iterator(root / directory);
-         it != fs::recursive_directory_iterator(); ++it) {
-      const fs::path& path = it->path();
-      if (it->is_directory() && path.filename().string().starts_with(".")) {
-        it.disable_recursion_pending();
-        continue;
-      }
-      if (!it->is_regular_file()) continue;
-      const std::string extension = path.extension().string();
-      const bool wanted = directory == "results" ? extension == ".md"
-                                                 : kTextExtensions.contains(extension) ||
-                                                       path.filename() == "CMakeLists.txt";
-      if (wanted) out.push_back(fs::relative(path, root).generic_string());
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
+    const fs::path& path = it->path();
+    if (it->is_directory()) {
+      if (skipped_directory(path)) it.disable_recursion_pending();
+      continue;
     }
+    if (!it->is_regular_file()) continue;
+    const fs::path relative = fs::relative(path, root);
+    if (wanted(relative)) out.push_back(relative.generic_string());
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -69,9 +69,9 @@ bool names_section(const std::vector<std::string>& titles, std::string_view titl
 // what a bare "§N" refers to and how comment markers continue a citation onto the next line).
 std::vector<Citation> find_citations(std::string_view text, std::string_view source);
 
-// The files the check reads: text sources under kernels/, configs/, profiling/, explorer/,
-// tests/, scripts/, docs/, cmake/ and results/ (markdown only there), plus the top-level
-// README.md and CMakeLists.txt; relative to `root`, sorted.
+// The files the check reads, relative to `root` and sorted: every text source (C++, CUDA, CMake,
+// shell, Python, markdown, text) under `root`, except in hidden folders and build trees (folders
+// holding a CMakeCache.txt); under results/, only the markdown manifests.
 std::vector<std::string> scanned_sources(const std::filesystem::path& root);
 
 struct CheckResult {
