@@ -12,6 +12,7 @@
 #include <array>
 #include <cctype>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -59,14 +60,20 @@ class DeviceScope {
 };
 
 // The GPU `device` as the runtime describes it; RuntimeError naming the device and the CUDA error
-// when there is none (no driver, no GPU, index out of range).
+// when there is none (no driver, no GPU, index out of range). Remembered per device, because
+// cudaGetDeviceProperties costs more than a launch and a device does not change under a process.
+// Callers hold the GIL, which serialises the cache.
 GpuTarget describe_gpu(int device) {
+  static std::map<int, GpuTarget> described;
+  if (const auto found = described.find(device); found != described.end()) return found->second;
   cudaDeviceProp properties{};
   const cudaError_t status = cudaGetDeviceProperties(&properties, device);
-  if (status != cudaSuccess)
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clear it, so a later call does not report it again
     throw std::runtime_error("no usable CUDA device cuda:" + std::to_string(device) + " (" +
                              cudaGetErrorName(status) + ": " + cudaGetErrorString(status) + ")");
-  return {properties.major * 10 + properties.minor, properties.name};
+  }
+  return described[device] = {properties.major * 10 + properties.minor, properties.name};
 }
 
 cudaStream_t as_stream(std::intptr_t handle) {
