@@ -219,7 +219,7 @@ fi
 
 if has_stage python; then
   # The module is <build>/python/flashscope, built for the interpreter CMake found.
-  PYTHON=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$BUILD/CMakeCache.txt" | head -1)
+  PYTHON=$(sed -n 's/^FLASHSCOPE_PYTHON_EXECUTABLE:INTERNAL=//p' "$BUILD/CMakeCache.txt" | head -1)
   if ! compgen -G "$BUILD/python/flashscope/_core*.so" > /dev/null; then
     log "python: the module was not built: $(grep -m1 'Python module' "$LOG_DIR/build.log" || echo 'no configure message')"
     STATUS=1
@@ -235,7 +235,7 @@ if has_stage python; then
     env "${PYTEST_ENV[@]}" "$PYTHON" -m pytest "$ROOT/tests/python" -v -s -rs -p no:cacheprovider \
       > "$LOG_DIR/pytest.log" 2>&1 || STATUS=1
     # The skip reasons, then pytest's summary line, and forward_timed against the explorer.
-    grep -E '^SKIPPED' "$LOG_DIR/pytest.log" | sort | uniq -c | tee -a "$LOG_DIR/summary.txt" || true
+    grep -E '^SKIPPED' "$LOG_DIR/pytest.log" | tee -a "$LOG_DIR/summary.txt" || true
     grep -E 'forward_timed .* ms, explorer' "$LOG_DIR/pytest.log" | tee -a "$LOG_DIR/summary.txt" || true
     tail -1 "$LOG_DIR/pytest.log" | tee -a "$LOG_DIR/summary.txt"
   fi
