@@ -316,6 +316,22 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
       throw py::value_error(array.name + "'s data starts at " +
                             std::to_string(reinterpret_cast<std::uintptr_t>(array.view.data)) +
                             ", which is not 16-byte aligned; the kernels copy 16-byte vectors");
+  if (arrays.size() > 3) {
+    // The kernels read every K and V row from every block, and forward_timed launches again on
+    // the same inputs, so an output that overlaps an input would silently change the result.
+    const auto end_of = [](const TensorView& view) {
+      return static_cast<const char*>(view.data) +
+             view.shape[0] * view.shape[1] * view.shape[2] * view.shape[3] * kElementBytes;
+    };
+    const TensorView& o = arrays[3].view;
+    for (int i = 0; i < 3; ++i) {
+      const TensorView& input = arrays[static_cast<std::size_t>(i)].view;
+      if (static_cast<const char*>(o.data) < end_of(input) &&
+          static_cast<const char*>(input.data) < end_of(o))
+        throw py::value_error(std::string("o overlaps ") + kTensorArgumentNames[i] +
+                              " in memory; the output must not share memory with an input");
+    }
+  }
   if (step) require_step_built(*step);
   if (causal) require_causal_support(step, nullptr);
 

@@ -185,6 +185,28 @@ def test_o_must_be_like_q():
         check(q, k, v, step, config, o=np.zeros(shape, np.float16))
 
 
+def test_o_must_not_overlap_an_input():
+    step, config = ampere_kernel()
+    shape = shape_for(config)
+    q, k, v = fake_qkv(shape, config.dtype)
+    with pytest.raises(ValueError, match="^o overlaps k in memory; the output must not share "
+                                         "memory with an input$"):
+        check(q, k, v, step, config, o=FakeArray(shape, config.dtype, address=k.address + 256))
+    with pytest.raises(ValueError, match="^o overlaps q in memory"):
+        check(q, k, v, step, config, o=q)
+    # Adjacent, not overlapping: accepted.
+    size = 2 * shape[0] * shape[1] * shape[2] * shape[3]
+    adjacent = FakeArray(shape, config.dtype, address=v.address + size)
+    expect_checks_pass(lambda: check(q, k, v, step, config, o=adjacent))
+
+
+def test_device_array_checks_its_arguments():
+    with pytest.raises(ValueError, match="DeviceArray: every extent must be positive"):
+        flashscope.DeviceArray((1, 0, 16, 128), "fp16", 0)
+    with pytest.raises(ValueError, match='dtype "fp32" is not fp16 or bf16'):
+        flashscope.DeviceArray((1, 128, 16, 128), "fp32", 0)
+
+
 def test_arrays_on_different_gpus_are_refused():
     step, config = ampere_kernel()
     shape = shape_for(config)
