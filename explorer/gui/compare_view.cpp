@@ -177,7 +177,8 @@ void CompareView::draw(ExplorerState& state) {
     y_axis.title = "B / A (geometric mean per step)";
     y_axis.fit = plot::fit_range(ratios, plot::AxisScale::linear, 0.15, false);
     y_axis.zoomable = false;
-    plot::Plot chart("##compare_steps", ImVec2(0, 190), x_axis, y_axis);
+    const float label_column = ImGui::CalcTextSize("parity").x + 8;
+    plot::Plot chart("##compare_steps", ImVec2(0, 190), x_axis, y_axis, {label_column, {}});
     for (std::size_t i = 0; i < comparison_.per_step.size(); ++i) {
       const double ratio = comparison_.per_step[i].geometric_mean;
       const ImU32 colour = ImGui::ColorConvertFloat4ToU32(ratio_colour(ratio));

@@ -92,6 +92,7 @@ class RooflineView {
  private:
   ProgressionCache all_rows_;  // which steps the roofline cannot place
   ProgressionCache placed_{ProgressionCache::Rows::with_dram};
+  bool show_ridge_ = false;  // widen the x-range to the ridge point
 };
 
 class SweepView {
