@@ -182,26 +182,48 @@ class CompareView {
   std::vector<DeviceUnit> units_a_, units_b_;  // the GPUs of each side's file
 };
 
-// Runs sweeps on this machine's GPU; without a runner it shows why it is unavailable.
+// Lists every step the build has, grouped by track, with the number of kernels the chosen set
+// measures for each (the sweep's own plan), and runs sweeps on this machine's GPU. Without a
+// runner (no GPU) the choices stay open and the reason replaces the Run button; without a planner
+// (a build without the sweep engine) the panel shows only the reason.
 class RunPanel {
  public:
-  RunPanel(std::shared_ptr<SweepRunner> runner, std::string unavailable_reason);
+  RunPanel(std::shared_ptr<SweepPlanner> planner, std::shared_ptr<SweepRunner> runner,
+           std::string unavailable_reason);
   void draw(ExplorerState& state);
   // Moves rows the sweep delivered since the last frame into the state; call once per frame.
   void stream_rows(ExplorerState& state);
   bool busy() const;
+  // Ticks exactly these steps (--run-steps); returns the ones this build does not have.
+  std::vector<int> choose_steps(const std::vector<int>& steps);
+  // Starts the sweep the panel is set to, as the Run button does (--run-sweep); returns why it
+  // cannot (no GPU, nothing chosen), or empty when it started.
+  std::string start(ExplorerState& state);
+  // One line for scripted runs: the tracks and steps listed, the steps ticked, the set and its
+  // row count, and the state of the sweep started from the panel.
+  std::string summary(const ExplorerState& state);
 
  private:
+  SweepRequest request() const;
+  void refresh_preview();
+  void draw_steps();
+
+  std::shared_ptr<SweepPlanner> planner_;
   std::shared_ptr<SweepRunner> runner_;
   std::string unavailable_reason_;
   std::unique_ptr<SweepSession> session_;
   int config_set_ = 0;
   std::string custom_shape_ = "128,64";
-  bool steps_[16] = {};
+  std::vector<StepTrack> tracks_;  // every step the build has
+  std::map<int, bool> steps_;      // ticked, by step
   std::vector<std::pair<int, bool>> seq_lens_;
   bool fp16_ = true;
   bool bf16_ = false;
   bool references_ = true;
+  // The plans of the chosen set over every step (the per-step counts) and of the request.
+  std::optional<SweepRequest> previewed_;
+  SweepPreview every_step_;
+  SweepPreview chosen_;
   std::string save_path_ = "results/live.csv";
   std::string save_message_;
 };
