@@ -17,7 +17,9 @@
 #include "explorer/model/ceilings.hpp"
 #include "explorer/model/compare.hpp"
 #include "explorer/model/fields.hpp"
+#include "explorer/model/markdown.hpp"
 #include "explorer/model/progression.hpp"
+#include "explorer/model/step_pages.hpp"
 #include "explorer/model/sweep_runner.hpp"
 #include "explorer/model/sweep_series.hpp"
 
@@ -143,8 +145,11 @@ class DetailView {
 
  private:
   void draw_changes(ExplorerState& state, const Progression& progression, int step);
+  const std::vector<MarkdownBlock>& page_blocks(const StepPage& page);
 
   ProgressionCache cache_;
+  const StepPage* parsed_page_ = nullptr;
+  std::vector<MarkdownBlock> page_blocks_;
   DiffText diff_text_;
   SassTab sass_tab_;
 

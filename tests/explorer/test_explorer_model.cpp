@@ -12,6 +12,7 @@
 #include "explorer/model/compare.hpp"
 #include "explorer/model/devices.hpp"
 #include "explorer/model/fields.hpp"
+#include "explorer/model/markdown.hpp"
 #include "explorer/model/progression.hpp"
 #include "explorer/model/result_files.hpp"
 #include "explorer/model/row_set.hpp"
@@ -672,4 +673,81 @@ TEST_CASE("compare pairs a reference's two passes each with its own") {
     REQUIRE(row.ratio.has_value());
     CHECK(*row.ratio == doctest::Approx(1.1));  // pass 1 with pass 1, pass 2 with pass 2
   }
+}
+
+// ---- Step pages as the detail view renders them (explorer/model/markdown.hpp) -----------------
+
+TEST_CASE("markdown: code spans lose their backticks, generated-block markers disappear") {
+  const std::string page =
+      "# Step 9: reducing `MOV`\n"
+      "\n"
+      "Seed picks: A100 `(FP16, 128, 128, 64, 4): async+eager`, and **bold** text\n"
+      "continued on a second line with a [link to `07.md`](07.md).\n"
+      "\n"
+      "* **K fragments** (`K_lane`, `load_K_fragments`). Lanes 0-7\n"
+      "  address rows 0-7.\n"
+      "  * nested\n"
+      "\n"
+      "<!-- flashscope:begin step-09 -->\n"
+      "| dtype | config | time (ms) |\n"
+      "| --- | --- | ---: |\n"
+      "| fp16 | `(FP16, 128, 128, 64, 4): a|b` | 5.991 |\n"
+      "<!-- flashscope:end step-09 -->\n"
+      "```\n"
+      "explorer sass --step 9\n"
+      "```\n";
+  const std::vector<MarkdownBlock> blocks = parse_markdown(page);
+  REQUIRE(blocks.size() == 6);
+  CHECK(blocks[0].kind == MarkdownBlockKind::heading);
+  CHECK(blocks[0].level == 1);
+  CHECK(blocks[0].text == MarkdownLine{{"Step 9: reducing ", false, false}, {"MOV", true, false}});
+  CHECK(blocks[1].kind == MarkdownBlockKind::paragraph);
+  CHECK(blocks[1].text ==
+        MarkdownLine{{"Seed picks: A100 ", false, false},
+                     {"(FP16, 128, 128, 64, 4): async+eager", true, false},
+                     {", and ", false, false},
+                     {"bold", false, true},
+                     {" text continued on a second line with a link to ", false, false},
+                     {"07.md", true, false},
+                     {".", false, false}});
+  CHECK(blocks[2].kind == MarkdownBlockKind::list_item);
+  CHECK(blocks[2].level == 0);
+  CHECK(blocks[2].text.back().text == "). Lanes 0-7 address rows 0-7.");
+  CHECK(blocks[3].kind == MarkdownBlockKind::list_item);
+  CHECK(blocks[3].level == 1);
+  CHECK(blocks[4].kind == MarkdownBlockKind::table);
+  REQUIRE(blocks[4].rows.size() == 2);  // header and one row; the separator is alignment
+  CHECK(blocks[4].right_aligned == std::vector<bool>{false, false, true});
+  CHECK(blocks[4].rows[1][1] == MarkdownLine{{"(FP16, 128, 128, 64, 4): a|b", true, false}});
+  CHECK(blocks[4].rows[1][2] == MarkdownLine{{"5.991", false, false}});
+  CHECK(blocks[5].kind == MarkdownBlockKind::code);
+  CHECK(blocks[5].code_lines == std::vector<std::string>{"explorer sass --step 9"});
+  for (const std::string& text : visible_texts(blocks)) {
+    CHECK(text.find('`') == std::string::npos);
+    CHECK(text.find("<!--") == std::string::npos);
+    CHECK(text.find("flashscope:") == std::string::npos);
+    CHECK(text.find("**") == std::string::npos);
+  }
+}
+
+TEST_CASE("markdown: every embedded step page renders without raw markers or backticks") {
+  int pages = 0;
+  for (const StepPage& page : embedded_step_pages()) {
+    if (page.doc_markdown.empty()) continue;
+    ++pages;
+    const std::vector<MarkdownBlock> blocks = parse_markdown(page.doc_markdown);
+    CHECK(!blocks.empty());
+    for (const MarkdownBlock& block : blocks) {
+      std::vector<MarkdownBlock> one{block};
+      if (block.kind == MarkdownBlockKind::code) continue;  // code blocks are shown verbatim
+      for (const std::string& text : visible_texts(one)) {
+        INFO(page.doc_path, ": ", text);
+        CHECK(text.find('`') == std::string::npos);
+        CHECK(text.find("<!--") == std::string::npos);
+        CHECK(text.find("-->") == std::string::npos);
+        CHECK(text.find("**") == std::string::npos);
+      }
+    }
+  }
+  CHECK(pages > 0);
 }
