@@ -172,7 +172,11 @@ class CompareView {
   std::size_t file_a_ = 0;
   std::size_t file_b_ = 1;
   std::string gpu_a_, gpu_b_;
-  bool gpus_chosen_ = false;  // by choose_gpus: one loaded file then serves both sides
+  bool gpus_chosen_ = false;   // by choose_gpus: one loaded file then serves both sides
+  bool sides_chosen_ = false;  // the user picked a file for a side: no more default pairing
+  std::uint64_t default_generation_ = 0;  // the data default_compare_pair last looked at
+  std::string default_note_;              // how the sides were chosen, or what to pick
+  bool default_found_ = false;
   std::string filter_text_;
   std::vector<CompareSortKey> sort_keys_;
 

@@ -751,3 +751,67 @@ TEST_CASE("markdown: every embedded step page renders without raw markers or bac
   }
   CHECK(pages > 0);
 }
+
+// ---- The pair Compare opens on (issue 22) ------------------------------------------------------
+
+namespace {
+
+ResultFile file_of(std::string label, const std::vector<std::string>& steps, std::string device,
+                   std::string run_id, int seq_len = 4096) {
+  ResultFile file;
+  file.label = std::move(label);
+  for (const std::string& step : steps) {
+    ResultRow row;
+    row.step = step;
+    row.config = step == "fa2" ? "" : kConfig64;
+    row.dtype = "fp16";
+    row.batch = 16;
+    row.heads = 16;
+    row.seq_len = seq_len;
+    row.tflops = 100;
+    row.median_ms = 10;
+    row.verdict = "pass";
+    row.device = device;
+    row.cache_mode = "warm";
+    row.run_id = run_id;
+    file.rows.push_back(row);
+  }
+  return file;
+}
+
+}  // namespace
+
+TEST_CASE("Compare opens on the two newest runs of one device that share measurements") {
+  std::vector<ResultFile> files;
+  files.push_back(file_of("peak.csv", {"peak:hbm.read"}, "H200", "vm 2026-11-23T15:00:00Z"));
+  files.push_back(file_of("old.csv", {"1", "2", "fa2"}, "H200", ""));  // no run start: oldest
+  files.push_back(file_of("mid.csv", {"1", "2"}, "H200", "vm 2026-11-22T10:00:00Z"));
+  files.push_back(file_of("new.csv", {"1", "2", "3"}, "H200", "vm 2026-11-23T14:56:21Z"));
+  files.push_back(file_of("other_n.csv", {"1", "2"}, "H200", "vm 2026-11-24T09:00:00Z", 8192));
+  files.push_back(file_of("h100.csv", {"1", "2"}, "H100", "vm 2026-11-25T09:00:00Z"));
+
+  const auto pair = default_compare_pair(files, "H200");
+  REQUIRE(pair.has_value());
+  CHECK(pair->a == 2);  // the older of the two newest runs with shared cells...
+  CHECK(pair->b == 3);  // ...and the newest; other_n.csv is newer but shares nothing
+  CHECK(pair->shared == 2);
+  CHECK(pair->device == "H200");
+  // The rows of the chosen pair really pair.
+  std::vector<const ResultRow*> a, b;
+  for (const ResultRow& row : files[pair->a].rows)
+    a.push_back(&row);
+  for (const ResultRow& row : files[pair->b].rows)
+    b.push_back(&row);
+  CHECK(compare_results(a, b).paired == 2);
+
+  // Without a device filter, any one device: the H100 file has no partner, so still H200.
+  const auto any = default_compare_pair(files, "");
+  REQUIRE(any.has_value());
+  CHECK(any->device == "H200");
+
+  // Nothing shared (the shipped case that opened on "0 paired"): no default, the view says so.
+  const std::vector<ResultFile> unrelated{files[0], files[4], files[5]};
+  CHECK_FALSE(default_compare_pair(unrelated, "H200").has_value());
+  CHECK(run_start(files[3].rows[0]) == "2026-11-23T14:56:21Z");
+  CHECK(run_start(files[1].rows[0]).empty());
+}
