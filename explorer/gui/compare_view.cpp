@@ -6,6 +6,7 @@
 
 #include "configs/config_sets.hpp"
 #include "explorer/gui/views.hpp"
+#include "explorer/model/hints.hpp"
 #include "explorer/plot/plot.hpp"
 
 namespace flashscope::explorer::gui {
@@ -88,7 +89,8 @@ void CompareView::draw(ExplorerState& state) {
   if (files.empty()) {
     empty_view_message(
         "Compare needs result files: two files side by side, or two GPUs of one file. Start the "
-        "explorer with --results A.csv B.csv, or load a CSV with the box on the left.");
+        "explorer with two files (" +
+        std::string(hints::kCompareTwoFiles) + "), or load a CSV with the box on the left.");
     return;
   }
   // Two GPUs asked for with one file loaded: both sides show that file.

@@ -20,6 +20,7 @@
 #include "explorer/gui/screenshot.hpp"
 #include "explorer/gui/views.hpp"
 #include "explorer/gui/widgets.hpp"
+#include "explorer/model/hints.hpp"
 
 #ifndef FLASHSCOPE_DEFAULT_RESULTS_DIR
 #error "FLASHSCOPE_DEFAULT_RESULTS_DIR must be defined by the build (<source dir>/results)"
@@ -126,11 +127,11 @@ class ExplorerWindow {
                                                                       : options.results_directory;
       paths = find_result_csvs(directory);
       if (paths.empty())
-        no_files_message_ =
-            "No result files found: there is no *.csv under " + directory +
-            ".\n\nMeasure on a machine with a GPU with `explorer --csv FILE` (see "
-            "docs/explorer.md), then open the file with `explorer --results FILE` or the Open "
-            "box on the left.";
+        no_files_message_ = "No result files found: there is no *.csv under " + directory +
+                            ".\n\nMeasure on a machine with a GPU:\n  " +
+                            std::string(hints::kSweepToFile) +
+                            "\nthen open the file it wrote:\n  " + std::string(hints::kOpenSweep) +
+                            "\nor type its path into the Open box on the left (docs/explorer.md).";
     }
     state_.load(paths);
     try {
@@ -455,7 +456,8 @@ int run_gui(const GuiOptions& options) {
   if (!glfwInit()) {
     std::cerr << "explorer: cannot start the GUI: " << gui::glfw_error_text
               << "\nOn a machine without a display run it under `xvfb-run -a explorer ...`, or "
-                 "use `explorer --csv` for a headless sweep.\n";
+                 "run a headless sweep: "
+              << hints::kSweepToFile << "\n";
     return 1;
   }
   const bool scripted = !options.screenshot_path.empty() || options.bench_frames > 0;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "explorer/gui/views.hpp"
+#include "explorer/model/hints.hpp"
 #include "explorer/model/roofline.hpp"
 #include "kernels/common/config.hpp"
 #include "explorer/model/step_pages.hpp"
@@ -164,7 +165,8 @@ void ProgressionView::draw(ExplorerState& state) {
   sass_controls(state);
   if (show_ceilings_ && ceilings.compute().empty()) {
     ImGui::SameLine();
-    ImGui::TextColored(kMutedColour, "(no ceilings loaded: explorer peak writes them)");
+    ImGui::TextColored(kMutedColour, "(no ceilings loaded: %s writes them)",
+                       std::string(hints::kPeakToFile).c_str());
   }
   std::vector<const ComputeCeiling*> shown_ceilings;
   if (show_ceilings_ && mode == ValueMode::tflops) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "explorer/gui/views.hpp"
+#include "explorer/model/hints.hpp"
 #include "explorer/model/roofline.hpp"
 #include "explorer/plot/plot.hpp"
 
@@ -35,10 +36,10 @@ void RooflineView::draw(ExplorerState& state) {
                      "dram__bytes_write.sum) of the profiled launch; roofs from explorer peak",
                      selection.dtype.c_str());
   if (roofline.points.empty()) {
-    empty_view_message(
-        "No row has DRAM byte counts. Measure with\n  explorer --csv --metrics "
-        "dram__bytes_read.sum,dram__bytes_write.sum ...\nand the device's ceilings with\n  "
-        "explorer peak --output peak.csv\nthen open both files.");
+    empty_view_message("No row has DRAM byte counts. Measure with\n  " +
+                       std::string(hints::kSweepWithDram) + "\nand the device's ceilings with\n  " +
+                       std::string(hints::kPeakToFile) + "\nthen open both files:\n  " +
+                       std::string(hints::kOpenRoofline));
     return;
   }
   if (!not_placed.empty()) {
@@ -49,10 +50,10 @@ void RooflineView::draw(ExplorerState& state) {
                        names.c_str());
   }
   if (roofline.compute_roofs.empty() || roofline.memory_roof == nullptr)
-    ImGui::TextColored(
-        kWarningColour,
-        "No %s ceilings for %s loaded: run explorer peak on that device for the roofs.",
-        roofline.compute_roofs.empty() ? "compute" : "memory", roofline.device.c_str());
+    ImGui::TextColored(kWarningColour,
+                       "No %s ceilings for %s loaded: run %s on that device for the roofs.",
+                       roofline.compute_roofs.empty() ? "compute" : "memory",
+                       roofline.device.c_str(), std::string(hints::kPeakToFile).c_str());
 
   // Every step sits near the problem's own intensity (about N/2 FLOP per byte), far right of the
   // ridge point: the x-range fits the points, so their spread in intensity shows; the ridge point
