@@ -15,7 +15,7 @@ namespace {
 constexpr const char* kConfigSets[] = {"prog", "prog_all", "tune", "all", "built", "B_r,B_c"};
 constexpr const char* kConfigSetHelp[] = {
     "each step's progression config and its picks",
-    "extended progression (steps 1-16: 8 block shapes per entry; a Hopper step: its tune set)",
+    "extended progression (an Ampere step: 8 block shapes per entry; a Hopper step: its tune set)",
     "the auto-tune search space (a Hopper step: its own tune set)",
     "the seed's build list (a Hopper step: its tune set)",
     "every kernel built into this binary",
