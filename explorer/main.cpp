@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 #ifdef FLASHSCOPE_WITH_GUI
+  gui.sweep_planner = explorer::make_profiling_sweep_planner();
   gui.sweep_runner = explorer::make_profiling_sweep_runner(0, gui.sweep_unavailable_reason);
   return explorer::run_gui(gui);
 #else

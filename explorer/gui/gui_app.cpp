@@ -1,4 +1,3 @@
-#include "configs/config_sets.hpp"
 #include "explorer/gui/gui_app.hpp"
 
 #include <CLI/CLI.hpp>
@@ -21,6 +20,7 @@
 #include "explorer/gui/screenshot.hpp"
 #include "explorer/gui/views.hpp"
 #include "explorer/gui/widgets.hpp"
+#include "explorer/model/hints.hpp"
 
 #ifndef FLASHSCOPE_DEFAULT_RESULTS_DIR
 #error "FLASHSCOPE_DEFAULT_RESULTS_DIR must be defined by the build (<source dir>/results)"
@@ -70,6 +70,20 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
       },
       "The GPUs the compare view puts side by side, A,B (index or UUID prefix each); with one "
       "file loaded both sides are that file"));
+  in_group(app.add_option_function<std::string>(
+      "--run-steps",
+      [&options](const std::string& text) {
+        try {
+          options.run_steps = configs::parse_step_list(text);
+        } catch (const std::invalid_argument& error) {
+          throw CLI::ValidationError("--run-steps", error.what());
+        }
+      },
+      "Steps the run panel starts with ticked, e.g. 17-21 or 1,7,21 (default: every step built)"));
+  in_group(
+      app.add_flag("--run-sweep", options.run_sweep,
+                   "Start the run panel's sweep on opening (its default set, N = 4096, fp16, "
+                   "with --run-steps); with --screenshot, the shot waits for the sweep to end"));
   in_group(app.add_option("--screenshot", options.screenshot_path,
                           "Render --frames frames, save the window as this PNG and exit"));
   in_group(app.add_option("--frames", options.frames, "Frames rendered before the screenshot")
@@ -106,18 +120,18 @@ namespace {
 class ExplorerWindow {
  public:
   explicit ExplorerWindow(const GuiOptions& options)
-      : run_panel_(options.sweep_runner, options.sweep_unavailable_reason) {
+      : run_panel_(options.sweep_planner, options.sweep_runner, options.sweep_unavailable_reason) {
     std::vector<std::string> paths = options.result_files;
     if (paths.empty()) {
       const std::string directory = options.results_directory.empty() ? shipped_results_directory()
                                                                       : options.results_directory;
       paths = find_result_csvs(directory);
       if (paths.empty())
-        no_files_message_ =
-            "No result files found: there is no *.csv under " + directory +
-            ".\n\nMeasure on a machine with a GPU with `explorer --csv FILE` (see "
-            "docs/explorer.md), then open the file with `explorer --results FILE` or the Open "
-            "box on the left.";
+        no_files_message_ = "No result files found: there is no *.csv under " + directory +
+                            ".\n\nMeasure on a machine with a GPU:\n  " +
+                            std::string(hints::kSweepToFile) +
+                            "\nthen open the file it wrote:\n  " + std::string(hints::kOpenSweep) +
+                            "\nor type its path into the Open box on the left (docs/explorer.md).";
     }
     state_.load(paths);
     try {
@@ -142,6 +156,20 @@ class ExplorerWindow {
                              "' (give a device index such as 1 or a UUID prefix such as GPU-8e5b)");
       compare_.choose_gpus(options.compare_gpu_a, options.compare_gpu_b);
     }
+    if (!options.run_steps.empty()) {
+      std::string missing;
+      for (const int step : run_panel_.choose_steps(options.run_steps))
+        missing += (missing.empty() ? "" : ", ") + std::to_string(step);
+      if (!missing.empty())
+        state_.add_problem("--run-steps: this build has no kernel of step " + missing +
+                           " (the run panel lists the steps it has)");
+      scroll_to_run_panel_ = true;
+    }
+    if (options.run_sweep) {
+      const std::string why_not = run_panel_.start(state_);
+      if (!why_not.empty()) state_.add_problem("--run-sweep: " + why_not);
+      scroll_to_run_panel_ = true;
+    }
     if (const auto view = view_from_name(options.view)) pending_view_ = *view;
     state_.selection.detail_step = options.detail_step;
     if (options.detail_step == 0) {
@@ -153,6 +181,7 @@ class ExplorerWindow {
   }
 
   ExplorerState& state() { return state_; }
+  std::string run_panel_summary() { return run_panel_.summary(state_); }
   bool sweep_running() const { return run_panel_.busy(); }
 
  private:
@@ -271,6 +300,10 @@ class ExplorerWindow {
     ImGui::Spacing();
     ImGui::Separator();
     ImGui::TextUnformatted("Run a sweep");
+    if (scroll_to_run_panel_) {  // --run-steps, --run-sweep: the panel is what is being shown
+      ImGui::SetScrollHereY(0.0f);
+      scroll_to_run_panel_ = false;
+    }
     run_panel_.draw(state_);
   }
 
@@ -361,6 +394,7 @@ class ExplorerWindow {
   std::optional<ViewId> pending_view_;
   std::string open_path_;
   std::string no_files_message_;
+  bool scroll_to_run_panel_ = false;
 };
 
 // The default ImGui font covers Latin-1 only, and the step pages and source comments use
@@ -422,7 +456,8 @@ int run_gui(const GuiOptions& options) {
   if (!glfwInit()) {
     std::cerr << "explorer: cannot start the GUI: " << gui::glfw_error_text
               << "\nOn a machine without a display run it under `xvfb-run -a explorer ...`, or "
-                 "use `explorer --csv` for a headless sweep.\n";
+                 "run a headless sweep: "
+              << hints::kSweepToFile << "\n";
     return 1;
   }
   const bool scripted = !options.screenshot_path.empty() || options.bench_frames > 0;
@@ -475,7 +510,9 @@ int run_gui(const GuiOptions& options) {
       glClear(GL_COLOR_BUFFER_BIT);
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
-      const bool last_scripted_frame = scripted && frame + 1 >= scripted_frames;
+      // A sweep started by --run-sweep is part of what a screenshot shows: wait for its end.
+      const bool last_scripted_frame = scripted && frame + 1 >= scripted_frames &&
+                                       !(options.run_sweep && explorer_window.sweep_running());
       if (last_scripted_frame && !options.screenshot_path.empty()) {
         const std::string error = gui::save_framebuffer_png(options.screenshot_path, width, height);
         if (!error.empty()) {
@@ -493,6 +530,8 @@ int run_gui(const GuiOptions& options) {
       }
       if (last_scripted_frame) break;
     }
+    if (!options.run_steps.empty() || options.run_sweep)
+      std::printf("explorer: %s\n", explorer_window.run_panel_summary().c_str());
     if (options.bench_frames > 0 && !statistics.milliseconds.empty())
       statistics.print(options, explorer_window.state().row_count(), width, height);
   }

@@ -37,14 +37,20 @@ struct GuiOptions {
   std::string compare_gpu_a;
   std::string compare_gpu_b;
 
-  // Set by main when this machine can measure: enables the run panel. Without a runner the
-  // panel shows `sweep_unavailable_reason` instead.
+  std::vector<int> run_steps;  // --run-steps: the steps the run panel starts with ticked
+  bool run_sweep = false;      // --run-sweep: start the run panel's sweep on opening
+
+  // Set by main: the build's steps and sweep plans (the run panel's choices), and, when this
+  // machine can measure, the runner. Without a runner the panel's choices stay open and
+  // `sweep_unavailable_reason` says why it cannot run; without a planner the panel shows it alone.
+  std::shared_ptr<SweepPlanner> sweep_planner;
   std::shared_ptr<SweepRunner> sweep_runner;
   std::string sweep_unavailable_reason = "no CUDA GPU on this machine";
 };
 
 // Adds --results, --results-dir, --view, --detail-step, --detail-tab, --sass-dir,
-// --progression-opcode, --gpu, --compare-gpus, --screenshot, --frames, --bench-frames and --window
+// --progression-opcode, --gpu, --compare-gpus, --run-steps, --run-sweep, --screenshot, --frames,
+// --bench-frames and --window
 // to `app` (group "Desktop explorer"), writing into `options`, which must outlive parsing.
 void add_gui_options(CLI::App& app, GuiOptions& options);
 
