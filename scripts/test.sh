@@ -28,4 +28,17 @@ if [[ ${FLASHSCOPE_HARDENING:-1} != 0 ]]; then
   "$ROOT/scripts/sanitize.sh" "$BUILD-asan" || status=1
   "$ROOT/scripts/fuzz.sh" --build-dir "$BUILD-fuzz" "${FLASHSCOPE_FUZZ_SECONDS:-60}" || status=1
 fi
+# At the end, since ctest's console says only "(Skipped)": every skipped test with its reason,
+# of the ordinary run and of the sanitizer run.
+for build in "$BUILD" "$BUILD-asan"; do
+  [[ -f $build/Testing/Temporary/LastTest.log ]] || continue
+  [[ $build == "$BUILD-asan" && ${FLASHSCOPE_HARDENING:-1} == 0 ]] && continue
+  skipped=$("$ROOT/scripts/list_skipped_tests.sh" "$build" || true)
+  if [[ -n $skipped ]]; then
+    echo "Skipped tests in $build, and why:"
+    echo "$skipped" | sed 's/^/  /'
+  else
+    echo "No test was skipped in $build."
+  fi
+done
 exit "$status"
