@@ -142,7 +142,9 @@ CLI::App* add_peak_command(CLI::App& app, PeakCli& cli) {
                    "The rows' run_id (default: \"<host> <UTC start>\", as a sweep's)");
   peak->add_option("--locked-sm-clock", cli.locked_sm_clock_mhz,
                    "The SM clock (MHz) the caller locked, recorded in every row (as in --csv)");
-  peak->add_option("--output", cli.output, "Write the CSV here instead of stdout");
+  peak->add_option("--output", cli.output,
+                   "Write the CSV here instead of stdout (as FILE.partial, renamed to FILE once "
+                   "every benchmark has its row; a run that fails leaves FILE as it was)");
   return peak;
 }
 

@@ -32,7 +32,7 @@ ReportCommand add_report_command(CLI::App& app) {
       "Regenerate (--update) or verify (--check) the measured blocks of markdown documents "
       "(<!-- flashscope:begin NAME --> ... <!-- flashscope:end NAME -->) from result CSVs. Exit "
       "code 0 done (a one-line summary on stderr), 1 a block differs or cannot be produced, or a "
-      "CSV cannot be read, 2 invalid arguments (nothing read or written).");
+      "CSV cannot be read, 2 invalid arguments or --print name (nothing written).");
   report.command->add_option("--results", options.results,
                              "Result CSVs (default: every *.csv under --results-dir)");
   report.command
