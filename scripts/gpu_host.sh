@@ -324,7 +324,14 @@ if has_stage progression || has_stage tune || has_stage results; then
     "$EXPLORER" "$@" "${LOCKED_ARGS[@]}" --output "$LOG_DIR/$name.csv" 2> "$LOG_DIR/$name.log" \
       || STATUS=1
     cat "$LOG_DIR/$name.log" >> "$LOG_DIR/results.log"
-    log "results: $(($(wc -l < "$LOG_DIR/$name.csv") - 1)) $name rows in $((SECONDS - started)) s"
+    # A sweep that did not finish leaves its rows in $name.csv.partial (docs/profiling.md).
+    if [[ -f $LOG_DIR/$name.csv ]]; then
+      log "results: $(($(wc -l < "$LOG_DIR/$name.csv") - 1)) $name rows in $((SECONDS - started)) s"
+    elif [[ -f $LOG_DIR/$name.csv.partial ]]; then
+      log "results: $name did not finish: $(($(wc -l < "$LOG_DIR/$name.csv.partial") - 1)) rows in $name.csv.partial"
+    else
+      log "results: $name wrote no rows (see $name.log)"
+    fi
     sed -n '/^sweep: /,$p' "$LOG_DIR/$name.log" | tee -a "$LOG_DIR/summary.txt"
     echo "| $name.csv | \`explorer $*\` ($((SECONDS - started)) s) |" >> "$LOG_DIR/MANIFEST.md"
   }

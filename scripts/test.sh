@@ -30,11 +30,15 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHSCOPE_KE
 cmake --build "$BUILD" -j "$(nproc)"
 # The GUI screenshot tests need a display: give them a virtual one when none is set.
 status=0
+# The JUnit file records which tests were skipped and what they printed (the reasons, listed at
+# the end).
+JUNIT="$BUILD/Testing/ctest-junit.xml"
+rm -f "$JUNIT"
 if [[ -z ${DISPLAY:-} ]] && command -v xvfb-run > /dev/null; then
   xvfb-run -a -s "-screen 0 1600x1000x24" ctest --test-dir "$BUILD" --output-on-failure \
-    || status=$?
+    --output-junit "$JUNIT" || status=$?
 else
-  ctest --test-dir "$BUILD" --output-on-failure || status=$?
+  ctest --test-dir "$BUILD" --output-on-failure --output-junit "$JUNIT" || status=$?
 fi
 # The Python module's tests. Any non-zero pytest exit fails the run, 5 (no tests collected)
 # included: the suite always has tests, so collecting none means it is broken.
@@ -51,5 +55,15 @@ fi
 if [[ ${FLASHSCOPE_HARDENING:-1} != 0 ]]; then
   "$ROOT/scripts/sanitize.sh" "$BUILD-asan" || status=1
   "$ROOT/scripts/fuzz.sh" --build-dir "$BUILD-fuzz" "${FLASHSCOPE_FUZZ_SECONDS:-60}" || status=1
+fi
+# At the end, since ctest's console says only "(Skipped)": every skipped test with its reason.
+if [[ -f $JUNIT ]]; then
+  skipped=$("$ROOT/scripts/list_skipped_tests.sh" "$JUNIT") || status=1
+  if [[ -n $skipped ]]; then
+    echo "Skipped tests, and why:"
+    echo "$skipped" | sed 's/^/  /'
+  else
+    echo "No test was skipped."
+  fi
 fi
 exit "$status"

@@ -21,6 +21,7 @@
 #include "explorer/gui/views.hpp"
 #include "explorer/gui/widgets.hpp"
 #include "explorer/model/hints.hpp"
+#include "explorer/usage.hpp"
 
 #ifndef FLASHSCOPE_DEFAULT_RESULTS_DIR
 #error "FLASHSCOPE_DEFAULT_RESULTS_DIR must be defined by the build (<source dir>/results)"
@@ -39,15 +40,15 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
   std::vector<std::string> view_names;
   for (ViewId view : kViews)
     view_names.emplace_back(view_name(view));
-  in_group(app.add_option("--view", options.view, "View shown first")
-               ->check(CLI::IsMember(view_names))
+  std::string view_list;
+  for (const std::string& name : view_names)
+    view_list += (view_list.empty() ? "" : ", ") + name;
+  in_group(app.add_option("--view", options.view, "View shown first: " + view_list)
                ->capture_default_str());
   in_group(app.add_option("--detail-step", options.detail_step,
-                          "Step the detail view shows first (default: the second with data)")
-               ->check(CLI::Range(configs::kFirstStep, configs::kLastStep)));
+                          "Step the detail view shows first (default: the second with data)"));
   in_group(app.add_option("--detail-tab", options.detail_tab,
-                          "Tab the detail view shows first: documentation, diff or sass")
-               ->check(CLI::IsMember({"documentation", "diff", "sass"})));
+                          "Tab the detail view shows first: documentation, diff or sass"));
   in_group(app.add_option("--sass-dir", options.sass_directory,
                           "SASS artifact to show (a build's <build>/sass or a results/<gpu>/sass; "
                           "default: this build's when it has listings, else the newest shipped "
@@ -86,12 +87,12 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                    "with --run-steps); with --screenshot, the shot waits for the sweep to end"));
   in_group(app.add_option("--screenshot", options.screenshot_path,
                           "Render --frames frames, save the window as this PNG and exit"));
-  in_group(app.add_option("--frames", options.frames, "Frames rendered before the screenshot")
-               ->check(CLI::Range(1, 1000))
-               ->capture_default_str());
-  in_group(app.add_option("--bench-frames", options.bench_frames,
-                          "Render this many frames, print the mean frame time and exit")
-               ->check(CLI::Range(1, 100000)));
+  in_group(
+      app.add_option("--frames", options.frames, "Frames rendered before the screenshot (1-1000)")
+          ->capture_default_str());
+  in_group(
+      app.add_option("--bench-frames", options.bench_frames,
+                     "Render this many frames (1-100000), print the mean frame time and exit"));
   in_group(app.add_option_function<std::string>(
                   "--window",
                   [&options](const std::string& size) {
@@ -106,6 +107,42 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                   },
                   "Window size in pixels")
                ->default_str("1600x1000"));
+}
+
+std::vector<std::string> gui_option_problems(const GuiOptions& options) {
+  std::vector<std::string> problems;
+  const auto add = [&problems](const std::optional<std::string>& problem) {
+    if (problem) problems.push_back(*problem);
+  };
+  for (const std::string& path : options.result_files)
+    add(cli::input_file_problem("--results", path));
+  if (options.result_files.empty() && !options.results_directory.empty())
+    add(cli::input_directory_problem("--results-dir", options.results_directory));
+  // --sass-dir is not checked here: the SASS tab says why it has no artifact (the detail view's
+  // test opens a folder that does not exist).
+  if (!view_from_name(options.view)) {
+    std::string names;
+    for (ViewId view : kViews)
+      names += (names.empty() ? "" : ", ") + std::string(view_name(view));
+    problems.push_back("--view: '" + options.view + "' is not a view (" + names + ")");
+  }
+  if (options.detail_step != 0 &&
+      (options.detail_step < configs::kFirstStep || options.detail_step > configs::kLastStep))
+    problems.push_back("--detail-step: " + std::to_string(options.detail_step) +
+                       " is not a step (" + std::to_string(configs::kFirstStep) + "-" +
+                       std::to_string(configs::kLastStep) + ")");
+  if (!options.detail_tab.empty() && options.detail_tab != "documentation" &&
+      options.detail_tab != "diff" && options.detail_tab != "sass")
+    problems.push_back("--detail-tab: '" + options.detail_tab +
+                       "' is not documentation, diff or sass");
+  if (options.frames < 1 || options.frames > 1000)
+    problems.push_back("--frames: " + std::to_string(options.frames) + " is not in 1-1000");
+  if (options.bench_frames != 0 && (options.bench_frames < 1 || options.bench_frames > 100000))
+    problems.push_back("--bench-frames: " + std::to_string(options.bench_frames) +
+                       " is not in 1-100000");
+  if (!options.screenshot_path.empty())
+    add(cli::output_file_problem("--screenshot", options.screenshot_path));
+  return problems;
 }
 
 std::string shipped_results_directory() {
