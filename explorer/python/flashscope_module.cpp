@@ -389,6 +389,14 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
 
 // Rejects a stream of another device: the launch would fail or run on the wrong GPU.
 void check_stream_device(std::intptr_t stream, int device) {
+  // cudaStreamGetDevice is not permitted on a stream being captured into a CUDA graph (it ends
+  // the capture with cudaErrorStreamCaptureUnsupported); cudaStreamIsCapturing is. A captured
+  // launch on another device's stream is refused by the capture itself.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(as_stream(stream), &capture) == cudaSuccess &&
+      capture != cudaStreamCaptureStatusNone)
+    return;
+  cudaGetLastError();  // a failed query is reported by cudaStreamGetDevice below
   int stream_device = -1;
   const cudaError_t status = cudaStreamGetDevice(as_stream(stream), &stream_device);
   if (status != cudaSuccess) {
@@ -654,36 +662,6 @@ py::tuple config_fields(const KernelConfig& c) {
                         c.mma_double_buffer_loads, c.optimized_softmax, c.stages, c.consumer_regs);
 }
 
-// parse_config, plus a rule the short-form parser leaves out: every feature token must be one
-// it read. It ignores tokens it does not know, so "...+opt_sofmax" would silently name another
-// kernel; here the round trip through the canonical short form must keep every token.
-KernelConfig parse_config_strictly(std::string_view text) {
-  const KernelConfig config = parse_config(text);
-  if (text.find('{') != std::string_view::npos) return config;  // demangled: fields, no tokens
-  std::string_view features = text.substr(text.find("):") + 2);
-  features = features.substr(0, features.find('|'));  // a markdown row's first cell
-  const std::string canonical = "+" + features_string(config) + "+";
-  std::size_t start = 0;
-  while (start <= features.size()) {
-    const std::size_t end = std::min(features.find('+', start), features.size());
-    std::string_view token = features.substr(start, end - start);
-    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front())))
-      token.remove_prefix(1);
-    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
-      token.remove_suffix(1);
-    if (canonical.find("+" + std::string(token) + "+") == std::string::npos)
-      throw ConfigParseError("cannot parse config \"" + std::string(text) +
-                             "\": unknown feature token \"" + std::string(token) + "\" (" +
-                             (is_hopper_config(config)
-                                  ? "a Hopper config takes stages_N and regs_N"
-                                  : "an Ampere config takes async, eager, swizzled, buffer, "
-                                    "opt_softmax and one load_Q_K_V_tiles") +
-                             ")");
-    start = end + 1;
-  }
-  return config;
-}
-
 ShortFormStyle style_argument(const std::string& style) {
   if (style == "full") return ShortFormStyle::full;
   if (style == "without_d_head") return ShortFormStyle::without_d_head;
@@ -720,8 +698,7 @@ PYBIND11_MODULE(_core, m) {
                            "The C++ kernel configuration record (kernels/common/config.hpp): its "
                            "short form, fields, equality and total order")
       .def_static(
-          "parse", [](std::string_view text) { return parse_config_strictly(text); },
-          py::arg("text"),
+          "parse", [](std::string_view text) { return parse_config(text); }, py::arg("text"),
           "A config from its short form, e.g. \"(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles\" "
           "(also a demangled FlashForwardKernelConfig{...}); ValueError naming the problem")
       .def("__str__", [](const KernelConfig& c) { return to_short_form(c); })
@@ -746,10 +723,9 @@ PYBIND11_MODULE(_core, m) {
       .def(py::self > py::self)
       .def(py::self >= py::self)
       .def("__hash__", [](const KernelConfig& c) { return py::hash(config_fields(c)); })
-      .def(py::pickle([](const KernelConfig& c) { return py::make_tuple(to_short_form(c)); },
-                      [](const py::tuple& state) {
-                        return parse_config_strictly(state[0].cast<std::string>());
-                      }))
+      .def(py::pickle(
+          [](const KernelConfig& c) { return py::make_tuple(to_short_form(c)); },
+          [](const py::tuple& state) { return parse_config(state[0].cast<std::string>()); }))
       .def_property_readonly("dtype",
                              [](const KernelConfig& c) { return dtype_lower_name(c.dtype); })
       .def_readonly("d_head", &KernelConfig::d_head)
