@@ -94,7 +94,9 @@ constexpr HopperStepRow kHopperSteps[] = {
      "(FP16, 128, 128, 128, 12): stages_3+regs_224",
      "(FP16, 128, 128, 128, 12): stages_3+regs_240"},
     // Step 22 keeps a separate O tile, so B_c = 128 leaves room for two K/V stages only.
-    {22, "(FP16, 128, 128, 128, 12): stages_2+regs_240", "", ""},
+    {22, "(FP16, 128, 128, 128, 12): stages_2+regs_240",
+     "(FP16, 128, 128, 128, 12): stages_2+regs_224",
+     "(FP16, 128, 128, 128, 12): stages_2+regs_240"},
 };
 
 // hopper-track.md §2: the Hopper tune axes per step, in nesting order (dtype, B_r, B_c, stages,
