@@ -252,6 +252,60 @@ std::string per_n_block(const RowSet& all, int step) {
   return any ? out : "";
 }
 
+// The share of a launch's cycles the SMs had work, on average: SM-active cycles (an extra CUPTI
+// metric, present when the sweep asked for it) over the elapsed cycles of the slowest SM. A tail
+// of idle SMs (a partial last wave, or CTAs that finish at different times) lowers it.
+constexpr std::string_view kSmActiveMetric = "sm__cycles_active.avg";
+
+std::optional<double> sm_active_percent(const ResultRow& row) {
+  const auto active = row.extra_metrics.find(std::string(kSmActiveMetric));
+  if (active == row.extra_metrics.end() || !row.cycles || *row.cycles <= 0) return std::nullopt;
+  return 100.0 * active->second / *row.cycles;
+}
+
+std::optional<double> tensor_pipe_percent(const ResultRow& row) {
+  const auto pipe = row.extra_metrics.find(std::string(kTensorPipeMetric));
+  if (pipe == row.extra_metrics.end()) return std::nullopt;
+  return pipe->second;
+}
+
+// A step against the step before it at every N, from the run that measured the Hopper track:
+// each one's fastest config, its TFLOP/s, the ratio, and where the time went (tensor-pipe
+// activity, SM-active share). Empty when the run lacks either step.
+std::string versus_previous_block(const RowSet& all, int step) {
+  const RowSet set(rows_of_run(all, hopper_run(all)));
+  const auto optional_percent = [](std::optional<double> value) {
+    return value ? fixed(*value, 1, " %") : std::string("–");
+  };
+  std::string out = "| dtype | N | step " + std::to_string(step - 1) + " TFLOP/s | step " +
+                    std::to_string(step) + " TFLOP/s | step " + std::to_string(step) +
+                    " / step " + std::to_string(step - 1) +
+                    " | tensor pipe active | SM-active share | step " + std::to_string(step) +
+                    " config |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |
+";
+  bool any = false;
+  for (const std::string& dtype : dtypes_of(set))
+    for (const int seq_len : set.seq_lens(dtype)) {
+      const Progression progression = build_progression(set, {dtype, seq_len, Reference::fa2});
+      const StepValue* previous = progression.find_step(step - 1);
+      const StepValue* current = progression.find_step(step);
+      if (!previous || !current || previous->rows.empty() || current->rows.empty()) continue;
+      any = true;
+      const ResultRow& before = *previous->rows.front();
+      const ResultRow& after = *current->rows.front();
+      out += "| " + dtype + " | " + std::to_string(seq_len) + " | " + fixed(previous->tflops, 1) +
+             " | " + fixed(current->tflops, 1) + " | " +
+             fixed(100.0 * current->tflops / previous->tflops, 1, " %") + " | " +
+             optional_percent(tensor_pipe_percent(before)) + " → " +
+             optional_percent(tensor_pipe_percent(after)) + " | " +
+             optional_percent(sm_active_percent(before)) + " → " +
+             optional_percent(sm_active_percent(after)) + " | `" + current->config + "` |
+";
+    }
+  return any ? out : "";
+}
+
 // What the Hopper track's fastest configs at the headline N do with the tensor cores, from the
 // run that measured the track: tensor-pipe activity (an extra CUPTI metric, present when the sweep
 // asked for it), SM clock and cycles, beside FA2 and cuDNN. Empty when the run has no
@@ -837,9 +891,12 @@ std::map<std::string, std::string> device_blocks(const RowSet& set) {
     blocks["hopper"] = hopper_block(set);
     if (std::string block = tensor_pipe_block(set); !block.empty())
       blocks["hopper-tensor-pipe"] = block;
-    for (int step = kFirstHopperStep; step <= configs::kLastStep; ++step)
+    for (int step = kFirstHopperStep; step <= configs::kLastStep; ++step) {
       if (std::string block = per_n_block(set, step); !block.empty())
         blocks["per-n-" + std::to_string(step)] = block;
+      if (std::string block = versus_previous_block(set, step); !block.empty())
+        blocks["vs-previous-" + std::to_string(step)] = block;
+    }
   }
   for (const int step : set.steps()) {
     char name[16];
