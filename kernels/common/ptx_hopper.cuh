@@ -120,6 +120,19 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t destination, const CUt
       : "memory");
 }
 
+// Copies `bytes` (a multiple of 16) of contiguous global memory at `source` into SMEM at
+// `destination` (both 16-byte aligned) through the bulk-copy engine; the bytes complete a
+// transaction on `barrier`, like a tensor copy's.
+__device__ __forceinline__ void bulk_copy_global_to_shared(std::uint32_t destination,
+                                                           const void* source, std::uint32_t bytes,
+                                                           std::uint32_t barrier) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+          "r"(destination),
+      "l"(reinterpret_cast<std::uint64_t>(source)), "r"(bytes), "r"(barrier)
+      : "memory");
+}
+
 // Copies SMEM at `source` to the box at (c0, c1, c2, c3) of a 4-D tensor map, in the bulk group
 // of the issuing thread (tma_store_commit, tma_store_wait_read).
 __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, std::uint32_t source, int c0,

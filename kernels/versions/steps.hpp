@@ -25,14 +25,15 @@
 #include "kernels/versions/v19/step.hpp"
 #include "kernels/versions/v20/step.hpp"
 #include "kernels/versions/v21/step.hpp"
+#include "kernels/versions/v22/step.hpp"
 
 namespace flashscope::versions {
 
 // In step order, numbered 1, 2, ... without gaps (checked below).
 inline constexpr std::array kAll = {
-    kStep01, kStep02, kStep03, kStep04, kStep05, kStep06, kStep07,
-    kStep08, kStep09, kStep10, kStep11, kStep12, kStep13, kStep14,
-    kStep15, kStep16, kStep17, kStep18, kStep19, kStep20, kStep21,
+    kStep01, kStep02, kStep03, kStep04, kStep05, kStep06, kStep07, kStep08,
+    kStep09, kStep10, kStep11, kStep12, kStep13, kStep14, kStep15, kStep16,
+    kStep17, kStep18, kStep19, kStep20, kStep21, kStep22,
 };
 
 inline constexpr int kFirst = 1;

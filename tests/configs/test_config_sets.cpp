@@ -148,6 +148,7 @@ TEST_CASE("steps and picks") {
   CHECK(step_info(17).static_head_counts == std::vector<int>{16});  // step 16's static stride
   CHECK(step_info(18).static_head_counts.empty());                  // TMA: the map has strides
   CHECK(step_info(21).source_folder == "v21");
+  CHECK(step_info(22).source_folder == "v22");
   const std::string past_last = "step " + std::to_string(kLastStep + 1) + " does not exist";
   CHECK_THROWS_WITH_AS(step_info(kLastStep + 1), doctest::Contains(past_last.c_str()),
                        std::out_of_range);
@@ -183,6 +184,23 @@ TEST_CASE("Hopper tune spaces and their filter rules") {
       CHECK(producer_regs(c) >= 24);
     }
   }
+  // Step 22: B_c {64, 128} x stages {2, 3, 4} x regs {224, 240}; its own O tile leaves room for
+  // two stages only at B_c = 128 (Q + O + 3 x 64 KB is over 227 KB), all three at B_c = 64.
+  CHECK(hopper_tune_candidates(22).size() == 2 * 2 * 3 * 2);
+  CHECK(hopper_tune_set(22).size() == 2 * (3 * 2 + 1 * 2));
+  for (const KernelConfig& c : hopper_tune_set(22))
+    CHECK((c.B_c == 64 || c.stages == 2));
+  KernelConfig deep{};
+  deep.dtype = DType::FP16;
+  deep.d_head = 128;
+  deep.B_r = 128;
+  deep.B_c = 128;
+  deep.n_warps = 12;
+  deep.stages = 3;
+  deep.consumer_regs = 240;
+  CHECK_FALSE(hopper_tune_rejection(21, deep).has_value());  // step 21 reuses Q's tile for O
+  REQUIRE(hopper_tune_rejection(22, deep).has_value());
+  CHECK(hopper_tune_rejection(22, deep)->find("Q, O and stages x (K + V)") != std::string::npos);
   // Rule H2: the accumulators of B_c = 256 do not fit 240 registers.
   KernelConfig wide{};
   wide.dtype = DType::FP16;
@@ -222,7 +240,7 @@ TEST_CASE("build plans") {
     ci_steps.insert(item.step);
   CHECK(ci_steps.size() == steps().size());
   const BuildPlan prog = build_plan(BuildSet::prog);
-  CHECK(prog.instantiations.size() >= 7 * 2 + 9 * 4 + 5 * 2);
+  CHECK(prog.instantiations.size() >= 7 * 2 + 9 * 4 + 6 * 2);
   CHECK(std::is_sorted(prog.instantiations.begin(), prog.instantiations.end()));
   const BuildPlan tune = build_plan(BuildSet::tune, {7});
   CHECK(tune.instantiations.size() ==

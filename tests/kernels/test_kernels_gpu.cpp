@@ -24,7 +24,12 @@ struct ShapeCase {
   const char* name;
   AttentionShape shape;
   float input_scale;
+  int first_step = 1;  // the cases of a persistent grid (steps 22+) run on those steps only
 };
+
+// The first step whose kernels are persistent (a tile scheduler hands tiles to about one CTA per
+// SM, kernels/common/tile_scheduler.hpp): the tile count against the SM count matters from here.
+constexpr int kFirstPersistentStep = 22;
 
 // The kernel's own variant of a named case: heads forced to a compiled static head count, and
 // the single-block case sized to the kernel's block shape.
@@ -50,9 +55,16 @@ int compute_capability() {
 
 TEST_CASE("every built kernel passes the §1.4 rule on the shape matrix") {
   const std::vector<ShapeCase> cases = {
-      {"seed test shape", {16, 2048, 16, 128}, 1.0f}, {"single KV block", {1, 0, 3, 128}, 1.0f},
-      {"odd head count", {2, 512, 3, 128}, 1.0f},     {"long sequence", {1, 16384, 2, 128}, 1.0f},
+      {"seed test shape", {16, 2048, 16, 128}, 1.0f},
+      {"single KV block", {1, 0, 3, 128}, 1.0f},
+      {"odd head count", {2, 512, 3, 128}, 1.0f},
+      {"long sequence", {1, 16384, 2, 128}, 1.0f},
       {"inputs x4", {4, 1024, 8, 128}, 4.0f},
+      // Persistent grids: fewer tiles than SMs, a tile count that is not a multiple of the grid,
+      // and far more tiles than SMs.
+      {"one tile", {1, 128, 1, 128}, 1.0f, kFirstPersistentStep},
+      {"tiles off grid", {3, 1152, 7, 128}, 1.0f, kFirstPersistentStep},
+      {"many tiles", {1, 16384, 64, 128}, 1.0f, kFirstPersistentStep},
   };
   const std::uint64_t seed = fresh_seed();
   std::printf("test_kernels_gpu: seed %llu (set FLASHSCOPE_SEED to reproduce)\n",
@@ -65,6 +77,7 @@ TEST_CASE("every built kernel passes the §1.4 rule on the shape matrix") {
   std::map<std::tuple<int, DType, int, int>, std::vector<const KernelEntry*>> groups;
   for (std::size_t c = 0; c < cases.size(); ++c)
     for (const KernelEntry* entry : entries) {
+      if (entry->step < cases[c].first_step) continue;
       const AttentionShape shape = shape_for(*entry, cases[c]);
       groups[{static_cast<int>(c), entry->config.dtype, shape.seq_len, shape.heads}].push_back(
           entry);
