@@ -1,11 +1,15 @@
 #include "explorer/check_mode.hpp"
 
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <random>
+#include <sstream>
 
 #include "configs/config_sets.hpp"
+#include "explorer/usage.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/registry.hpp"
 #include "kernels/common/launch_validation.hpp"
 #include "profiling/device.hpp"
 
@@ -45,20 +49,40 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
 }
 
 CheckRequest check_request_from_cli(const CheckCli& cli) {
+  // Every option is checked and every problem kept (UsageError), before any GPU is looked for.
+  UsageProblems problems;
   CheckRequest request;
   request.step = cli.step;
+  bool step_valid = false;
+  problems.check([&] {
+    try {
+      configs::step_info(cli.step);
+      step_valid = true;
+    } catch (const std::out_of_range& error) {
+      throw std::invalid_argument(std::string("--step: ") + error.what());
+    }
+  });
+  bool config_valid = true;
   if (!cli.config.empty()) {
     try {
       request.config = parse_config(cli.config);
     } catch (const ConfigParseError& error) {
-      throw std::invalid_argument(std::string("--config: ") + error.what());
+      problems.add(std::string("--config: ") + error.what());
+      config_valid = false;
     }
   }
   if (!cli.dtype.empty()) {
     request.dtype = dtype_from_string(cli.dtype);
-    if (!request.dtype)
-      throw std::invalid_argument("--dtype: '" + cli.dtype + "' is not fp16 or bf16");
+    if (!request.dtype) problems.add("--dtype: '" + cli.dtype + "' is not fp16 or bf16");
   }
+  bool shape_valid = true;
+  for (const auto& [option, value] :
+       {std::pair{"--batch", cli.batch}, std::pair{"--seq-len", cli.seq_len},
+        std::pair{"--heads", cli.heads}, std::pair{"--d-head", cli.d_head}})
+    if (value <= 0) {
+      problems.add(std::string(option) + ": " + std::to_string(value) + " is not positive");
+      shape_valid = false;
+    }
   request.shape = AttentionShape{cli.batch, cli.seq_len, cli.heads, cli.d_head};
   if (cli.seed) {
     request.seed = *cli.seed;
@@ -67,17 +91,44 @@ CheckRequest check_request_from_cli(const CheckCli& cli) {
     request.seed =
         ((static_cast<std::uint64_t>(entropy()) << 32) | entropy()) % 1'000'000'000'000ull;
   }
-  if (!(cli.input_scale > 0)) throw std::invalid_argument("--input-scale must be positive");
+  {
+    std::ostringstream scale;
+    scale << cli.input_scale;
+    if (!(cli.input_scale > 0)) problems.add("--input-scale: " + scale.str() + " is not positive");
+  }
   request.input_scale = cli.input_scale;
+  if (!cli.dump_dir.empty()) {
+    std::error_code error;
+    if (std::filesystem::exists(cli.dump_dir, error) &&
+        !std::filesystem::is_directory(cli.dump_dir, error))
+      problems.add("--dump: '" + cli.dump_dir + "' is a file; name a folder to write into");
+  }
   request.dump_dir = cli.dump_dir;
+  if (cli.device < 0)
+    problems.add("--device: " + std::to_string(cli.device) + " is not a device index (0 or more)");
   request.device = cli.device;
+  // Which kernel, and whether it takes the shape: the registry and launch rules need no GPU.
+  if (step_valid && config_valid && shape_valid && (cli.dtype.empty() || request.dtype))
+    problems.check([&] {
+      validate_request_shape(resolve_check_kernel(request, built_kernels()), request.shape);
+    });
+  problems.throw_if_any();
   return request;
 }
 
 int run_check_mode(const CheckCli& cli) {
+  CheckRequest request;
+  try {
+    request = check_request_from_cli(cli);
+  } catch (const UsageError& error) {
+    UsageProblems problems;
+    for (const std::string& problem : error.problems())
+      problems.add(problem);
+    return problems.report(std::cerr, "explorer check");
+  }
   CheckReport report;
   try {
-    report = run_check(check_request_from_cli(cli));
+    report = run_check(request);
   } catch (const NoCudaDevice& error) {
     std::cerr << "explorer check: " << error.what() << "\n";
     return 3;

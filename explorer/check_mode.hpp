@@ -29,7 +29,9 @@ struct CheckCli {
 // Adds the `check` subcommand; returns it so main can ask whether it was given.
 CLI::App* add_check_command(CLI::App& app, CheckCli& cli);
 
-// Throws std::invalid_argument naming the option at fault. A missing seed becomes a fresh one.
+// Throws a UsageError (explorer/usage.hpp) holding every problem, each naming the option, the
+// value and the rule; the kernel lookup and shape rules are checked too (no GPU needed). A
+// missing seed becomes a fresh one.
 CheckRequest check_request_from_cli(const CheckCli& cli);
 
 // Exit code: 0 pass, 1 the kernel fails §1.4, 2 invalid request (unknown or unbuilt config,

@@ -8,6 +8,7 @@
 #include "explorer/model/compare.hpp"
 #include "explorer/model/devices.hpp"
 #include "explorer/model/result_files.hpp"
+#include "explorer/usage.hpp"
 
 namespace flashscope::cli {
 
@@ -51,25 +52,41 @@ CLI::App* add_compare_command(CLI::App& app, CompareCli& cli) {
       "Pair the rows of two result CSVs by what was measured (step, config, dtype, shape) and "
       "report TFLOP/s B / A: rows found in only one file, the geometric mean, and the spread "
       "|B / A - 1| (median, 95th percentile, max), overall and per GPU of B. Exit code 0, 1 when "
-      "a limit given is exceeded, 2 when a file cannot be read.");
+      "a limit given is exceeded, 2 when an argument is invalid or a file cannot be read.");
   compare->add_option("a", cli.a_path, "File A (the baseline)")->required();
   compare->add_option("b", cli.b_path, "File B")->required();
-  compare
-      ->add_option("--max-median-diff", cli.max_median_percent,
-                   "Fail (exit 1) when the median |B / A - 1| exceeds this many percent")
-      ->check(CLI::NonNegativeNumber);
+  compare->add_option("--max-median-diff", cli.max_median_percent,
+                      "Fail (exit 1) when the median |B / A - 1| exceeds this many percent (0 or "
+                      "more)");
   compare->add_flag("--same-rows", cli.same_rows,
                     "Fail (exit 1) when a measurement is in only one of the files");
   return compare;
 }
 
 int run_compare_mode(const CompareCli& cli) {
+  // One validation pass: every problem at once.
+  UsageProblems problems;
+  for (const auto& [name, path] : {std::pair{"a", cli.a_path}, std::pair{"b", cli.b_path}})
+    if (const auto problem = input_file_problem(std::string("file ") + name, path))
+      problems.add(*problem);
+  if (cli.max_median_percent && !(*cli.max_median_percent >= 0))
+    problems.add("--max-median-diff: " + format("%g", *cli.max_median_percent) +
+                 " is not a percentage of 0 or more");
+  if (!problems.empty()) return problems.report(std::cerr, "explorer compare");
+
   std::vector<ResultRow> a_rows, b_rows;
-  try {
-    a_rows = read_results_file(cli.a_path);
-    b_rows = read_results_file(cli.b_path);
-  } catch (const ResultsFormatError& error) {
-    std::cerr << "explorer compare: " << error.what() << "\n";
+  std::vector<std::string> unreadable;
+  for (const auto& [path, rows] :
+       {std::pair{&cli.a_path, &a_rows}, std::pair{&cli.b_path, &b_rows}}) {
+    try {
+      *rows = read_results_file(*path);
+    } catch (const ResultsFormatError& error) {
+      unreadable.push_back(error.what());
+    }
+  }
+  if (!unreadable.empty()) {
+    for (const std::string& error : unreadable)
+      std::cerr << "explorer compare: " << error << "\n";
     return 2;
   }
   const auto pointers = [](const std::vector<ResultRow>& rows) {

@@ -15,6 +15,7 @@
 #include "explorer/report/report_mode.hpp"
 #include "explorer/sass_mode.hpp"
 #include "explorer/sweep_mode.hpp"
+#include "explorer/usage.hpp"
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/registry.hpp"
 #include "profiling/source_state.hpp"
@@ -65,6 +66,14 @@ int main(int argc, char** argv) {
       std::to_string(kFirstHopperStep) + "–" + std::to_string(configs::kLastStep) +
       "), built, checked and measured.\nBuilt kernel set: " + std::string(build_info().kernel_set) +
       ", CUDA architectures " + std::string(build_info().cuda_architectures) + "."};
+  // CLI11's own parse errors name the mode and end with a --help hint that works for it (set
+  // before the subcommands are added: they copy it).
+  app.failure_message([](const CLI::App* parsed, const CLI::Error& error) {
+    std::string mode = "explorer";
+    for (const CLI::App* command : parsed->get_subcommands())
+      mode += " " + command->get_name();
+    return mode + ": " + error.what() + "\nRun " + mode + " --help for more information.\n";
+  });
   // The commit stamped at build time, "+dirty" when the tree had uncommitted changes.
   app.set_version_flag("--version", "flashscope " + source_state_label());
 
@@ -87,8 +96,7 @@ int main(int argc, char** argv) {
                      std::to_string(kFirstHopperStep) + "–" + std::to_string(configs::kLastStep) +
                      " has its own tune set); default: as steps 1–" +
                      std::to_string(kFirstHopperStep - 1) + " do")
-      ->needs(list_set_option)
-      ->check(CLI::Range(configs::kFirstStep, configs::kLastStep));
+      ->needs(list_set_option);
   cli::SweepCli sweep;
   cli::add_sweep_options(app, sweep);
   cli::CheckCli check;
@@ -110,7 +118,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    // --help and --version print and exit 0; every other parse error is a usage error: exit 2,
+    // as --help documents, not CLI11's own codes (105, 109, ...).
+    const int code = app.exit(error);
+    return code == 0 ? 0 : cli::kUsageExitCode;
   }
   if (sweep.csv) return cli::run_sweep_mode(sweep);
   if (check_command->parsed()) return cli::run_check_mode(check);
@@ -119,6 +130,34 @@ int main(int argc, char** argv) {
   if (report.command->parsed()) return report.run();
   if (sass_command->parsed()) return cli::run_sass_mode(sass);
   if (peak_command->parsed()) return cli::run_peak_mode(peak);
+
+  // The listing options and the desktop explorer's: one validation pass, every problem at once,
+  // before the window opens or a GPU is looked for.
+  cli::UsageProblems problems;
+  if (!list_set.empty()) {
+    if (list_set_step != 0 &&
+        (list_set_step < configs::kFirstStep || list_set_step > configs::kLastStep))
+      problems.add("--list-set-step: " + std::to_string(list_set_step) + " is not a step (" +
+                   std::to_string(configs::kFirstStep) + "-" + std::to_string(configs::kLastStep) +
+                   ")");
+    else
+      problems.check([&] {
+        try {
+          list_set_step == 0 ? configs::select(list_set)
+                             : configs::select_for_step(list_set, list_set_step);
+        } catch (const std::out_of_range& error) {
+          throw std::invalid_argument(std::string("--list-set-step: ") + error.what());
+        } catch (const std::invalid_argument& error) {
+          throw std::invalid_argument(std::string("--list-set: ") + error.what());
+        }
+      });
+  }
+#ifdef FLASHSCOPE_WITH_GUI
+  if (!list && !list_picks && list_set.empty())
+    for (std::string& problem : explorer::gui_option_problems(gui))
+      problems.add(std::move(problem));
+#endif
+  if (!problems.empty()) return problems.report(std::cerr, "explorer");
 
   try {
     if (list) return list_built_kernels();
@@ -129,6 +168,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 #ifdef FLASHSCOPE_WITH_GUI
+  gui.sweep_planner = explorer::make_profiling_sweep_planner();
   gui.sweep_runner = explorer::make_profiling_sweep_runner(0, gui.sweep_unavailable_reason);
   return explorer::run_gui(gui);
 #else

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "explorer/usage.hpp"
 #include "kernels/common/registry.hpp"
 #include "profiling/references/reference_attention.hpp"
 #include "profiling/result_merge.hpp"
@@ -18,9 +19,7 @@ CLI::App* add_merge_command(CLI::App& app, MergeCli& cli) {
       "shape, device) is in two of them; with the sweep's selection options (--set, --steps, "
       "...), also lists the plan cells no input has a row for. Exit code 0 merged and complete, "
       "1 merged with cells missing, 2 nothing written (the reason is printed).");
-  merge->add_option("inputs", cli.inputs, "Result CSVs to merge (the shards)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  merge->add_option("inputs", cli.inputs, "Result CSVs to merge (the shards)")->required();
   merge
       ->add_option("--output", cli.output,
                    "The merged CSV (written whole or not at all: a temporary file is renamed)")
@@ -35,28 +34,44 @@ CLI::App* add_merge_command(CLI::App& app, MergeCli& cli) {
 }
 
 int run_merge_mode(const MergeCli& cli) {
+  // One validation pass before anything is written: every problem at once.
+  UsageProblems problems;
+  for (const std::string& path : cli.inputs)
+    if (const auto problem = input_file_problem("input", path)) problems.add(*problem);
+  if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
   const bool selection_given =
       std::any_of(cli.selection_options.begin(), cli.selection_options.end(),
                   [](const CLI::Option* option) { return option->count() > 0; });
   std::optional<SweepPlan> plan;
   if (selection_given) {
-    try {
+    problems.check([&] {
       const SweepOptions options = sweep_options_from_cli(cli.selection);
       plan = plan_sweep(options, built_kernels(), built_references());
-      for (const std::string& note : plan->notes)
-        std::cerr << "note: " << note << "\n";
-    } catch (const std::invalid_argument& error) {
-      std::cerr << "explorer merge: " << error.what() << "\n";
-      return 2;
+    });
+  }
+  if (!problems.empty()) {
+    problems.report(std::cerr, "explorer merge");
+    std::cerr << "explorer merge: nothing written\n";
+    return kUsageExitCode;
+  }
+  if (plan)
+    for (const std::string& note : plan->notes)
+      std::cerr << "note: " << note << "\n";
+
+  // Every unreadable input is named, not only the first.
+  std::vector<ResultsFileContents> inputs;
+  std::vector<std::string> unreadable;
+  for (const std::string& path : cli.inputs) {
+    try {
+      inputs.push_back(read_results_file_contents(path));
+    } catch (const ResultsFormatError& error) {
+      unreadable.push_back(error.what());
     }
   }
-
-  std::vector<ResultsFileContents> inputs;
-  try {
-    for (const std::string& path : cli.inputs)
-      inputs.push_back(read_results_file_contents(path));
-  } catch (const ResultsFormatError& error) {
-    std::cerr << "explorer merge: " << error.what() << "\n";
+  if (!unreadable.empty()) {
+    for (const std::string& error : unreadable)
+      std::cerr << "explorer merge: " << error << "\n";
+    std::cerr << "explorer merge: nothing written\n";
     return 2;
   }
   const MergeOutcome outcome = merge_result_files(inputs, plan ? &*plan : nullptr);
@@ -69,25 +84,14 @@ int run_merge_mode(const MergeCli& cli) {
     return 2;
   }
 
-  const std::string temporary = cli.output + ".partial";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      std::cerr << "explorer merge: cannot open " << temporary << " for writing\n";
-      return 2;
-    }
-    ResultsCsvWriter writer(out, outcome.extra_metric_names);
+  try {
+    AtomicOutputFile out(cli.output);
+    ResultsCsvWriter writer(out.stream(), outcome.extra_metric_names);
     for (const ResultRow& row : outcome.rows)
       writer.write(row);
-    if (!out) {
-      std::cerr << "explorer merge: writing " << temporary << " failed\n";
-      std::remove(temporary.c_str());
-      return 2;
-    }
-  }
-  if (std::rename(temporary.c_str(), cli.output.c_str()) != 0) {
-    std::cerr << "explorer merge: cannot rename " << temporary << " to " << cli.output << "\n";
-    std::remove(temporary.c_str());
+    out.commit();
+  } catch (const std::runtime_error& error) {
+    std::cerr << "explorer merge: " << error.what() << "; nothing written\n";
     return 2;
   }
   std::cerr << "explorer merge: " << outcome.rows.size() << " rows from " << inputs.size()

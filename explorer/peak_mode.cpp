@@ -1,10 +1,13 @@
 #include "explorer/peak_mode.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
+#include "explorer/usage.hpp"
 #include "profiling/ceilings.hpp"
 #include "profiling/device.hpp"
 #include "profiling/results.hpp"
@@ -27,35 +30,68 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+// Every option is checked and every problem kept: throws a UsageError holding them all.
 CeilingOptions ceiling_options_from_cli(const PeakCli& cli) {
+  UsageProblems problems;
+  const auto shortest = [](double value) {
+    std::ostringstream text;
+    text << value;
+    return text.str();
+  };
   CeilingOptions options;
   options.device = cli.device;
   options.benchmarks = split_list(cli.only);
-  if (options.benchmarks.empty()) throw std::invalid_argument("--only: names no benchmark");
+  if (options.benchmarks.empty())
+    problems.add("--only: '" + cli.only + "' names no benchmark (mma.sync, wgmma, hbm)");
+  for (const std::string& name : options.benchmarks)
+    if (std::find(ceiling_benchmarks().begin(), ceiling_benchmarks().end(), name) ==
+        ceiling_benchmarks().end())
+      problems.add("--only: '" + name + "' is not a benchmark (mma.sync, wgmma, hbm)");
   options.dtypes.clear();
   for (const std::string& name : split_list(cli.dtypes)) {
     const auto dtype = dtype_from_string(name);
-    if (!dtype) throw std::invalid_argument("--dtypes: '" + name + "' is not fp16 or bf16");
-    options.dtypes.push_back(*dtype);
+    if (!dtype)
+      problems.add("--dtypes: '" + name + "' is not fp16 or bf16");
+    else
+      options.dtypes.push_back(*dtype);
   }
+  if (split_list(cli.dtypes).empty())
+    problems.add("--dtypes: '" + cli.dtypes + "' names no dtype (fp16, bf16)");
   options.timing.timed_runs = cli.runs;
   options.timing.min_timed_runs = cli.min_runs;
   options.timing.target_ms = cli.target_ms;
   options.timing.warmup_runs = cli.warmup;
+  if (cli.runs < 1) problems.add("--runs: " + std::to_string(cli.runs) + " is below 1");
+  if (cli.min_runs < 1) problems.add("--min-runs: " + std::to_string(cli.min_runs) + " is below 1");
+  if (cli.warmup < 1)
+    problems.add("--warmup: " + std::to_string(cli.warmup) +
+                 " is below 1 (the first warm-up launch sizes the timed batch)");
+  if (!(cli.target_ms >= 0))
+    problems.add("--target-ms: " + shortest(cli.target_ms) + " is not 0 or more milliseconds");
   options.work_scale = cli.work_scale;
+  if (!(cli.work_scale > 0) || cli.work_scale > 16)
+    problems.add("--work-scale: " + shortest(cli.work_scale) + " is not in (0, 16]");
+  if (cli.device < 0)
+    problems.add("--device: " + std::to_string(cli.device) + " is not a device index (0 or more)");
   options.run_id = cli.run_id;
+  if (cli.run_id.find_first_of(",\"\n\r") != std::string::npos)
+    problems.add("--run-id: '" + cli.run_id + "' may not hold commas, quotes or line breaks");
   options.locked_sm_clock_mhz = cli.locked_sm_clock_mhz;
-  try {
-    validate_ceiling_options(options);
-  } catch (const std::invalid_argument& error) {
-    const std::string text = error.what();
-    if (text.find("benchmark") != std::string::npos) throw std::invalid_argument("--only: " + text);
-    if (text.find("work_scale") != std::string::npos)
-      throw std::invalid_argument("--work-scale: " + text);
-    if (text.find("locked_sm_clock") != std::string::npos)
-      throw std::invalid_argument("--locked-sm-clock: " + text);
-    throw std::invalid_argument("timing options: " + text);
-  }
+  if (cli.locked_sm_clock_mhz && *cli.locked_sm_clock_mhz <= 0)
+    problems.add("--locked-sm-clock: " + std::to_string(*cli.locked_sm_clock_mhz) +
+                 " is not a clock in MHz");
+  if (!cli.output.empty())
+    if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
+  // The library's own rules, should they ever be stricter than the ones above.
+  if (problems.empty())
+    problems.check([&] {
+      try {
+        validate_ceiling_options(options);
+      } catch (const std::invalid_argument& error) {
+        throw std::invalid_argument(std::string("peak options: ") + error.what());
+      }
+    });
+  problems.throw_if_any();
   return options;
 }
 
@@ -106,7 +142,9 @@ CLI::App* add_peak_command(CLI::App& app, PeakCli& cli) {
                    "The rows' run_id (default: \"<host> <UTC start>\", as a sweep's)");
   peak->add_option("--locked-sm-clock", cli.locked_sm_clock_mhz,
                    "The SM clock (MHz) the caller locked, recorded in every row (as in --csv)");
-  peak->add_option("--output", cli.output, "Write the CSV here instead of stdout");
+  peak->add_option("--output", cli.output,
+                   "Write the CSV here instead of stdout (as FILE.partial, renamed to FILE once "
+                   "every benchmark has its row; a run that fails leaves FILE as it was)");
   return peak;
 }
 
@@ -114,28 +152,39 @@ int run_peak_mode(const PeakCli& cli) {
   CeilingOptions options;
   try {
     options = ceiling_options_from_cli(cli);
-  } catch (const std::invalid_argument& error) {
-    std::cerr << "explorer peak: " << error.what() << "\n";
-    return 2;
+  } catch (const UsageError& error) {
+    UsageProblems problems;
+    for (const std::string& problem : error.problems())
+      problems.add(problem);
+    return problems.report(std::cerr, "explorer peak");
   }
-  std::ofstream file;
+  // The rows go to FILE.partial and become FILE once every benchmark has its row: a failed run
+  // leaves FILE as it was.
+  std::optional<AtomicOutputFile> file;
   if (!cli.output.empty()) {
-    file.open(cli.output, std::ios::binary);
-    if (!file) {
-      std::cerr << "explorer peak: --output: cannot write " << cli.output << "\n";
+    try {
+      file.emplace(cli.output);
+    } catch (const std::runtime_error& error) {
+      std::cerr << "explorer peak: --output: " << error.what() << "\n";
       return 2;
     }
   }
-  std::ostream& out = cli.output.empty() ? std::cout : file;
+  std::ostream& out = file ? file->stream() : std::cout;
   try {
     std::optional<ResultsCsvWriter> writer;  // the header only once a row exists
     bool clean = true;
+    std::size_t rows = 0;
     measure_ceilings(options, [&](const ResultRow& row) {
       if (!writer) writer.emplace(out);
       writer->write(row);
+      ++rows;
       std::cerr << "explorer peak: " << describe(row) << "\n";
       clean = clean && !row.status.starts_with("fault") && row.verdict != "fail";
     });
+    if (!writer) writer.emplace(out);
+    if (file) file->commit();
+    std::cerr << "explorer peak: " << rows << " rows" << (file ? " written to " + cli.output : "")
+              << (clean ? "" : "; some faulted or failed their check") << "\n";
     return clean ? 0 : 1;
   } catch (const NoCudaDevice& error) {
     std::cerr << "explorer peak: " << error.what() << "\n";

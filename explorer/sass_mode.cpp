@@ -1,6 +1,7 @@
 #include "explorer/sass_mode.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "explorer/sass/sass_analysis.hpp"
 #include "explorer/sass/sass_artifact.hpp"
 #include "explorer/sass/sass_selection.hpp"
+#include "explorer/usage.hpp"
 
 namespace flashscope::cli {
 
@@ -214,21 +216,64 @@ CLI::App* add_sass_command(CLI::App& app, SassCli& cli) {
   sass->add_flag("--list", cli.list, "List every kernel of the artifact and exit");
   sass->add_option("--sass-dir", cli.sass_dir,
                    "Read this artifact (a build's <build>/sass or a results/<gpu>/sass)");
-  sass->add_option("--output", cli.output, "Write here instead of stdout");
+  sass->add_option("--output", cli.output,
+                   "Write here instead of stdout (whole or not at all: a failed request leaves "
+                   "the file as it was)");
   return sass;
 }
 
-int run_sass_mode(const SassCli& cli) {
+namespace {
+
+// The checks that need no artifact: every problem at once, before anything is read or written.
+UsageProblems sass_usage_problems(const SassCli& cli) {
+  UsageProblems problems;
+  if (!grouping_from_name(cli.by)) problems.add("--by: '" + cli.by + "' is not opcode or mnemonic");
+  if (!cli.dtype.empty() && !dtype_from_string(cli.dtype))
+    problems.add("--dtype: '" + cli.dtype + "' is not fp16 or bf16");
+  if (!cli.list && cli.step == 0) problems.add("--step is required (or --list)");
+  if (cli.step < 0) problems.add("--step: " + std::to_string(cli.step) + " is not a step");
+  if (cli.context < -1)
+    problems.add("--context: " + std::to_string(cli.context) +
+                 " is not a line count (0 or more, or -1 for all)");
+  if (!cli.config.empty())
+    problems.check([&] {
+      try {
+        parse_config(cli.config);
+      } catch (const ConfigParseError& error) {
+        throw std::invalid_argument(std::string("--config: ") + error.what());
+      }
+    });
+  if (!cli.against.empty()) {
+    const std::size_t colon = cli.against.find(':');
+    const std::string step_text = cli.against.substr(0, colon);
+    int step = 0;
+    const auto [end, error] =
+        std::from_chars(step_text.data(), step_text.data() + step_text.size(), step);
+    if (step_text.empty() || error != std::errc() || end != step_text.data() + step_text.size())
+      problems.add("--against: '" + cli.against +
+                   "' does not start with a step number (STEP or STEP:CONFIG)");
+    if (colon != std::string::npos)
+      problems.check([&] {
+        try {
+          parse_config(cli.against.substr(colon + 1));
+        } catch (const ConfigParseError& error) {
+          throw std::invalid_argument(std::string("--against: ") + error.what());
+        }
+      });
+  }
+  if (!cli.sass_dir.empty())
+    if (const auto problem = input_directory_problem("--sass-dir", cli.sass_dir))
+      problems.add(*problem);
+  if (!cli.output.empty())
+    if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
+  return problems;
+}
+
+// The report itself, to `out`.
+int print_sass_report(const SassCli& cli, std::ostream& out) {
   try {
     const auto grouping = grouping_from_name(cli.by);
-    if (!grouping) throw std::invalid_argument("--by: '" + cli.by + "' is not opcode or mnemonic");
-    DType dtype = DType::FP16;
-    if (!cli.dtype.empty()) {
-      const auto parsed = dtype_from_string(cli.dtype);
-      if (!parsed) throw std::invalid_argument("--dtype: '" + cli.dtype + "' is not fp16 or bf16");
-      dtype = *parsed;
-    }
-    if (!cli.list && cli.step == 0) throw std::invalid_argument("--step is required (or --list)");
+    const DType dtype = cli.dtype.empty() ? DType::FP16 : *dtype_from_string(cli.dtype);
 
     const SassSource source = find_sass_source(cli.sass_dir, build_sass_directory(),
                                                shipped_results_directory_for_sass());
@@ -236,12 +281,6 @@ int run_sass_mode(const SassCli& cli) {
     if (!source.artifact) return 3;
     const SassArtifact& artifact = *source.artifact;
 
-    std::ofstream file;
-    if (!cli.output.empty()) {
-      file.open(cli.output);
-      if (!file) throw std::invalid_argument("--output: cannot write " + cli.output);
-    }
-    std::ostream& out = cli.output.empty() ? std::cout : file;
     if (cli.list) return print_list(out, artifact);
 
     const std::string arch = cli.arch.empty() ? default_architecture(artifact, cli.step) : cli.arch;
@@ -363,6 +402,28 @@ int run_sass_mode(const SassCli& cli) {
     std::cerr << "explorer sass: " << error.what() << "\n";
     return 2;
   }
+}
+
+}  // namespace
+
+int run_sass_mode(const SassCli& cli) {
+  const UsageProblems problems = sass_usage_problems(cli);
+  if (!problems.empty()) return problems.report(std::cerr, "explorer sass");
+  if (cli.output.empty()) return print_sass_report(cli, std::cout);
+  // Written whole or not at all: a request that fails halfway leaves --output as it was.
+  std::ostringstream text;
+  const int status = print_sass_report(cli, text);
+  if (status != 0) return status;
+  try {
+    AtomicOutputFile out(cli.output);
+    out.stream() << text.str();
+    out.commit();
+  } catch (const std::runtime_error& error) {
+    std::cerr << "explorer sass: --output: " << error.what() << "\n";
+    return 2;
+  }
+  std::cerr << "explorer sass: wrote " << cli.output << "\n";
+  return 0;
 }
 
 }  // namespace flashscope::cli

@@ -8,12 +8,15 @@
 #include <cstdio>
 #include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <random>
 #include <sstream>
 
 #include "configs/config_sets.hpp"
+#include "explorer/usage.hpp"
+#include "kernels/common/registry.hpp"
 #include "profiling/cupti_metrics.hpp"
 #include "profiling/device.hpp"
 #include "profiling/references/reference_attention.hpp"
@@ -196,7 +199,11 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
       "Measure only shard K of N of the plan (K from 0, e.g. $SLURM_ARRAY_TASK_ID/N): a stable "
       "hash of each cell picks its shard, so N runs of the same selection cover it exactly once; "
       "join their CSVs with `explorer merge`. Without --seed every shard uses seed 0"));
-  sweep_option(app.add_option("--output", cli.output, "Write the CSV here instead of stdout"));
+  sweep_option(app.add_option(
+      "--output", cli.output,
+      "Write the CSV here instead of stdout: rows go to FILE.partial as they are measured, which "
+      "becomes FILE when the plan is finished; a stopped or failed sweep leaves its rows in "
+      "FILE.partial and FILE as it was"));
   sweep_option(app.add_option("--seed", cli.seed,
                               "Input seed (default: a fresh one, printed and recorded per row as "
                               "input_seed; explorer check --seed <input_seed> reproduces a row's "
@@ -210,21 +217,28 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
 }
 
 SweepOptions sweep_options_from_cli(const SweepCli& cli) {
-  const auto fail = [](const std::string& message) { throw std::invalid_argument(message); };
+  // Every option is checked and every problem kept, so one run reports them all (UsageError).
+  UsageProblems problems;
+  // Options whose text did not parse: the range checks below would only repeat them.
+  std::vector<std::string> unparsed;
+  const auto fail = [&](const std::string& option, const std::string& problem) {
+    problems.add(option + ": " + problem);
+    unparsed.push_back(option);
+  };
   SweepOptions options;
   options.set_key = cli.set;
   for (const std::string& text : cli.configs) {
     try {
       options.configs.push_back(parse_config(text));
     } catch (const ConfigParseError& error) {
-      fail(std::string("--config: ") + error.what());
+      fail("--config", error.what());
     }
   }
   if (!cli.steps.empty()) {
     try {
       options.steps = configs::parse_step_list(cli.steps);
     } catch (const std::invalid_argument& error) {
-      fail(std::string("--steps: ") + error.what());
+      fail("--steps", error.what());
     }
   }
   options.seq_lens.clear();
@@ -232,14 +246,17 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
     int value = 0;
     const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || error != std::errc() || end != item.data() + item.size() || value <= 0)
-      fail("--seq-lens: '" + item + "' is not a positive integer (expected e.g. 512,1024,4096)");
-    options.seq_lens.push_back(value);
+      fail("--seq-lens", "'" + item + "' is not a positive integer (expected e.g. 512,1024,4096)");
+    else
+      options.seq_lens.push_back(value);
   }
   options.dtypes.clear();
   for (const std::string& item : split_list(cli.dtypes)) {
     const std::optional<DType> dtype = dtype_from_string(item);
-    if (!dtype) fail("--dtypes: '" + item + "' is not fp16 or bf16");
-    if (std::find(options.dtypes.begin(), options.dtypes.end(), *dtype) == options.dtypes.end())
+    if (!dtype)
+      fail("--dtypes", "'" + item + "' is not fp16 or bf16");
+    else if (std::find(options.dtypes.begin(), options.dtypes.end(), *dtype) ==
+             options.dtypes.end())
       options.dtypes.push_back(*dtype);
   }
   options.batch = cli.batch;
@@ -253,9 +270,12 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
     options.collect_metrics = false;
   } else if (!cli.metrics.empty()) {
     for (const std::string& metric : split_list(cli.metrics)) {
-      if (metric.empty()) fail("--metrics: empty metric name in '" + cli.metrics + "'");
-      if (metric == "none") fail("--metrics: 'none' cannot be combined with metric names");
-      options.extra_metrics.push_back(metric);
+      if (metric.empty())
+        fail("--metrics", "empty metric name in '" + cli.metrics + "'");
+      else if (metric == "none")
+        fail("--metrics", "'none' cannot be combined with metric names");
+      else
+        options.extra_metrics.push_back(metric);
     }
   }
   options.metric_runs = cli.metric_runs;
@@ -264,10 +284,10 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
     const std::vector<std::string> known = known_references();
     for (const std::string& name : split_list(cli.reference)) {
       if (std::find(known.begin(), known.end(), name) == known.end())
-        fail("--reference: '" + name + "' is not a reference (known: " + join(known) +
-             ", or none)");
-      if (std::find(options.references.begin(), options.references.end(), name) ==
-          options.references.end())
+        fail("--reference",
+             "'" + name + "' is not a reference (known: " + join(known) + ", or none)");
+      else if (std::find(options.references.begin(), options.references.end(), name) ==
+               options.references.end())
         options.references.push_back(name);
     }
   }
@@ -275,11 +295,18 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
   options.locked_sm_clock_mhz = cli.locked_sm_clock_mhz;
   options.run_id = cli.run_id;
   options.device = cli.device;
-  if (!cli.devices.empty()) options.devices = parse_device_selection(cli.devices);
-  if (!cli.shard.empty()) options.shard = parse_plan_shard(cli.shard);
+  if (!cli.devices.empty())
+    problems.check([&] { options.devices = parse_device_selection(cli.devices); });
+  if (!cli.shard.empty()) problems.check([&] { options.shard = parse_plan_shard(cli.shard); });
   options.seed = cli.seed ? *cli.seed : 0;
   options.timeout_s = cli.timeout_s;
-  validate_sweep_options(options);
+  for (const std::string& problem : sweep_option_problems(options)) {
+    const bool repeats = std::any_of(unparsed.begin(), unparsed.end(), [&](const std::string& o) {
+      return problem.starts_with(o + ":");
+    });
+    if (!repeats) problems.add(problem);
+  }
+  problems.throw_if_any();
   return options;
 }
 
@@ -335,14 +362,30 @@ std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, int
 }
 
 int run_sweep_mode(const SweepCli& cli) {
+  // One validation pass before any device is touched or file written: every problem at once.
+  UsageProblems problems;
   SweepOptions options;
-  try {
+  bool options_valid = false;
+  problems.check([&] {
     options = sweep_options_from_cli(cli);
-  } catch (const std::invalid_argument& error) {
-    std::cerr << "explorer --csv: " << error.what() << "\n";
-    return 2;
+    options_valid = true;
+  });
+  if (cli.worker_fd >= 0) {
+    if (!problems.empty()) return problems.report(std::cerr, "explorer --csv");
+    return run_sweep_worker(options, cli.worker_fd, STDIN_FILENO);
   }
-  if (cli.worker_fd >= 0) return run_sweep_worker(options, cli.worker_fd, STDIN_FILENO);
+  if (!cli.output.empty()) {
+    if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
+    std::error_code error;
+    if (std::filesystem::exists(cli.output + ".partial", error))
+      problems.add("--output: '" + cli.output + ".partial' exists: the rows of an interrupted " +
+                   "sweep; move or delete it first (this sweep would overwrite it)");
+  }
+  // The plan needs no GPU: a selection that measures nothing is a usage error too.
+  if (options_valid)
+    problems.check([&] { plan_sweep(options, built_kernels(), built_references()); });
+  if (!problems.empty()) return problems.report(std::cerr, "explorer --csv");
+
   if (!cli.seed) {
     if (options.shard) {
       options.seed = 0;  // every shard must draw the same inputs at a shape
@@ -352,29 +395,36 @@ int run_sweep_mode(const SweepCli& cli) {
     }
   }
 
-  std::ofstream file;
+  // Rows go to FILE.partial as they are measured (flushed each), which becomes FILE once the
+  // plan is finished: FILE is never a cut-short sweep, and an interrupted or failed sweep keeps
+  // its finished rows in FILE.partial, with FILE as it was before.
+  std::optional<AtomicOutputFile> file;
   if (!cli.output.empty()) {
-    file.open(cli.output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      std::cerr << "explorer --csv: cannot open --output " << cli.output << " for writing\n";
+    try {
+      file.emplace(cli.output);
+    } catch (const std::runtime_error& error) {
+      std::cerr << "explorer --csv: --output: " << error.what() << "\n";
       return 2;
     }
   }
-  std::ostream& out = cli.output.empty() ? std::cout : file;
+  std::ostream& out = file ? file->stream() : std::cout;
   std::optional<ResultsCsvWriter> writer;
-  // A sweep that fails before its first row leaves no header-only file behind.
-  const auto remove_unused_output = [&] {
-    if (!writer && !cli.output.empty()) {
-      file.close();
-      std::remove(cli.output.c_str());
-    }
+  // Where the rows measured so far are, for the messages of a sweep that did not finish.
+  const auto rows_kept = [&](std::size_t rows) {
+    if (!file) return std::to_string(rows) + " rows measured so far are written";
+    if (!writer) return std::string("no row was measured; nothing is written");
+    file->keep_partial();
+    return std::to_string(rows) + " rows measured so far are in " + file->partial_path() + " (" +
+           cli.output + " is left as it was; rename the partial file to use them)";
   };
+  std::size_t rows_written = 0;
   try {
     const StopOnSignals stop_on_signals;
     SweepObserver observer;
     observer.on_row = [&](const ResultRow& row) {
       if (!writer) writer.emplace(out, extra_metric_columns(options));
       writer->write(row);
+      ++rows_written;
     };
     observer.stop_requested = [] { return stop_signal != 0; };
     const SweepSummary summary = run_sweep(
@@ -384,28 +434,31 @@ int run_sweep_mode(const SweepCli& cli) {
         },
         observer, std::cerr);
     if (summary.stopped) {
-      std::cerr << "explorer --csv: stopped by signal " << stop_signal << "; the " << summary.rows
-                << " rows measured so far are written\n";
+      std::cerr << "explorer --csv: stopped by signal " << stop_signal << "; the "
+                << rows_kept(summary.rows) << "\n";
       return 130;
     }
     // A shard that owns no cell of the selection still leaves a valid (header-only) file.
     if (!writer) writer.emplace(out, extra_metric_columns(options));
+    if (file) {
+      file->commit();
+      std::cerr << "explorer --csv: " << rows_written << " rows written to " << cli.output << "\n";
+    }
     return summary.faults > 0 || summary.failed_checks > 0 || summary.device_failed() ? 1 : 0;
   } catch (const NoCudaDevice& error) {
-    remove_unused_output();
     std::cerr << "explorer --csv: " << error.what() << "; the sweep needs a GPU\n";
     return 1;
   } catch (const UnknownMetric& error) {
-    remove_unused_output();
     std::cerr << "explorer --csv: --metrics: " << error.what() << "\n";
+    if (writer) std::cerr << "explorer --csv: the " << rows_kept(rows_written) << "\n";
     return 2;
   } catch (const std::invalid_argument& error) {
-    remove_unused_output();
     std::cerr << "explorer --csv: " << error.what() << "\n";
+    if (writer) std::cerr << "explorer --csv: the " << rows_kept(rows_written) << "\n";
     return 2;
   } catch (const std::exception& error) {
-    remove_unused_output();
     std::cerr << "explorer --csv: " << error.what() << "\n";
+    if (writer) std::cerr << "explorer --csv: the " << rows_kept(rows_written) << "\n";
     return 1;
   }
 }

@@ -55,7 +55,8 @@ void add_sweep_options(CLI::App& app, SweepCli& cli);
 void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
                            const std::string& group);
 
-// Throws std::invalid_argument naming the option at fault.
+// Throws a UsageError (explorer/usage.hpp) holding every problem, each naming the option, the
+// value and the rule.
 SweepOptions sweep_options_from_cli(const SweepCli& cli);
 
 // The worker command line for `options` (argv without the program name): a worker on
@@ -65,8 +66,9 @@ std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, int
 
 // Runs the sweep (or, with the hidden worker option, one worker) and returns the exit code:
 // 0 every row ok or skipped; 1 a fault, a failed §1.4 check, a device whose worker could not
-// start, or no GPU; 2 invalid options; 130 stopped by SIGINT or SIGTERM (every row written so far
-// is kept).
+// start, or no GPU; 2 invalid options, every problem reported before any device is touched;
+// 130 stopped by SIGINT or SIGTERM. With --output, rows go to FILE.partial and it is renamed to
+// FILE once the plan is finished; a sweep that stops early keeps its rows in FILE.partial.
 int run_sweep_mode(const SweepCli& cli);
 
 }  // namespace flashscope::cli

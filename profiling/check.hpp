@@ -38,6 +38,10 @@ struct CheckReport {
 const KernelEntry& resolve_check_kernel(const CheckRequest& request,
                                         const KernelRegistry& registry);
 
+// The shape, dtype and step rules of launch validation, which need no GPU: throws
+// LaunchValidationError (a std::invalid_argument) naming the rule the shape breaks.
+void validate_request_shape(const KernelEntry& entry, const AttentionShape& shape);
+
 // Runs the check on the device. Throws NoCudaDevice, LaunchValidationError, CudaError.
 CheckReport run_check(const CheckRequest& request);
 

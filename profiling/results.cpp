@@ -290,7 +290,14 @@ class RecordSplitter {
   void finish(Sink&& sink) {
     if (state_ == State::in_quotes)
       fail(record_line_, "the file ends inside a quoted field that opened on this line");
-    if (in_record_) end_record(sink);
+    // The writer ends every record with a line end, so text that stops without one was cut
+    // short: its last field may be a prefix of the value written (4096 cut to 40), which would
+    // read as a plausible number.
+    if (in_record_)
+      fail(record_line_,
+           "the file ends inside this record (its last field has no line end after it): the file "
+           "was cut short, and the record is refused rather than read with a partial value");
+    (void)sink;
   }
 
   [[noreturn]] void fail(long line, const std::string& problem) const {

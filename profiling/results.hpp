@@ -130,8 +130,9 @@ class ResultsCsvParser {
   ResultsCsvParser& operator=(ResultsCsvParser&&) noexcept;
 
   std::vector<ResultRow> feed(std::string_view text);  // throws ResultsFormatError
-  // The end of the text: returns a last record that had no line end; throws if the text ended
-  // inside a quoted field or before the header.
+  // The end of the text: throws if it ended inside a record (the writer ends every record with
+  // a line end, so a last record without one was cut short, anywhere in any field), inside a
+  // quoted field, or before the header. Returns no rows today; kept for callers that stream.
   std::vector<ResultRow> finish();
   const std::vector<std::string>& extra_metric_names() const;
   // The header's column names in file order (empty before the header has been read).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "configs/config_sets.hpp"
@@ -155,10 +156,21 @@ int seed_batch_for(int seq_len) {
   return std::clamp(65536 / seq_len, 1, 16);
 }
 
-void validate_sweep_options(const SweepOptions& options) {
-  const auto fail = [](const std::string& message) { throw std::invalid_argument(message); };
-  if (options.configs.empty() && options.set_key != "prog" && options.set_key != "built")
-    configs::select(options.set_key);  // throws with the list of valid keys
+std::vector<std::string> sweep_option_problems(const SweepOptions& options) {
+  const auto shortest = [](double value) {
+    std::ostringstream text;
+    text << value;
+    return text.str();
+  };
+  std::vector<std::string> problems;
+  const auto fail = [&problems](const std::string& message) { problems.push_back(message); };
+  if (options.configs.empty() && options.set_key != "prog" && options.set_key != "built") {
+    try {
+      configs::select(options.set_key);
+    } catch (const std::invalid_argument& error) {  // names the valid keys
+      fail(std::string("--set: ") + error.what());
+    }
+  }
   if (options.seq_lens.empty()) fail("--seq-lens: at least one sequence length is needed");
   for (const int n : options.seq_lens)
     if (n <= 0) fail("--seq-lens: " + std::to_string(n) + " is not a positive length");
@@ -167,25 +179,44 @@ void validate_sweep_options(const SweepOptions& options) {
   if (options.batch && *options.batch <= 0)
     fail("--batch: " + std::to_string(*options.batch) + " is not a positive batch size");
   if (options.heads <= 0) fail("--heads: " + std::to_string(options.heads) + " is not positive");
-  if (options.timing.timed_runs < 1) fail("--runs: at least one timed run is needed");
-  if (options.timing.min_timed_runs < 1) fail("--min-runs: at least one timed run is needed");
+  if (options.timing.timed_runs < 1)
+    fail("--runs: " + std::to_string(options.timing.timed_runs) +
+         " is below 1: at least one timed run is needed");
+  if (options.timing.min_timed_runs < 1)
+    fail("--min-runs: " + std::to_string(options.timing.min_timed_runs) +
+         " is below 1: at least one timed run is needed");
   if (options.timing.warmup_runs < 1)
-    fail("--warmup: at least 1 is needed (the first warm-up launch sizes the timed batch)");
+    fail("--warmup: " + std::to_string(options.timing.warmup_runs) +
+         " is below 1: at least 1 is needed (the first warm-up launch sizes the timed batch)");
   if (!(options.timing.target_ms >= 0))
-    fail("--target-ms: must be 0 (always --runs) or a positive number of milliseconds");
-  if (options.metric_runs < 1) fail("--metric-runs: at least one profiled launch is needed");
+    fail("--target-ms: " + shortest(options.timing.target_ms) +
+         " must be 0 (always --runs) or a positive number of milliseconds");
+  if (options.metric_runs < 1)
+    fail("--metric-runs: " + std::to_string(options.metric_runs) +
+         " is below 1: at least one profiled launch is needed");
   if (options.device < 0) fail("--device: " + std::to_string(options.device) + " is negative");
   for (const int index : options.devices.indices)
     if (index < 0) fail("--devices: " + std::to_string(index) + " is negative");
   if (options.shard && (options.shard->count < 1 || options.shard->index < 0 ||
                         options.shard->index >= options.shard->count))
     fail("--shard: " + to_string(*options.shard) + " is not K/N with 0 <= K < N");
-  if (!(options.timeout_s > 0)) fail("--timeout: must be a positive number of seconds");
+  if (!(options.timeout_s > 0))
+    fail("--timeout: " + shortest(options.timeout_s) + " must be a positive number of seconds");
   if (options.run_id.find_first_of(",\"\n\r") != std::string::npos)
     fail("--run-id: '" + options.run_id + "' may not hold commas, quotes or line breaks");
   if (options.locked_sm_clock_mhz && *options.locked_sm_clock_mhz <= 0)
     fail("--locked-sm-clock: " + std::to_string(*options.locked_sm_clock_mhz) +
          " is not a clock in MHz");
+  return problems;
+}
+
+void validate_sweep_options(const SweepOptions& options) {
+  const std::vector<std::string> problems = sweep_option_problems(options);
+  if (problems.empty()) return;
+  std::string message;
+  for (const std::string& problem : problems)
+    message += (message.empty() ? "" : "\n") + problem;
+  throw std::invalid_argument(message);
 }
 
 std::vector<int> resolve_sweep_devices(const SweepOptions& options, int device_count) {

@@ -76,7 +76,10 @@ struct SweepOptions {
   double timeout_s = 300;  // per measurement; a worker silent for longer is killed
 };
 
-// Throws std::invalid_argument naming the offending option.
+// Every problem of the options, each naming the option, its value and the rule; empty when
+// they are valid.
+std::vector<std::string> sweep_option_problems(const SweepOptions& options);
+// Throws std::invalid_argument holding every problem (one per line).
 void validate_sweep_options(const SweepOptions& options);
 
 // The device indices a sweep runs on, given how many the machine has: `devices` resolved, else

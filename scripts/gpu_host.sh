@@ -2,7 +2,7 @@
 # End-to-end run on a GPU host: configure and build with every core, run the tests (GPU tests
 # included), then the stages asked for, writing every log under LOG_DIR.
 #
-#   scripts/gpu_host.sh LOG_DIR [--stages build,check,test,sweep,sanitize,sass,peak,results,devices]
+#   scripts/gpu_host.sh LOG_DIR [--stages build,check,test,python,sweep,sanitize,sass,peak,results,devices]
 #                               [--set prog] [--steps 1-21] [--tune-steps 7,16] [--arch 90a-real]
 #                               [--sweep-args "..."] [--no-torch] [--tests REGEX]
 #                               [--sanitize-steps LIST] [--check-steps LIST] [--lock-sm-clock MHZ]
@@ -30,7 +30,11 @@
 # Stages: build (always), check (explorer check on every built kernel of --check-steps, default
 # all, both dtypes, at B=2 N=1024 H=16, each in its own process under a 30 s timeout: a hang or
 # fault is reported for that kernel and test_kernels_gpu is then skipped with the reason instead
-# of hanging), test (ctest: host + GPU tests), sweep (explorer --csv over the built kernels),
+# of hanging), test (ctest: host + GPU tests), python (the Python module's pytest suite,
+# tests/python, with the interpreter the build found: every built kernel against PyTorch SDPA,
+# CuPy and JAX inputs, streams, forward_timed against the explorer; pytest.log, and a GPU test
+# skipped for want of a device fails the stage as in ctest; needs pybind11 and pytest in that
+# python3, and PyTorch for the GPU tests), sweep (explorer --csv over the built kernels),
 # clocks (steps 9 and 16 against FA2 at N = 4096 by time, by cycles and by CUPTI duration, with
 # the SM clocks and the reference drift: clocks.csv, and clocks-locked.csv under
 # --lock-sm-clock), counters (the hardware counters of docs/versions' profiles for every step's
@@ -56,7 +60,7 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2
 [[ $# -ge 1 && $1 != -* ]] || usage
 LOG_DIR=$(mkdir -p "$1" && cd "$1" && pwd)
 shift
-STAGES="build,test,sweep,sanitize,sass,peak"
+STAGES="build,test,python,sweep,sanitize,sass,peak"
 KERNEL_SET="prog"
 STEPS=""
 ARCH="90a-real"  # Hopper's arch-specific target: steps 1-16 and the Hopper steps 17+
@@ -213,6 +217,30 @@ if has_stage test; then
   fi
 fi
 
+if has_stage python; then
+  # The module is <build>/python/flashscope, built for the interpreter CMake found.
+  PYTHON=$(sed -n 's/^FLASHSCOPE_PYTHON_EXECUTABLE:INTERNAL=//p' "$BUILD/CMakeCache.txt" | head -1)
+  if ! compgen -G "$BUILD/python/flashscope/_core*.so" > /dev/null; then
+    log "python: the module was not built: $(grep -m1 'Python module' "$LOG_DIR/build.log" || echo 'no configure message')"
+    STATUS=1
+  elif ! "$PYTHON" -c "import pytest" 2> /dev/null; then
+    log "python: $PYTHON has no pytest; tests/python did not run"
+    STATUS=1
+  else
+    log "python: $PYTHON -m pytest tests/python (PYTHONPATH=$BUILD/python)"
+    PYTEST_ENV=(PYTHONPATH="$BUILD/python" FLASHSCOPE_EXPLORER="$EXPLORER")
+    if [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true) -gt 0 ]]; then
+      PYTEST_ENV+=(FLASHSCOPE_REQUIRE_GPU=1)
+    fi
+    env "${PYTEST_ENV[@]}" "$PYTHON" -m pytest "$ROOT/tests/python" -v -s -rs -p no:cacheprovider \
+      > "$LOG_DIR/pytest.log" 2>&1 || STATUS=1
+    # The skip reasons, then pytest's summary line, and forward_timed against the explorer.
+    grep -E '^SKIPPED' "$LOG_DIR/pytest.log" | tee -a "$LOG_DIR/summary.txt" || true
+    grep -E 'forward_timed .* ms, explorer' "$LOG_DIR/pytest.log" | tee -a "$LOG_DIR/summary.txt" || true
+    tail -1 "$LOG_DIR/pytest.log" | tee -a "$LOG_DIR/summary.txt"
+  fi
+fi
+
 # Locked clocks (opt-in): lock before the sweeps, restore on every exit path.
 LOCKED_ARGS=()
 CLOCK_NOTE="default clocks (not locked)"
@@ -296,7 +324,14 @@ if has_stage progression || has_stage tune || has_stage results; then
     "$EXPLORER" "$@" "${LOCKED_ARGS[@]}" --output "$LOG_DIR/$name.csv" 2> "$LOG_DIR/$name.log" \
       || STATUS=1
     cat "$LOG_DIR/$name.log" >> "$LOG_DIR/results.log"
-    log "results: $(($(wc -l < "$LOG_DIR/$name.csv") - 1)) $name rows in $((SECONDS - started)) s"
+    # A sweep that did not finish leaves its rows in $name.csv.partial (docs/profiling.md).
+    if [[ -f $LOG_DIR/$name.csv ]]; then
+      log "results: $(($(wc -l < "$LOG_DIR/$name.csv") - 1)) $name rows in $((SECONDS - started)) s"
+    elif [[ -f $LOG_DIR/$name.csv.partial ]]; then
+      log "results: $name did not finish: $(($(wc -l < "$LOG_DIR/$name.csv.partial") - 1)) rows in $name.csv.partial"
+    else
+      log "results: $name wrote no rows (see $name.log)"
+    fi
     sed -n '/^sweep: /,$p' "$LOG_DIR/$name.log" | tee -a "$LOG_DIR/summary.txt"
     echo "| $name.csv | \`explorer $*\` ($((SECONDS - started)) s) |" >> "$LOG_DIR/MANIFEST.md"
   }

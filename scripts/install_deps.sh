@@ -7,6 +7,8 @@ PACKAGES=(cmake ninja-build ccache g++ pkg-config git
           zlib1g-dev                               # compressed SASS listings (results/<gpu>/sass)
           libimgui-dev libglfw3-dev libgl-dev      # desktop explorer
           xvfb xauth                               # headless screenshots of the explorer
+          python3-dev pybind11-dev                 # the Python module (explorer/python)
+          python3-pytest python3-numpy             # its tests (tests/python)
           clang-14 libclang-rt-14-dev)             # libFuzzer and sanitizer runtimes (fuzz.sh)
 missing=()
 for package in "${PACKAGES[@]}"; do

@@ -205,7 +205,7 @@ void AutotuneView::draw_chart(ExplorerState& state, float width) {
     legend.push_back({"unparsed config", plot::categorical_colour(model_.shapes.size()), &shown});
   }
 
-  plot::Plot chart("##autotune_scatter", ImVec2(0, 0), x_axis, y_axis);
+  plot::Plot chart("##autotune_scatter", ImVec2(0, 0), x_axis, y_axis, {0, legend});
   for (std::size_t i = 0; i < placed.size(); ++i) {
     const AutotunePoint& point = model_.points[placed[i].point];
     chart.marker(placed[i].x, placed[i].y,
@@ -218,7 +218,6 @@ void AutotuneView::draw_chart(ExplorerState& state, float width) {
     if (point.row == selected_)
       chart.ring(item.x, item.y, IM_COL32(255, 220, 60, 255), 10.0f, 2.5f);
   }
-  chart.legend(legend);
   const plot::Interaction interaction = chart.finish();
   if (interaction.hovered) {
     const AutotunePoint& point =

@@ -6,6 +6,7 @@
 
 #include "configs/config_sets.hpp"
 #include "explorer/gui/views.hpp"
+#include "explorer/model/hints.hpp"
 #include "explorer/plot/plot.hpp"
 
 namespace flashscope::explorer::gui {
@@ -88,11 +89,34 @@ void CompareView::draw(ExplorerState& state) {
   if (files.empty()) {
     empty_view_message(
         "Compare needs result files: two files side by side, or two GPUs of one file. Start the "
-        "explorer with --results A.csv B.csv, or load a CSV with the box on the left.");
+        "explorer with two files (" +
+        std::string(hints::kCompareTwoFiles) + "), or load a CSV with the box on the left.");
     return;
   }
   // Two GPUs asked for with one file loaded: both sides show that file.
   if (gpus_chosen_ && files.size() == 1) file_b_ = 0;
+  // Until the user picks, open on two runs of the same kind whose rows pair (the newest two of
+  // the device the other views show), or say what to pick.
+  if (!gpus_chosen_ && !sides_chosen_ && default_generation_ != state.generation()) {
+    default_generation_ = state.generation();
+    const auto pair = default_compare_pair(files, state.filter().device);
+    default_found_ = pair.has_value();
+    if (pair) {
+      file_a_ = pair->a;
+      file_b_ = pair->b;
+      default_note_ = "Opened on the two newest runs of " + pair->device + " that share " +
+                      std::to_string(pair->shared) +
+                      " measurements (older as A, newer as B); choose other files above.";
+    } else {
+      file_a_ = 0;
+      file_b_ = std::min<std::size_t>(1, files.size() - 1);
+      default_note_ =
+          "No two loaded files share a measurement (same step, config, dtype and shape) on " +
+          (state.filter().device.empty() ? std::string("one device") : state.filter().device) +
+          ": choose A and B above, e.g. two runs of the same sweep plan, or one file's two GPUs "
+          "(--compare-gpus 0,1); or load such a file with the Open box.";
+    }
+  }
   file_a_ = std::min(file_a_, files.size() - 1);
   file_b_ = std::min(file_b_, files.size() - 1);
 
@@ -100,7 +124,10 @@ void CompareView::draw(ExplorerState& state) {
   const auto side = [&](const char* file_label, const char* gpu_label, std::size_t& file,
                         std::string& gpu, const std::vector<DeviceUnit>& units) {
     ImGui::SetNextItemWidth(side_width * 0.62f);
-    if (file_combo(file_label, file, files)) gpu.clear();
+    if (file_combo(file_label, file, files)) {
+      gpu.clear();
+      sides_chosen_ = true;
+    }
     ImGui::SameLine();
     ImGui::SetNextItemWidth(side_width * 0.38f - 20);
     gpu_combo(gpu_label, gpu, units, "any GPU");
@@ -108,6 +135,7 @@ void CompareView::draw(ExplorerState& state) {
   side("A##compare_a", "##compare_gpu_a", file_a_, gpu_a_, units_a_);
   ImGui::SameLine();
   if (ImGui::Button("swap")) {
+    sides_chosen_ = true;
     std::swap(file_a_, file_b_);
     std::swap(gpu_a_, gpu_b_);
   }
@@ -126,6 +154,11 @@ void CompareView::draw(ExplorerState& state) {
     comparison_ = compare_results(rows_a, rows_b);
     devices_a_ = devices_of(rows_a);
     devices_b_ = devices_of(rows_b);
+  }
+  if (!sides_chosen_ && !gpus_chosen_ && !default_note_.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(default_found_ ? kMutedColour : kWarningColour, "%s", default_note_.c_str());
+    ImGui::PopTextWrapPos();
   }
   ImGui::TextColored(kMutedColour, "A: %s", devices_a_.empty() ? "no rows" : devices_a_.c_str());
   ImGui::TextColored(kMutedColour, "B: %s", devices_b_.empty() ? "no rows" : devices_b_.c_str());
@@ -177,7 +210,8 @@ void CompareView::draw(ExplorerState& state) {
     y_axis.title = "B / A (geometric mean per step)";
     y_axis.fit = plot::fit_range(ratios, plot::AxisScale::linear, 0.15, false);
     y_axis.zoomable = false;
-    plot::Plot chart("##compare_steps", ImVec2(0, 190), x_axis, y_axis);
+    const float label_column = ImGui::CalcTextSize("parity").x + 8;
+    plot::Plot chart("##compare_steps", ImVec2(0, 190), x_axis, y_axis, {label_column, {}});
     for (std::size_t i = 0; i < comparison_.per_step.size(); ++i) {
       const double ratio = comparison_.per_step[i].geometric_mean;
       const ImU32 colour = ImGui::ColorConvertFloat4ToU32(ratio_colour(ratio));
@@ -207,6 +241,8 @@ void CompareView::draw(ExplorerState& state) {
     for (int c = 0; c < kColumnCount; ++c) {
       ImGuiTableColumnFlags column_flags = 0;
       if (kColumns[c] == CompareColumn::config) column_flags |= ImGuiTableColumnFlags_WidthStretch;
+      // Paired rows first (rows without a ratio sort last), the largest loss at the top.
+      if (kColumns[c] == CompareColumn::ratio) column_flags |= ImGuiTableColumnFlags_DefaultSort;
       ImGui::TableSetupColumn(column_header(kColumns[c]), column_flags, 0.0f,
                               static_cast<ImGuiID>(c));
     }

@@ -56,6 +56,14 @@ void feature_list(const char* caption, const std::vector<std::string>& features,
 
 }  // namespace
 
+const std::vector<MarkdownBlock>& DetailView::page_blocks(const StepPage& page) {
+  if (parsed_page_ != &page) {  // parsed once per page shown, not per frame
+    parsed_page_ = &page;
+    page_blocks_ = parse_markdown(page.doc_markdown);
+  }
+  return page_blocks_;
+}
+
 void DetailView::draw(ExplorerState& state) {
   int& step = state.selection.detail_step;
   // Every step the build knows, the Hopper track included: a step without an embedded page
@@ -96,7 +104,7 @@ void DetailView::draw(ExplorerState& state) {
         ImGui::TextColored(kMutedColour, "%.*s did not exist when this explorer was built.",
                            static_cast<int>(page->doc_path.size()), page->doc_path.data());
       else
-        markdown_text(page->doc_markdown);
+        markdown_blocks(page_blocks(*page));
       ImGui::EndChild();
       ImGui::EndTabItem();
     }

@@ -1,6 +1,7 @@
 #include "explorer/gui/explorer_state.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -220,20 +221,36 @@ void ExplorerState::append_live_rows(std::vector<ResultRow> rows) {
 std::string ExplorerState::save_file(std::size_t index, const std::string& path) {
   if (index >= files_.size()) return "no such file";
   if (path.empty()) return "give a file name to save to";
-  std::ofstream out(path);
-  if (!out) return "cannot write " + path;
+  // Written whole or not at all: the rows go to PATH.partial, renamed over PATH once complete,
+  // so a failed save leaves PATH as it was.
+  const std::string partial = path + ".partial";
   std::set<std::string> metric_names;
   for (const ResultRow& row : files_[index].rows)
     for (const auto& [name, value] : row.extra_metrics)
       metric_names.insert(name);
-  try {
-    ResultsCsvWriter writer(out, {metric_names.begin(), metric_names.end()});
-    for (const ResultRow& row : files_[index].rows)
-      writer.write(row);
-  } catch (const std::exception& error) {
-    return path + ": " + error.what();
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) return "cannot write " + partial;
+    try {
+      ResultsCsvWriter writer(out, {metric_names.begin(), metric_names.end()});
+      for (const ResultRow& row : files_[index].rows)
+        writer.write(row);
+    } catch (const std::exception& error) {
+      out.close();
+      std::remove(partial.c_str());
+      return path + ": " + error.what();
+    }
+    out.flush();
+    if (!out) {
+      out.close();
+      std::remove(partial.c_str());
+      return "writing " + partial + " failed; " + path + " is left as it was";
+    }
   }
-  if (!out) return "writing " + path + " failed";
+  if (std::rename(partial.c_str(), path.c_str()) != 0) {
+    std::remove(partial.c_str());
+    return "cannot rename " + partial + " to " + path;
+  }
   files_[index].path = path;
   files_[index].label = short_file_label(path);
   // Once saved, the live rows are an ordinary file; the next sweep starts a new live file.

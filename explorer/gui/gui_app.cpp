@@ -1,4 +1,3 @@
-#include "configs/config_sets.hpp"
 #include "explorer/gui/gui_app.hpp"
 
 #include <CLI/CLI.hpp>
@@ -21,6 +20,8 @@
 #include "explorer/gui/screenshot.hpp"
 #include "explorer/gui/views.hpp"
 #include "explorer/gui/widgets.hpp"
+#include "explorer/model/hints.hpp"
+#include "explorer/usage.hpp"
 
 #ifndef FLASHSCOPE_DEFAULT_RESULTS_DIR
 #error "FLASHSCOPE_DEFAULT_RESULTS_DIR must be defined by the build (<source dir>/results)"
@@ -39,15 +40,15 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
   std::vector<std::string> view_names;
   for (ViewId view : kViews)
     view_names.emplace_back(view_name(view));
-  in_group(app.add_option("--view", options.view, "View shown first")
-               ->check(CLI::IsMember(view_names))
+  std::string view_list;
+  for (const std::string& name : view_names)
+    view_list += (view_list.empty() ? "" : ", ") + name;
+  in_group(app.add_option("--view", options.view, "View shown first: " + view_list)
                ->capture_default_str());
   in_group(app.add_option("--detail-step", options.detail_step,
-                          "Step the detail view shows first (default: the second with data)")
-               ->check(CLI::Range(configs::kFirstStep, configs::kLastStep)));
+                          "Step the detail view shows first (default: the second with data)"));
   in_group(app.add_option("--detail-tab", options.detail_tab,
-                          "Tab the detail view shows first: documentation, diff or sass")
-               ->check(CLI::IsMember({"documentation", "diff", "sass"})));
+                          "Tab the detail view shows first: documentation, diff or sass"));
   in_group(app.add_option("--sass-dir", options.sass_directory,
                           "SASS artifact to show (a build's <build>/sass or a results/<gpu>/sass; "
                           "default: this build's when it has listings, else the newest shipped "
@@ -70,14 +71,28 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
       },
       "The GPUs the compare view puts side by side, A,B (index or UUID prefix each); with one "
       "file loaded both sides are that file"));
+  in_group(app.add_option_function<std::string>(
+      "--run-steps",
+      [&options](const std::string& text) {
+        try {
+          options.run_steps = configs::parse_step_list(text);
+        } catch (const std::invalid_argument& error) {
+          throw CLI::ValidationError("--run-steps", error.what());
+        }
+      },
+      "Steps the run panel starts with ticked, e.g. 17-21 or 1,7,21 (default: every step built)"));
+  in_group(
+      app.add_flag("--run-sweep", options.run_sweep,
+                   "Start the run panel's sweep on opening (its default set, N = 4096, fp16, "
+                   "with --run-steps); with --screenshot, the shot waits for the sweep to end"));
   in_group(app.add_option("--screenshot", options.screenshot_path,
                           "Render --frames frames, save the window as this PNG and exit"));
-  in_group(app.add_option("--frames", options.frames, "Frames rendered before the screenshot")
-               ->check(CLI::Range(1, 1000))
-               ->capture_default_str());
-  in_group(app.add_option("--bench-frames", options.bench_frames,
-                          "Render this many frames, print the mean frame time and exit")
-               ->check(CLI::Range(1, 100000)));
+  in_group(
+      app.add_option("--frames", options.frames, "Frames rendered before the screenshot (1-1000)")
+          ->capture_default_str());
+  in_group(
+      app.add_option("--bench-frames", options.bench_frames,
+                     "Render this many frames (1-100000), print the mean frame time and exit"));
   in_group(app.add_option_function<std::string>(
                   "--window",
                   [&options](const std::string& size) {
@@ -94,6 +109,42 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                ->default_str("1600x1000"));
 }
 
+std::vector<std::string> gui_option_problems(const GuiOptions& options) {
+  std::vector<std::string> problems;
+  const auto add = [&problems](const std::optional<std::string>& problem) {
+    if (problem) problems.push_back(*problem);
+  };
+  for (const std::string& path : options.result_files)
+    add(cli::input_file_problem("--results", path));
+  if (options.result_files.empty() && !options.results_directory.empty())
+    add(cli::input_directory_problem("--results-dir", options.results_directory));
+  // --sass-dir is not checked here: the SASS tab says why it has no artifact (the detail view's
+  // test opens a folder that does not exist).
+  if (!view_from_name(options.view)) {
+    std::string names;
+    for (ViewId view : kViews)
+      names += (names.empty() ? "" : ", ") + std::string(view_name(view));
+    problems.push_back("--view: '" + options.view + "' is not a view (" + names + ")");
+  }
+  if (options.detail_step != 0 &&
+      (options.detail_step < configs::kFirstStep || options.detail_step > configs::kLastStep))
+    problems.push_back("--detail-step: " + std::to_string(options.detail_step) +
+                       " is not a step (" + std::to_string(configs::kFirstStep) + "-" +
+                       std::to_string(configs::kLastStep) + ")");
+  if (!options.detail_tab.empty() && options.detail_tab != "documentation" &&
+      options.detail_tab != "diff" && options.detail_tab != "sass")
+    problems.push_back("--detail-tab: '" + options.detail_tab +
+                       "' is not documentation, diff or sass");
+  if (options.frames < 1 || options.frames > 1000)
+    problems.push_back("--frames: " + std::to_string(options.frames) + " is not in 1-1000");
+  if (options.bench_frames != 0 && (options.bench_frames < 1 || options.bench_frames > 100000))
+    problems.push_back("--bench-frames: " + std::to_string(options.bench_frames) +
+                       " is not in 1-100000");
+  if (!options.screenshot_path.empty())
+    add(cli::output_file_problem("--screenshot", options.screenshot_path));
+  return problems;
+}
+
 std::string shipped_results_directory() {
   return FLASHSCOPE_DEFAULT_RESULTS_DIR;
 }
@@ -106,18 +157,18 @@ namespace {
 class ExplorerWindow {
  public:
   explicit ExplorerWindow(const GuiOptions& options)
-      : run_panel_(options.sweep_runner, options.sweep_unavailable_reason) {
+      : run_panel_(options.sweep_planner, options.sweep_runner, options.sweep_unavailable_reason) {
     std::vector<std::string> paths = options.result_files;
     if (paths.empty()) {
       const std::string directory = options.results_directory.empty() ? shipped_results_directory()
                                                                       : options.results_directory;
       paths = find_result_csvs(directory);
       if (paths.empty())
-        no_files_message_ =
-            "No result files found: there is no *.csv under " + directory +
-            ".\n\nMeasure on a machine with a GPU with `explorer --csv FILE` (see "
-            "docs/explorer.md), then open the file with `explorer --results FILE` or the Open "
-            "box on the left.";
+        no_files_message_ = "No result files found: there is no *.csv under " + directory +
+                            ".\n\nMeasure on a machine with a GPU:\n  " +
+                            std::string(hints::kSweepToFile) +
+                            "\nthen open the file it wrote:\n  " + std::string(hints::kOpenSweep) +
+                            "\nor type its path into the Open box on the left (docs/explorer.md).";
     }
     state_.load(paths);
     try {
@@ -142,6 +193,20 @@ class ExplorerWindow {
                              "' (give a device index such as 1 or a UUID prefix such as GPU-8e5b)");
       compare_.choose_gpus(options.compare_gpu_a, options.compare_gpu_b);
     }
+    if (!options.run_steps.empty()) {
+      std::string missing;
+      for (const int step : run_panel_.choose_steps(options.run_steps))
+        missing += (missing.empty() ? "" : ", ") + std::to_string(step);
+      if (!missing.empty())
+        state_.add_problem("--run-steps: this build has no kernel of step " + missing +
+                           " (the run panel lists the steps it has)");
+      scroll_to_run_panel_ = true;
+    }
+    if (options.run_sweep) {
+      const std::string why_not = run_panel_.start(state_);
+      if (!why_not.empty()) state_.add_problem("--run-sweep: " + why_not);
+      scroll_to_run_panel_ = true;
+    }
     if (const auto view = view_from_name(options.view)) pending_view_ = *view;
     state_.selection.detail_step = options.detail_step;
     if (options.detail_step == 0) {
@@ -153,6 +218,7 @@ class ExplorerWindow {
   }
 
   ExplorerState& state() { return state_; }
+  std::string run_panel_summary() { return run_panel_.summary(state_); }
   bool sweep_running() const { return run_panel_.busy(); }
 
  private:
@@ -271,6 +337,10 @@ class ExplorerWindow {
     ImGui::Spacing();
     ImGui::Separator();
     ImGui::TextUnformatted("Run a sweep");
+    if (scroll_to_run_panel_) {  // --run-steps, --run-sweep: the panel is what is being shown
+      ImGui::SetScrollHereY(0.0f);
+      scroll_to_run_panel_ = false;
+    }
     run_panel_.draw(state_);
   }
 
@@ -361,6 +431,7 @@ class ExplorerWindow {
   std::optional<ViewId> pending_view_;
   std::string open_path_;
   std::string no_files_message_;
+  bool scroll_to_run_panel_ = false;
 };
 
 // The default ImGui font covers Latin-1 only, and the step pages and source comments use
@@ -422,7 +493,8 @@ int run_gui(const GuiOptions& options) {
   if (!glfwInit()) {
     std::cerr << "explorer: cannot start the GUI: " << gui::glfw_error_text
               << "\nOn a machine without a display run it under `xvfb-run -a explorer ...`, or "
-                 "use `explorer --csv` for a headless sweep.\n";
+                 "run a headless sweep: "
+              << hints::kSweepToFile << "\n";
     return 1;
   }
   const bool scripted = !options.screenshot_path.empty() || options.bench_frames > 0;
@@ -475,7 +547,9 @@ int run_gui(const GuiOptions& options) {
       glClear(GL_COLOR_BUFFER_BIT);
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
-      const bool last_scripted_frame = scripted && frame + 1 >= scripted_frames;
+      // A sweep started by --run-sweep is part of what a screenshot shows: wait for its end.
+      const bool last_scripted_frame = scripted && frame + 1 >= scripted_frames &&
+                                       !(options.run_sweep && explorer_window.sweep_running());
       if (last_scripted_frame && !options.screenshot_path.empty()) {
         const std::string error = gui::save_framebuffer_png(options.screenshot_path, width, height);
         if (!error.empty()) {
@@ -493,6 +567,8 @@ int run_gui(const GuiOptions& options) {
       }
       if (last_scripted_frame) break;
     }
+    if (!options.run_steps.empty() || options.run_sweep)
+      std::printf("explorer: %s\n", explorer_window.run_panel_summary().c_str());
     if (options.bench_frames > 0 && !statistics.milliseconds.empty())
       statistics.print(options, explorer_window.state().row_count(), width, height);
   }

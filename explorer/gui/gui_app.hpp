@@ -37,16 +37,29 @@ struct GuiOptions {
   std::string compare_gpu_a;
   std::string compare_gpu_b;
 
-  // Set by main when this machine can measure: enables the run panel. Without a runner the
-  // panel shows `sweep_unavailable_reason` instead.
+  std::vector<int> run_steps;  // --run-steps: the steps the run panel starts with ticked
+  bool run_sweep = false;      // --run-sweep: start the run panel's sweep on opening
+
+  // Set by main: the build's steps and sweep plans (the run panel's choices), and, when this
+  // machine can measure, the runner. Without a runner the panel's choices stay open and
+  // `sweep_unavailable_reason` says why it cannot run; without a planner the panel shows it alone.
+  std::shared_ptr<SweepPlanner> sweep_planner;
   std::shared_ptr<SweepRunner> sweep_runner;
   std::string sweep_unavailable_reason = "no CUDA GPU on this machine";
 };
 
 // Adds --results, --results-dir, --view, --detail-step, --detail-tab, --sass-dir,
-// --progression-opcode, --gpu, --compare-gpus, --screenshot, --frames, --bench-frames and --window
+// --progression-opcode, --gpu, --compare-gpus, --run-steps, --run-sweep, --screenshot, --frames,
+// --bench-frames and --window
 // to `app` (group "Desktop explorer"), writing into `options`, which must outlive parsing.
 void add_gui_options(CLI::App& app, GuiOptions& options);
+
+// Every problem of the parsed options, each naming the option, the value and the rule: --results
+// files and a --results-dir that do not exist, a view, step, tab or frame count out of range. main reports
+// them all (exit 2) before the window opens or a GPU is looked for. A file that exists but does
+// not read is shown in the window instead, as one opened with the Open box is, and so is a
+// --sass-dir without an artifact (on the SASS tab).
+std::vector<std::string> gui_option_problems(const GuiOptions& options);
 
 // The folder scanned for *.csv when no --results are given: <source dir>/results.
 std::string shipped_results_directory();

@@ -1,16 +1,71 @@
 #include "explorer/gui/profiling_sweep_runner.hpp"
 
+#include <charconv>
 #include <iostream>
 #include <random>
+#include <set>
 #include <stdexcept>
 
+#include "configs/config_sets.hpp"
 #include "explorer/sweep_mode.hpp"
+#include "kernels/common/registry.hpp"
 #include "profiling/device.hpp"
+#include "profiling/references/reference_attention.hpp"
+#include "profiling/sweep_plan.hpp"
 #include "profiling/sweep_runner.hpp"
 
 namespace flashscope::explorer {
 
 namespace {
+
+// The headless sweep's options for a run panel request (seed: drawn by the caller).
+SweepOptions sweep_options_for(const SweepRequest& request) {
+  SweepOptions options;
+  options.set_key = request.config_set;
+  options.steps = request.steps;
+  options.seq_lens = request.seq_lens;
+  options.dtypes.clear();
+  for (const std::string& name : request.dtypes) {
+    const auto dtype = dtype_from_string(name);
+    if (!dtype) throw std::invalid_argument("unknown dtype \"" + name + "\"");
+    options.dtypes.push_back(*dtype);
+  }
+  if (!request.include_references) options.references.clear();
+  return options;
+}
+
+class ProfilingSweepPlanner final : public SweepPlanner {
+ public:
+  std::vector<RunnableStep> steps() const override {
+    std::vector<RunnableStep> steps;
+    for (const int step : built_kernels().steps())
+      steps.push_back({step, std::string(configs::step_info(step).title)});
+    return steps;
+  }
+
+  SweepPreview preview(const SweepRequest& request) const override {
+    SweepPreview preview;
+    try {
+      const SweepPlan plan =
+          plan_sweep(sweep_options_for(request), built_kernels(), built_references());
+      std::map<int, std::set<std::string>> kernels;
+      for (const SweepUnit& unit : plan.units)
+        for (const MeasurementItem& item : unit.items)
+          if (item.config) {  // a kernel item: its step is a number
+            int step = 0;
+            std::from_chars(item.step.data(), item.step.data() + item.step.size(), step);
+            kernels[step].insert(to_short_form(*item.config));
+          }
+      for (const auto& [step, configs] : kernels)
+        preview.configs_per_step[step] = configs.size();
+      preview.rows = plan.recorded_count();
+      preview.notes = plan.notes;
+    } catch (const std::exception& error) {
+      preview.error = error.what();
+    }
+    return preview;
+  }
+};
 
 class ProfilingSweepRunner final : public SweepRunner {
  public:
@@ -20,17 +75,7 @@ class ProfilingSweepRunner final : public SweepRunner {
 
   void run(const SweepRequest& request, const SweepCallbacks& callbacks,
            std::stop_token stop) override {
-    SweepOptions options;
-    options.set_key = request.config_set;
-    options.steps = request.steps;
-    options.seq_lens = request.seq_lens;
-    options.dtypes.clear();
-    for (const std::string& name : request.dtypes) {
-      const auto dtype = dtype_from_string(name);
-      if (!dtype) throw std::invalid_argument("unknown dtype \"" + name + "\"");
-      options.dtypes.push_back(*dtype);
-    }
-    if (!request.include_references) options.references.clear();
+    SweepOptions options = sweep_options_for(request);
     options.device = device_;
     // Every worker of one sweep must use the same input seed; a fresh one per sweep.
     std::random_device entropy;
@@ -69,6 +114,10 @@ std::shared_ptr<SweepRunner> make_profiling_sweep_runner(int device,
     unavailable_reason = error.what();
     return nullptr;
   }
+}
+
+std::shared_ptr<SweepPlanner> make_profiling_sweep_planner() {
+  return std::make_shared<ProfilingSweepPlanner>();
 }
 
 }  // namespace flashscope::explorer

@@ -1,5 +1,6 @@
 // The run panel's engine: the headless sweep of `explorer --csv` (profiling/sweep_runner.hpp),
-// with its worker processes and fault isolation, adapted to explorer::SweepRunner.
+// with its worker processes and fault isolation, adapted to explorer::SweepRunner, and its plan
+// adapted to explorer::SweepPlanner.
 #pragma once
 
 #include <memory>
@@ -13,5 +14,9 @@ namespace flashscope::explorer {
 // `unavailable_reason` says why (the run panel shows it). Creates no CUDA context.
 std::shared_ptr<SweepRunner> make_profiling_sweep_runner(int device,
                                                          std::string& unavailable_reason);
+
+// The steps built into this binary and the sweep plan of a request (profiling/sweep_plan.hpp),
+// over the registry of built kernels: available with or without a GPU.
+std::shared_ptr<SweepPlanner> make_profiling_sweep_planner();
 
 }  // namespace flashscope::explorer

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "explorer/gui/views.hpp"
+#include "explorer/model/hints.hpp"
 #include "explorer/model/roofline.hpp"
 #include "kernels/common/config.hpp"
 #include "explorer/model/step_pages.hpp"
@@ -164,7 +165,8 @@ void ProgressionView::draw(ExplorerState& state) {
   sass_controls(state);
   if (show_ceilings_ && ceilings.compute().empty()) {
     ImGui::SameLine();
-    ImGui::TextColored(kMutedColour, "(no ceilings loaded: explorer peak writes them)");
+    ImGui::TextColored(kMutedColour, "(no ceilings loaded: %s writes them)",
+                       std::string(hints::kPeakToFile).c_str());
   }
   std::vector<const ComputeCeiling*> shown_ceilings;
   if (show_ceilings_ && mode == ValueMode::tflops) {
@@ -229,8 +231,34 @@ void ProgressionView::draw(ExplorerState& state) {
   y_axis.fit = plot::fit_range(values, plot::AxisScale::linear, 0.12, true);
   y_axis.zoomable = false;
 
+  // The ceilings and references as horizontal lines, named in a column right of the bars so that
+  // no name covers a bar; the bars' values are lifted above any line (plot.hpp).
+  struct LevelLine {
+    double value;
+    ImU32 colour;
+    std::string label;
+  };
+  std::vector<LevelLine> levels;
+  for (const ComputeCeiling* ceiling : shown_ceilings) {
+    char label[96];
+    std::snprintf(label, sizeof label, "%s ceiling %.0f",
+                  std::string(family_name(ceiling->family)).c_str(), ceiling->tflops);
+    levels.push_back({ceiling->tflops, ceiling_colour(ceiling->family), label});
+  }
+  for (const StepValue& value : progression.references) {
+    const auto shown = shown_value(value, mode, selection.basis);
+    const auto reference = reference_from_key(value.step);
+    if (shown && reference)
+      levels.push_back(
+          {*shown, reference_colour(*reference),
+           std::string(reference_label(*reference)) + " " + format_value(*shown, mode)});
+  }
+  float label_column = 0;
+  for (const LevelLine& level : levels)
+    label_column = std::max(label_column, ImGui::CalcTextSize(level.label.c_str()).x + 8);
+
   const float table_height = std::max(ImGui::GetContentRegionAvail().y * 0.36f, 120.0f);
-  plot::Plot chart("##progression", ImVec2(0, -table_height), x_axis, y_axis);
+  plot::Plot chart("##progression", ImVec2(0, -table_height), x_axis, y_axis, {label_column, {}});
   int missing_percent = 0;
   for (std::size_t i = 0; i < progression.steps.size(); ++i) {
     const StepValue& value = progression.steps[i];
@@ -255,20 +283,8 @@ void ProgressionView::draw(ExplorerState& state) {
       chart.text_above(step, *shown * 0.04, count, IM_COL32(255, 255, 255, 255));
     }
   }
-  for (const ComputeCeiling* ceiling : shown_ceilings) {
-    char label[96];
-    std::snprintf(label, sizeof label, "%s ceiling %.0f",
-                  std::string(family_name(ceiling->family)).c_str(), ceiling->tflops);
-    chart.horizontal_line(ceiling->tflops, ceiling_colour(ceiling->family), label);
-  }
-  for (const StepValue& value : progression.references) {
-    const auto shown = shown_value(value, mode, selection.basis);
-    const auto reference = reference_from_key(value.step);
-    if (shown && reference)
-      chart.horizontal_line(
-          *shown, reference_colour(*reference),
-          std::string(reference_label(*reference)) + " " + format_value(*shown, mode));
-  }
+  for (const LevelLine& level : levels)
+    chart.horizontal_line(level.value, level.colour, level.label);
   // Steps 17+ are the Hopper track: wgmma, TMA and warp specialization on sm_90a, after the
   // seed's sixteen Ampere-instruction steps.
   chart.vertical_separator(kFirstHopperStep - 0.5, IM_COL32(150, 160, 190, 200),

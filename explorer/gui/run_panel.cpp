@@ -10,24 +10,34 @@ namespace flashscope::explorer::gui {
 
 namespace {
 
-// Selection keys of spec §5.4; the last entry takes a "B_r,B_c" text.
-constexpr const char* kConfigSets[] = {"prog", "prog_all", "tune", "all", "B_r,B_c"};
+// Selection keys of spec §5.4, and `built`; the last entry takes a "B_r,B_c" text. How many kernels
+// each yields per step is not written here: the panel shows the sweep plan's count per step.
+constexpr const char* kConfigSets[] = {"prog", "prog_all", "tune", "all", "built", "B_r,B_c"};
 constexpr const char* kConfigSetHelp[] = {
-    "progression: one config per step 1-7 (7)",
-    "extended progression: 8 block shapes per entry (56)",
-    "auto-tune search space, both dtypes (80)",
-    "the build's instantiation list",
+    "each step's progression config and its picks",
+    "extended progression (an Ampere step: 8 block shapes per entry; a Hopper step: its tune set)",
+    "the auto-tune search space (a Hopper step: its own tune set)",
+    "the seed's build list (a Hopper step: its tune set)",
+    "every kernel built into this binary",
     "auto-tune configs with this block shape",
 };
 constexpr int kDefaultSeqLens[] = {512, 1024, 2048, 4096, 8192, 16384};
+constexpr int kStepsPerRow = 4;
 
 }  // namespace
 
-RunPanel::RunPanel(std::shared_ptr<SweepRunner> runner, std::string unavailable_reason)
-    : runner_(std::move(runner)), unavailable_reason_(std::move(unavailable_reason)) {
+RunPanel::RunPanel(std::shared_ptr<SweepPlanner> planner, std::shared_ptr<SweepRunner> runner,
+                   std::string unavailable_reason)
+    : planner_(std::move(planner)),
+      runner_(std::move(runner)),
+      unavailable_reason_(std::move(unavailable_reason)) {
   if (runner_) session_ = std::make_unique<SweepSession>(runner_);
-  for (bool& step : steps_)
-    step = true;
+  if (planner_) {
+    tracks_ = group_by_track(planner_->steps());
+    for (const StepTrack& track : tracks_)
+      for (const RunnableStep& step : track.steps)
+        steps_[step.step] = true;
+  }
   for (int seq_len : kDefaultSeqLens)
     seq_lens_.emplace_back(seq_len, seq_len == 4096);
 }
@@ -40,8 +50,137 @@ void RunPanel::stream_rows(ExplorerState& state) {
   if (session_) state.append_live_rows(session_->take_rows());
 }
 
+std::vector<int> RunPanel::choose_steps(const std::vector<int>& steps) {
+  std::vector<int> missing;
+  for (auto& [step, ticked] : steps_)
+    ticked = false;
+  for (const int step : steps) {
+    const auto found = steps_.find(step);
+    if (found == steps_.end())
+      missing.push_back(step);
+    else
+      found->second = true;
+  }
+  return missing;
+}
+
+SweepRequest RunPanel::request() const {
+  SweepRequest request;
+  request.config_set =
+      config_set_ == IM_ARRAYSIZE(kConfigSets) - 1 ? custom_shape_ : kConfigSets[config_set_];
+  for (const auto& [step, ticked] : steps_)
+    if (ticked) request.steps.push_back(step);
+  for (const auto& [seq_len, chosen] : seq_lens_)
+    if (chosen) request.seq_lens.push_back(seq_len);
+  if (fp16_) request.dtypes.push_back("fp16");
+  if (bf16_) request.dtypes.push_back("bf16");
+  request.include_references = references_;
+  return request;
+}
+
+// Plans are pure functions of the request and the build: re-planned only when the request changes.
+void RunPanel::refresh_preview() {
+  const SweepRequest wanted = request();
+  if (previewed_ == wanted) return;
+  previewed_ = wanted;
+  SweepRequest every_step = wanted;
+  every_step.steps.clear();
+  for (const auto& [step, ticked] : steps_)
+    every_step.steps.push_back(step);
+  every_step.include_references = false;
+  if (every_step.seq_lens.empty()) every_step.seq_lens = {4096};
+  if (every_step.dtypes.empty()) every_step.dtypes = {"fp16"};
+  every_step_ = planner_->preview(every_step);
+  chosen_ = wanted.steps.empty() || wanted.seq_lens.empty() || wanted.dtypes.empty()
+                ? SweepPreview{{}, 0, {}, "choose at least one step, N and dtype"}
+                : planner_->preview(wanted);
+}
+
+std::string RunPanel::start(ExplorerState& state) {
+  if (!runner_)
+    return unavailable_reason_.empty() ? "no sweep engine in this build" : unavailable_reason_;
+  if (session_->busy()) return "a sweep is already running";
+  refresh_preview();
+  if (!chosen_.error.empty()) return chosen_.error;
+  state.start_live_sweep(runner_->device_name());
+  session_->start(request());
+  return {};
+}
+
+namespace {
+
+// "1-16" or "8, 9, 21": consecutive runs of steps collapsed.
+std::string step_ranges(const std::vector<int>& steps) {
+  std::string text;
+  for (std::size_t i = 0; i < steps.size();) {
+    std::size_t j = i;
+    while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1)
+      ++j;
+    text += (text.empty() ? "" : ", ") + std::to_string(steps[i]) +
+            (j > i ? "-" + std::to_string(steps[j]) : std::string());
+    i = j + 1;
+  }
+  return text.empty() ? "none" : text;
+}
+
+}  // namespace
+
+std::string RunPanel::summary(const ExplorerState& state) {
+  if (!planner_) return "run panel: " + unavailable_reason_;
+  std::string text = "run panel: ";
+  for (const StepTrack& track : tracks_) {
+    std::vector<int> steps;
+    for (const RunnableStep& step : track.steps)
+      steps.push_back(step.step);
+    text += track.name + " track steps " + step_ranges(steps) + "; ";
+  }
+  refresh_preview();
+  const SweepRequest chosen = request();
+  text += "ticked " + step_ranges(chosen.steps) + "; set " + chosen.config_set + ": ";
+  text += chosen_.error.empty() ? std::to_string(chosen_.rows) + " rows to measure" : chosen_.error;
+  if (session_ && session_->state() != SweepSession::State::idle) {
+    text += "; sweep " + std::string(sweep_state_label(session_->state()));
+    if (const auto live = state.live_file_index())
+      text += ", " + std::to_string(state.files()[*live].rows.size()) + " live rows";
+    if (session_->state() == SweepSession::State::failed) text += ": " + session_->error();
+  }
+  return text;
+}
+
+void RunPanel::draw_steps() {
+  const auto count_label = [this](int step) {
+    const auto found = every_step_.configs_per_step.find(step);
+    return found == every_step_.configs_per_step.end() ? std::string("0")
+                                                       : std::to_string(found->second);
+  };
+  ImGui::TextUnformatted("steps");
+  ImGui::SameLine();
+  ImGui::TextColored(kMutedColour, "(kernels built for the set)");
+  for (const StepTrack& track : tracks_) {
+    ImGui::PushID(track.name.c_str());
+    ImGui::TextColored(kHeadingColour, "%s track (%s)", track.name.c_str(), track.arch.c_str());
+    ImGui::SameLine();
+    if (ImGui::SmallButton("all"))
+      for (const RunnableStep& step : track.steps)
+        steps_[step.step] = true;
+    ImGui::SameLine();
+    if (ImGui::SmallButton("none"))
+      for (const RunnableStep& step : track.steps)
+        steps_[step.step] = false;
+    for (std::size_t i = 0; i < track.steps.size(); ++i) {
+      const RunnableStep& step = track.steps[i];
+      if (i % kStepsPerRow != 0) ImGui::SameLine(static_cast<float>(i % kStepsPerRow) * 76.0f);
+      const std::string label = (step.step < 10 ? " " : "") + std::to_string(step.step) + " (" +
+                                count_label(step.step) + ")##run_step";
+      ImGui::Checkbox(label.c_str(), &steps_[step.step]);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("step %d: %s", step.step, step.title.c_str());
+    }
+    ImGui::PopID();
+  }
+}
+
 void RunPanel::draw(ExplorerState& state) {
-  if (!runner_) {
+  if (!planner_) {
     ImGui::TextColored(kMutedColour, "Run panel hidden:");
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(unavailable_reason_.empty() ? "no sweep engine in this build"
@@ -49,32 +188,21 @@ void RunPanel::draw(ExplorerState& state) {
     ImGui::PopTextWrapPos();
     return;
   }
-  ImGui::TextColored(kMutedColour, "device: %s", runner_->device_name().c_str());
-  const bool running = session_->busy();
+  if (runner_) ImGui::TextColored(kMutedColour, "device: %s", runner_->device_name().c_str());
+  const bool running = busy();
   ImGui::BeginDisabled(running);
 
   ImGui::SetNextItemWidth(-FLT_MIN);
   ImGui::Combo("##config_set", &config_set_, kConfigSets, IM_ARRAYSIZE(kConfigSets));
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::TextColored(kMutedColour, "%s", kConfigSetHelp[config_set_]);
+  ImGui::PopTextWrapPos();
   if (config_set_ == IM_ARRAYSIZE(kConfigSets) - 1) {
     ImGui::SetNextItemWidth(-FLT_MIN);
     ImGui::InputTextWithHint("##shape", "B_r,B_c e.g. 128,64", &custom_shape_);
   }
-
-  ImGui::TextUnformatted("steps");
-  for (int step = 1; step <= 16; ++step) {
-    if ((step - 1) % 6 != 0) ImGui::SameLine(0.0f, 4.0f);
-    char label[24];
-    std::snprintf(label, sizeof label, "%2d##run_step", step);
-    ImGui::Checkbox(label, &steps_[step - 1]);
-  }
-  if (ImGui::SmallButton("all steps"))
-    for (bool& step : steps_)
-      step = true;
-  ImGui::SameLine();
-  if (ImGui::SmallButton("no steps"))
-    for (bool& step : steps_)
-      step = false;
+  refresh_preview();
+  draw_steps();
 
   ImGui::TextUnformatted("N");
   for (std::size_t i = 0; i < seq_lens_.size(); ++i) {
@@ -89,27 +217,31 @@ void RunPanel::draw(ExplorerState& state) {
   ImGui::Checkbox("FA2 + cuDNN", &references_);
   ImGui::EndDisabled();
 
-  SweepRequest request;
-  request.config_set =
-      config_set_ == IM_ARRAYSIZE(kConfigSets) - 1 ? custom_shape_ : kConfigSets[config_set_];
-  for (int step = 1; step <= 16; ++step)
-    if (steps_[step - 1]) request.steps.push_back(step);
-  for (const auto& [seq_len, chosen] : seq_lens_)
-    if (chosen) request.seq_lens.push_back(seq_len);
-  if (fp16_) request.dtypes.push_back("fp16");
-  if (bf16_) request.dtypes.push_back("bf16");
-  request.include_references = references_;
-  const bool complete =
-      !request.steps.empty() && !request.seq_lens.empty() && !request.dtypes.empty();
+  refresh_preview();
+  if (chosen_.error.empty()) {
+    ImGui::TextColored(kMutedColour, "%zu rows to measure", chosen_.rows);
+    if (!chosen_.notes.empty()) {
+      ImGui::SameLine();
+      ImGui::TextColored(kWarningColour, "(%zu notes)", chosen_.notes.size());
+      if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        for (const std::string& note : chosen_.notes)
+          ImGui::TextUnformatted(note.c_str());
+        ImGui::EndTooltip();
+      }
+    }
+  }
 
   if (!running) {
-    ImGui::BeginDisabled(!complete);
-    if (ImGui::Button("Run sweep", ImVec2(-FLT_MIN, 0))) {
-      state.start_live_sweep(runner_->device_name());
-      session_->start(request);
-    }
+    ImGui::BeginDisabled(!runner_ || !chosen_.error.empty());
+    if (ImGui::Button("Run sweep", ImVec2(-FLT_MIN, 0))) start(state);
     ImGui::EndDisabled();
-    if (!complete) ImGui::TextColored(kWarningColour, "choose at least one step, N and dtype");
+    ImGui::PushTextWrapPos(0.0f);
+    if (!runner_)
+      ImGui::TextColored(kWarningColour, "cannot run here: %s", unavailable_reason_.c_str());
+    else if (!chosen_.error.empty())
+      ImGui::TextColored(kWarningColour, "%s", chosen_.error.c_str());
+    ImGui::PopTextWrapPos();
   } else {
     const SweepProgress progress = session_->progress();
     const float fraction = progress.total > 0 ? static_cast<float>(progress.completed) /
@@ -126,6 +258,7 @@ void RunPanel::draw(ExplorerState& state) {
     if (ImGui::Button("Cancel", ImVec2(-FLT_MIN, 0))) session_->cancel();
     ImGui::EndDisabled();
   }
+  if (!session_) return;
   const SweepSession::State session_state = session_->state();
   if (session_state != SweepSession::State::idle) {
     const std::string label(sweep_state_label(session_state));

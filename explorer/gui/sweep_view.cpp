@@ -102,7 +102,7 @@ void SweepView::draw(ExplorerState& state) {
   ImGui::TextColored(kMutedColour,
                      "each point: the step's fastest usable config at that N.  wheel: zoom "
                      "(shift: x only), drag: pan, double-click: reset, legend: toggle");
-  plot::Plot chart("##sweep", ImVec2(0, 0), x_axis, y_axis);
+  plot::Plot chart("##sweep", ImVec2(0, 0), x_axis, y_axis, {0, legend});
   std::vector<double> xs, ys;
   // Items are numbered series * 1024 + point so a hovered point maps back to its row.
   constexpr int kPointsPerSeries = 1024;
@@ -124,7 +124,6 @@ void SweepView::draw(ExplorerState& state) {
       chart.marker(xs[p], ys[p], colour, second_dtype ? 2.5f : 3.5f, item);
     }
   }
-  chart.legend(legend);
   const plot::Interaction interaction = chart.finish();
   if (interaction.hovered) {
     const auto& series = series_[static_cast<std::size_t>(*interaction.hovered / kPointsPerSeries)];

@@ -17,7 +17,9 @@
 #include "explorer/model/ceilings.hpp"
 #include "explorer/model/compare.hpp"
 #include "explorer/model/fields.hpp"
+#include "explorer/model/markdown.hpp"
 #include "explorer/model/progression.hpp"
+#include "explorer/model/step_pages.hpp"
 #include "explorer/model/sweep_runner.hpp"
 #include "explorer/model/sweep_series.hpp"
 
@@ -92,6 +94,7 @@ class RooflineView {
  private:
   ProgressionCache all_rows_;  // which steps the roofline cannot place
   ProgressionCache placed_{ProgressionCache::Rows::with_dram};
+  bool show_ridge_ = false;  // widen the x-range to the ridge point
 };
 
 class SweepView {
@@ -142,8 +145,11 @@ class DetailView {
 
  private:
   void draw_changes(ExplorerState& state, const Progression& progression, int step);
+  const std::vector<MarkdownBlock>& page_blocks(const StepPage& page);
 
   ProgressionCache cache_;
+  const StepPage* parsed_page_ = nullptr;
+  std::vector<MarkdownBlock> page_blocks_;
   DiffText diff_text_;
   SassTab sass_tab_;
 
@@ -166,7 +172,11 @@ class CompareView {
   std::size_t file_a_ = 0;
   std::size_t file_b_ = 1;
   std::string gpu_a_, gpu_b_;
-  bool gpus_chosen_ = false;  // by choose_gpus: one loaded file then serves both sides
+  bool gpus_chosen_ = false;   // by choose_gpus: one loaded file then serves both sides
+  bool sides_chosen_ = false;  // the user picked a file for a side: no more default pairing
+  std::uint64_t default_generation_ = 0;  // the data default_compare_pair last looked at
+  std::string default_note_;              // how the sides were chosen, or what to pick
+  bool default_found_ = false;
   std::string filter_text_;
   std::vector<CompareSortKey> sort_keys_;
 
@@ -181,26 +191,48 @@ class CompareView {
   std::vector<DeviceUnit> units_a_, units_b_;  // the GPUs of each side's file
 };
 
-// Runs sweeps on this machine's GPU; without a runner it shows why it is unavailable.
+// Lists every step the build has, grouped by track, with the number of kernels the chosen set
+// measures for each (the sweep's own plan), and runs sweeps on this machine's GPU. Without a
+// runner (no GPU) the choices stay open and the reason replaces the Run button; without a planner
+// (a build without the sweep engine) the panel shows only the reason.
 class RunPanel {
  public:
-  RunPanel(std::shared_ptr<SweepRunner> runner, std::string unavailable_reason);
+  RunPanel(std::shared_ptr<SweepPlanner> planner, std::shared_ptr<SweepRunner> runner,
+           std::string unavailable_reason);
   void draw(ExplorerState& state);
   // Moves rows the sweep delivered since the last frame into the state; call once per frame.
   void stream_rows(ExplorerState& state);
   bool busy() const;
+  // Ticks exactly these steps (--run-steps); returns the ones this build does not have.
+  std::vector<int> choose_steps(const std::vector<int>& steps);
+  // Starts the sweep the panel is set to, as the Run button does (--run-sweep); returns why it
+  // cannot (no GPU, nothing chosen), or empty when it started.
+  std::string start(ExplorerState& state);
+  // One line for scripted runs: the tracks and steps listed, the steps ticked, the set and its
+  // row count, and the state of the sweep started from the panel.
+  std::string summary(const ExplorerState& state);
 
  private:
+  SweepRequest request() const;
+  void refresh_preview();
+  void draw_steps();
+
+  std::shared_ptr<SweepPlanner> planner_;
   std::shared_ptr<SweepRunner> runner_;
   std::string unavailable_reason_;
   std::unique_ptr<SweepSession> session_;
   int config_set_ = 0;
   std::string custom_shape_ = "128,64";
-  bool steps_[16] = {};
+  std::vector<StepTrack> tracks_;  // every step the build has
+  std::map<int, bool> steps_;      // ticked, by step
   std::vector<std::pair<int, bool>> seq_lens_;
   bool fp16_ = true;
   bool bf16_ = false;
   bool references_ = true;
+  // The plans of the chosen set over every step (the per-step counts) and of the request.
+  std::optional<SweepRequest> previewed_;
+  SweepPreview every_step_;
+  SweepPreview chosen_;
   std::string save_path_ = "results/live.csv";
   std::string save_message_;
 };

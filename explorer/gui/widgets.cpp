@@ -206,43 +206,140 @@ void empty_view_message(std::string_view message) {
   ImGui::PopTextWrapPos();
 }
 
-void markdown_text(std::string_view markdown) {
-  bool in_code = false;
-  while (!markdown.empty()) {
-    const std::size_t end = markdown.find('\n');
-    std::string_view line = markdown.substr(0, end);
-    markdown.remove_prefix(end == std::string_view::npos ? markdown.size() : end + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+namespace {
 
-    if (line.substr(0, 3) == "```") {
-      in_code = !in_code;
-      continue;
+const ImVec4 kCodeColour(0.80f, 0.85f, 0.62f, 1.0f);
+const ImVec4 kStrongColour(1.0f, 1.0f, 1.0f, 1.0f);
+
+ImVec4 span_colour(const MarkdownSpan& span, const ImVec4& base) {
+  if (span.code) return kCodeColour;
+  if (span.strong) return kStrongColour;
+  return base;
+}
+
+// Word-wrapped text of mixed styles: each word is an item, placed on the current line while it
+// fits and on the next one otherwise; a word glued to the previous one (no space between, as in
+// "`x`,") stays with it.
+void wrapped_line(const MarkdownLine& line, const ImVec4& base) {
+  const float available = std::max(ImGui::GetContentRegionAvail().x, 50.0f);
+  const float space = ImGui::CalcTextSize(" ").x;
+  float x = 0;
+  bool first = true;
+  bool space_pending = false;
+  for (const MarkdownSpan& span : line) {
+    const ImVec4 colour = span_colour(span, base);
+    std::string_view rest = span.text;
+    while (!rest.empty()) {
+      if (rest.front() == ' ') {
+        space_pending = true;
+        rest.remove_prefix(1);
+        continue;
+      }
+      const std::size_t end = std::min(rest.find(' '), rest.size());
+      const std::string_view word = rest.substr(0, end);
+      rest.remove_prefix(end);
+      const float width = ImGui::CalcTextSize(word.data(), word.data() + word.size()).x;
+      if (!first) {
+        const float gap = space_pending ? space : 0.0f;
+        if (x + gap + width > available) {
+          x = 0;  // a new line: the next item starts there
+        } else {
+          ImGui::SameLine(0.0f, gap);
+          x += gap;
+        }
+      }
+      ImGui::PushStyleColor(ImGuiCol_Text, colour);
+      ImGui::TextUnformatted(word.data(), word.data() + word.size());
+      ImGui::PopStyleColor();
+      x += width;
+      first = false;
+      space_pending = false;
     }
-    const char* begin = line.data();
-    const char* finish = line.data() + line.size();
-    if (in_code) {
-      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.80f, 0.85f, 0.65f, 1.0f));
-      ImGui::Indent();
-      ImGui::TextUnformatted(begin, finish);
-      ImGui::Unindent();
-      ImGui::PopStyleColor();
-    } else if (line.empty()) {
-      ImGui::Spacing();
-    } else if (line.front() == '#') {
-      const std::size_t text_start = line.find_first_not_of("# ");
-      ImGui::Spacing();
-      ImGui::PushStyleColor(ImGuiCol_Text, kHeadingColour);
-      ImGui::TextWrapped("%.*s", static_cast<int>(line.size() - std::min(text_start, line.size())),
-                         line.data() + std::min(text_start, line.size()));
-      ImGui::PopStyleColor();
-      if (line.substr(0, 2) == "# " || line.substr(0, 3) == "## ") ImGui::Separator();
-    } else if (line.front() == '|') {
-      ImGui::TextUnformatted(begin, finish);  // the default font is monospaced: columns align
-    } else if (line.substr(0, 2) == "- " || line.substr(0, 2) == "* ") {
-      ImGui::Bullet();
-      ImGui::TextWrapped("%.*s", static_cast<int>(line.size() - 2), line.data() + 2);
-    } else {
-      ImGui::TextWrapped("%.*s", static_cast<int>(line.size()), line.data());
+  }
+}
+
+// One table cell on one line (tables scroll sideways instead of wrapping).
+void cell_line(const MarkdownLine& line, bool right_aligned) {
+  if (right_aligned) {
+    float width = 0;
+    for (const MarkdownSpan& span : line)
+      width += ImGui::CalcTextSize(span.text.c_str()).x;
+    const float shift = ImGui::GetContentRegionAvail().x - width;
+    if (shift > 0) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + shift);
+  }
+  bool first = true;
+  for (const MarkdownSpan& span : line) {
+    if (!first) ImGui::SameLine(0.0f, 0.0f);
+    ImGui::TextColored(span_colour(span, ImGui::GetStyleColorVec4(ImGuiCol_Text)), "%s",
+                       span.text.c_str());
+    first = false;
+  }
+}
+
+void markdown_table(const MarkdownBlock& block, int id) {
+  std::size_t columns = 0;
+  for (const auto& row : block.rows)
+    columns = std::max(columns, row.size());
+  if (columns == 0) return;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float row_height = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y + 1;
+  const float height = row_height * static_cast<float>(block.rows.size()) + style.ScrollbarSize + 6;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+  ImGui::PushID(id);
+  if (ImGui::BeginTable("##markdown_table", static_cast<int>(columns), flags, ImVec2(0, height))) {
+    for (std::size_t r = 0; r < block.rows.size(); ++r) {
+      ImGui::TableNextRow(r == 0 ? ImGuiTableRowFlags_Headers : ImGuiTableRowFlags_None);
+      for (std::size_t c = 0; c < columns; ++c) {
+        ImGui::TableNextColumn();
+        if (c >= block.rows[r].size()) continue;
+        const bool right = r > 0 && c < block.right_aligned.size() && block.right_aligned[c];
+        if (r == 0) ImGui::PushStyleColor(ImGuiCol_Text, kHeadingColour);
+        cell_line(block.rows[r][c], right);
+        if (r == 0) ImGui::PopStyleColor();
+      }
+    }
+    ImGui::EndTable();
+  }
+  ImGui::PopID();
+}
+
+}  // namespace
+
+void markdown_blocks(const std::vector<MarkdownBlock>& blocks) {
+  const ImVec4 text_colour = ImGui::GetStyleColorVec4(ImGuiCol_Text);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const MarkdownBlock& block = blocks[i];
+    switch (block.kind) {
+      case MarkdownBlockKind::heading:
+        ImGui::Spacing();
+        wrapped_line(block.text, kHeadingColour);
+        if (block.level <= 2) ImGui::Separator();
+        break;
+      case MarkdownBlockKind::paragraph:
+        ImGui::Spacing();
+        wrapped_line(block.text, text_colour);
+        break;
+      case MarkdownBlockKind::list_item:
+        ImGui::Indent(static_cast<float>(block.level) * 16.0f);
+        ImGui::Bullet();
+        ImGui::SameLine();
+        ImGui::BeginGroup();
+        wrapped_line(block.text, text_colour);
+        ImGui::EndGroup();
+        ImGui::Unindent(static_cast<float>(block.level) * 16.0f);
+        break;
+      case MarkdownBlockKind::table:
+        ImGui::Spacing();
+        markdown_table(block, static_cast<int>(i));
+        break;
+      case MarkdownBlockKind::code:
+        ImGui::Spacing();
+        ImGui::Indent();
+        for (const std::string& line : block.code_lines)
+          ImGui::TextColored(kCodeColour, "%s", line.c_str());
+        ImGui::Unindent();
+        break;
     }
   }
 }

@@ -11,6 +11,7 @@
 
 #include "explorer/gui/explorer_state.hpp"
 #include "explorer/model/devices.hpp"
+#include "explorer/model/markdown.hpp"
 #include "explorer/model/row_set.hpp"
 
 namespace flashscope::explorer::gui {
@@ -51,8 +52,9 @@ void row_details(const RowSet& set, const ResultRow& row);
 // Centred, wrapped explanation for a view that has nothing to draw.
 void empty_view_message(std::string_view message);
 
-// Renders the markdown subset the step pages use: headings, bullets, code fences, tables.
-void markdown_text(std::string_view markdown);
+// Renders parsed markdown (explorer/model/markdown.hpp): headings, wrapped paragraphs and list
+// items with code spans in a code colour, tables as ImGui tables, code blocks.
+void markdown_blocks(const std::vector<MarkdownBlock>& blocks);
 
 // A unified diff with coloured +/- lines; only visible lines are submitted, so long diffs
 // scroll smoothly. Keeps the line index of the last text it was given.

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "explorer/model/row_set.hpp"
@@ -171,6 +173,57 @@ void sort_compared_rows(std::vector<ComparedRow>& rows, std::span<const CompareS
     }
     return false;
   });
+}
+
+std::string run_start(const ResultRow& row) {
+  const std::size_t space = row.run_id.rfind(' ');
+  const std::string_view stamp =
+      std::string_view(row.run_id).substr(space == std::string::npos ? 0 : space + 1);
+  // YYYY-MM-DDTHH:MM:SSZ: sorts as text in time order.
+  const bool looks_like_utc = stamp.size() == 20 && stamp[4] == '-' && stamp[7] == '-' &&
+                              stamp[10] == 'T' && stamp[19] == 'Z' &&
+                              std::isdigit(static_cast<unsigned char>(stamp[0]));
+  return looks_like_utc ? std::string(stamp) : std::string();
+}
+
+std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& files,
+                                                const std::string& device) {
+  std::set<std::string> devices;
+  if (!device.empty()) {
+    devices.insert(device);
+  } else {
+    for (const ResultFile& file : files)
+      for (const ResultRow& row : file.rows)
+        if (!row.is_ceiling()) devices.insert(row.device);
+  }
+  std::optional<ComparePair> best;
+  std::tuple<std::string, std::string, std::size_t> best_rank;
+  for (const std::string& candidate : devices) {
+    // Each file's usable measurements on the device, and its newest run start.
+    std::vector<std::set<MeasurementKey>> keys(files.size());
+    std::vector<std::string> newest(files.size());
+    for (std::size_t i = 0; i < files.size(); ++i)
+      for (const ResultRow& row : files[i].rows)
+        if (row.device == candidate && !row.is_ceiling() && is_usable(row)) {
+          keys[i].insert(key_of(row));
+          newest[i] = std::max(newest[i], run_start(row));
+        }
+    for (std::size_t i = 0; i < files.size(); ++i)
+      for (std::size_t j = i + 1; j < files.size(); ++j) {
+        if (keys[i].empty() || keys[j].empty()) continue;
+        std::size_t shared = 0;
+        for (const MeasurementKey& key : keys[i])
+          shared += keys[j].count(key);
+        if (shared == 0) continue;
+        const auto rank =
+            std::make_tuple(std::min(newest[i], newest[j]), std::max(newest[i], newest[j]), shared);
+        if (best && rank <= best_rank) continue;
+        best_rank = rank;
+        const bool i_older = newest[i] <= newest[j];
+        best = ComparePair{i_older ? i : j, i_older ? j : i, shared, candidate};
+      }
+  }
+  return best;
 }
 
 }  // namespace flashscope::explorer

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "explorer/model/result_files.hpp"
 #include "profiling/results.hpp"
 
 namespace flashscope::explorer {
@@ -51,6 +52,25 @@ struct RatioSpread {
 std::optional<RatioSpread> ratio_spread(
     const std::vector<ComparedRow>& rows,
     const std::function<bool(const ResultRow& b)>& b_filter = {});
+
+// The two files Compare opens on: two runs of the same kind, so that rows pair. Among the files
+// with rows on `device` (empty: any one device), the pairs that share at least one usable
+// measurement (step, config, dtype, shape, reference pass); of those, the two newest runs (by the
+// UTC start in run_id; a file without one counts as older than any that has it), then the pair
+// sharing the most measurements. A is the older file, B the newer. Nullopt when no two files share
+// a measurement: the view then says what to pick.
+struct ComparePair {
+  std::size_t a = 0;
+  std::size_t b = 0;
+  std::size_t shared = 0;  // measurements usable in both
+  std::string device;
+};
+std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& files,
+                                                const std::string& device);
+
+// The UTC start of a row's sweep ("2026-11-23T14:56:21Z" from run_id "<host> <UTC start>"), or
+// empty when its run_id does not end in one (named runs, files from before run_id).
+std::string run_start(const ResultRow& row);
 
 enum class CompareColumn { step, config, dtype, seq_len, a_tflops, b_tflops, ratio };
 

@@ -1,6 +1,28 @@
 #include "explorer/model/sweep_runner.hpp"
 
+#include <algorithm>
+
+#include "kernels/common/config.hpp"
+
 namespace flashscope::explorer {
+
+std::string_view track_name(int step) {
+  return step >= kFirstHopperStep ? "Hopper" : "Ampere";
+}
+
+std::vector<StepTrack> group_by_track(std::vector<RunnableStep> steps) {
+  std::sort(steps.begin(), steps.end(),
+            [](const RunnableStep& a, const RunnableStep& b) { return a.step < b.step; });
+  std::vector<StepTrack> tracks;
+  for (RunnableStep& step : steps) {
+    const std::string_view name = track_name(step.step);
+    if (tracks.empty() || tracks.back().name != name)
+      tracks.push_back(
+          {std::string(name), step.step >= kFirstHopperStep ? "sm_90a" : "sm_80+", {}});
+    tracks.back().steps.push_back(std::move(step));
+  }
+  return tracks;
+}
 
 SweepSession::SweepSession(std::shared_ptr<SweepRunner> runner) : runner_(std::move(runner)) {}
 

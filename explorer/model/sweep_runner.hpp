@@ -4,7 +4,9 @@
 // needs a GPU, so the session logic is tested with fake runners.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -19,11 +21,12 @@ namespace flashscope::explorer {
 
 struct SweepRequest {
   std::string config_set =
-      "prog";                 // selection key (spec §5.4): prog, prog_all, tune, all, "128,64"
-  std::vector<int> steps;     // kernel steps 1..16
-  std::vector<int> seq_lens;  // N values
+      "prog";  // selection key (spec §5.4): prog, prog_all, tune, all, "128,64"; or built
+  std::vector<int> steps;           // kernel steps (SweepPlanner::steps() lists those built)
+  std::vector<int> seq_lens;        // N values
   std::vector<std::string> dtypes;  // "fp16", "bf16"
   bool include_references = true;   // also measure FA2 and cuDNN at each (dtype, N)
+  bool operator==(const SweepRequest&) const = default;
 };
 
 struct SweepProgress {
@@ -35,6 +38,40 @@ struct SweepProgress {
 struct SweepCallbacks {
   std::function<void(ResultRow)> on_row;  // one per finished measurement
   std::function<void(const SweepProgress&)> on_progress;
+};
+
+// A step this build can measure, as the run panel lists it.
+struct RunnableStep {
+  int step = 0;
+  std::string title;  // the seed's iteration name, or the Hopper step's (configs/)
+  bool operator==(const RunnableStep&) const = default;
+};
+
+// The steps of one track (Ampere: the seed's steps before kFirstHopperStep; Hopper: from it on).
+struct StepTrack {
+  std::string name;  // "Ampere", "Hopper"
+  std::string arch;  // what the track's kernels need: "sm_80+", "sm_90a"
+  std::vector<RunnableStep> steps;
+};
+std::string_view track_name(int step);
+// Groups `steps` (any order) by track, tracks and steps in step order.
+std::vector<StepTrack> group_by_track(std::vector<RunnableStep> steps);
+
+// What a request would measure, worked out from the build's kernels before anything runs (no GPU
+// needed): the sweep's own plan (profiling/sweep_plan.hpp), so the numbers are the sweep's.
+struct SweepPreview {
+  std::map<int, std::size_t> configs_per_step;  // distinct (config, dtype) kernels measured
+  std::size_t rows = 0;                         // rows the sweep writes, references included
+  std::vector<std::string> notes;               // what is left out and why
+  std::string error;                            // non-empty: the request measures nothing, and why
+};
+
+// The run panel's view of the build: its steps and the plan a request expands to.
+class SweepPlanner {
+ public:
+  virtual ~SweepPlanner() = default;
+  virtual std::vector<RunnableStep> steps() const = 0;
+  virtual SweepPreview preview(const SweepRequest& request) const = 0;
 };
 
 class SweepRunner {

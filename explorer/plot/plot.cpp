@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "explorer/plot/label_layout.hpp"
+
 namespace flashscope::plot {
 
 namespace {
@@ -49,7 +51,8 @@ ImU32 categorical_colour(std::size_t index, float alpha) {
   return IM_COL32(rgb[0], rgb[1], rgb[2], static_cast<int>(alpha * 255));
 }
 
-Plot::Plot(const char* id, ImVec2 size, Axis x, Axis y) : x_(std::move(x)), y_(std::move(y)) {
+Plot::Plot(const char* id, ImVec2 size, Axis x, Axis y, Frame frame)
+    : x_(std::move(x)), y_(std::move(y)), frame_(frame) {
   draw_list_ = ImGui::GetWindowDrawList();
   const ImVec2 available = ImGui::GetContentRegionAvail();
   if (size.x <= 0) size.x = std::max(available.x + size.x, 120.0f);
@@ -76,8 +79,25 @@ Plot::Plot(const char* id, ImVec2 size, Axis x, Axis y) : x_(std::move(x)), y_(s
   float label_width = 0;
   for (const Tick& tick : y_ticks)
     label_width = std::max(label_width, ImGui::CalcTextSize(tick.label.c_str()).x);
-  area_min_ = ImVec2(widget_min_.x + label_width + 10, widget_min_.y + line + 8);
-  area_max_ = ImVec2(widget_max_.x - 16, widget_max_.y - 2 * line - 10);
+  // The legend: a strip of equal-width entries above the plot area, as many rows as it needs.
+  float legend_height = 0;
+  if (!frame_.legend.empty()) {
+    for (const LegendEntry& entry : frame_.legend)
+      legend_entry_width_ =
+          std::max(legend_entry_width_, ImGui::CalcTextSize(entry.label.c_str()).x);
+    legend_entry_width_ += line * 0.8f + 22;
+    const float strip_width = size.x - label_width - 30;
+    legend_columns_ = std::clamp(static_cast<int>(strip_width / legend_entry_width_), 1,
+                                 static_cast<int>(frame_.legend.size()));
+    const int rows =
+        (static_cast<int>(frame_.legend.size()) + legend_columns_ - 1) / legend_columns_;
+    legend_height = static_cast<float>(rows) * (line + 3) + 8;
+  }
+  const float right_frame = frame_.label_column > 0 ? frame_.label_column + 8 : 0;
+  legend_min_ = ImVec2(widget_min_.x + label_width + 10, widget_min_.y + line + 6);
+  area_min_ = ImVec2(widget_min_.x + label_width + 10,
+                     widget_min_.y + line + 8 + (legend_height > 0 ? legend_height + 6 : 0));
+  area_max_ = ImVec2(widget_max_.x - 16 - right_frame, widget_max_.y - 2 * line - 10);
   if (area_max_.x <= area_min_.x + 10 || area_max_.y <= area_min_.y + 10) {
     area_max_ =
         ImVec2(std::max(area_max_.x, area_min_.x + 10), std::max(area_max_.y, area_min_.y + 10));
@@ -180,11 +200,6 @@ void Plot::bar(double x_center, double width, double value, ImU32 colour, int it
   ImVec2 bottom_right = to_screen(x_center + width / 2, from);
   if (top_left.y > bottom_right.y) std::swap(top_left.y, bottom_right.y);
   draw_list_->AddRectFilled(top_left, bottom_right, colour);
-  constexpr int kSamples = 8;
-  for (int i = 0; i <= kSamples; ++i)
-    occupied_.emplace_back(
-        (top_left.x + bottom_right.x) / 2,
-        top_left.y + (bottom_right.y - top_left.y) * static_cast<float>(i) / kSamples);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   if (mouse.x >= top_left.x && mouse.x <= bottom_right.x && mouse.y >= top_left.y &&
       mouse.y <= bottom_right.y)
@@ -198,15 +213,6 @@ void Plot::line(std::span<const double> xs, std::span<const double> ys, ImU32 co
   std::vector<ImVec2> points(count);
   for (std::size_t i = 0; i < count; ++i)
     points[i] = to_screen(xs[i], ys[i]);
-  constexpr int kSamplesPerSegment = 8;
-  for (std::size_t i = 0; i + 1 < count; ++i) {
-    for (int k = 0; k < kSamplesPerSegment; ++k) {
-      const float t = static_cast<float>(k) / kSamplesPerSegment;
-      occupied_.emplace_back(points[i].x + (points[i + 1].x - points[i].x) * t,
-                             points[i].y + (points[i + 1].y - points[i].y) * t);
-    }
-  }
-  occupied_.push_back(points[count - 1]);
   draw_list_->AddPolyline(points.data(), static_cast<int>(count), colour, ImDrawFlags_None,
                           thickness);
 }
@@ -218,7 +224,6 @@ void Plot::marker(double x, double y, ImU32 colour, float radius, int item) {
       centre.y < area_min_.y - radius || centre.y > area_max_.y + radius)
     return;
   draw_list_->AddCircleFilled(centre, radius, colour, 12);
-  occupied_.push_back(centre);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const float distance = std::hypot(mouse.x - centre.x, mouse.y - centre.y);
   if (distance <= radius + kHoverRadius) consider_hover(distance, item);
@@ -231,6 +236,12 @@ void Plot::ring(double x, double y, ImU32 colour, float radius, float thickness)
 void Plot::horizontal_line(double y, ImU32 colour, const std::string& label) {
   const float py = to_screen(x_view_.min, y).y;
   draw_list_->AddLine(ImVec2(area_min_.x, py), ImVec2(area_max_.x, py), colour, 2.0f);
+  if (py < area_min_.y || py > area_max_.y) return;  // outside the view: no name either
+  line_ys_.push_back(py);
+  if (frame_.label_column > 0) {
+    line_labels_.push_back({ImVec2(area_max_.x, py), label, colour});
+    return;
+  }
   const ImVec2 text_size = ImGui::CalcTextSize(label.c_str());
   // Left end: progressions rise to the right, so the left is where the label is least covered.
   const ImVec2 text_pos(area_min_.x + 6, py - text_size.y - 3);
@@ -256,37 +267,95 @@ void Plot::vertical_separator(double x, ImU32 colour, const std::string& label) 
 }
 
 void Plot::text_above(double x, double y, const std::string& text, ImU32 colour) {
+  texts_above_.push_back({to_screen(x, y), text, colour});
+}
+
+void Plot::point_label(double x, double y, const std::string& text, ImU32 colour) {
   const ImVec2 anchor = to_screen(x, y);
-  const ImVec2 text_size = ImGui::CalcTextSize(text.c_str());
-  draw_list_->AddText(ImVec2(anchor.x - text_size.x / 2, anchor.y - text_size.y - 2), colour,
-                      text.c_str());
+  if (anchor.x < area_min_.x || anchor.x > area_max_.x || anchor.y < area_min_.y ||
+      anchor.y > area_max_.y)
+    return;  // its point is not in view
+  point_labels_.push_back({anchor, text, colour});
 }
 
-void Plot::legend(std::span<LegendEntry> entries) {
-  legend_ = entries;
-}
-
-ImVec2 Plot::legend_position(ImVec2 size) const {
-  constexpr float kInset = 8.0f;
-  const ImVec2 corners[] = {
-      {area_min_.x + kInset, area_min_.y + kInset},
-      {area_max_.x - kInset - size.x, area_min_.y + kInset},
-      {area_max_.x - kInset - size.x, area_max_.y - kInset - size.y},
-      {area_min_.x + kInset, area_max_.y - kInset - size.y},
+void Plot::draw_labels() {
+  const ImU32 kBacking = IM_COL32(16, 17, 20, 210);
+  const auto remember = [this](const std::string& text, ImVec2 min, ImVec2 max) {
+    drawn_labels_.push_back({text, min, max});
   };
-  ImVec2 best = corners[0];
-  std::size_t best_count = SIZE_MAX;
-  for (const ImVec2& corner : corners) {
-    std::size_t count = 0;
-    for (const ImVec2& point : occupied_)
-      count += point.x >= corner.x && point.x <= corner.x + size.x && point.y >= corner.y &&
-               point.y <= corner.y + size.y;
-    if (count < best_count) {
-      best = corner;
-      best_count = count;
-    }
+  // Bar values: above the bar, lifted clear of every horizontal line (still inside the clip).
+  for (const PendingText& text : texts_above_) {
+    const ImVec2 size = ImGui::CalcTextSize(text.text.c_str());
+    const float bottom = clear_of_lines(text.anchor.y - 2, size.y, line_ys_, 2);
+    const ImVec2 min(text.anchor.x - size.x / 2, bottom - size.y);
+    draw_list_->AddText(min, text.colour, text.text.c_str());
+    remember(text.text, min, ImVec2(min.x + size.x, bottom));
   }
-  return best;
+  draw_list_->PopClipRect();
+
+  // Point labels beside their points, the rest and the lines' names in the label column.
+  std::vector<LabelRequest> points, column;
+  for (const PendingText& text : point_labels_) {
+    const ImVec2 size = ImGui::CalcTextSize(text.text.c_str());
+    points.push_back({{text.anchor.x, text.anchor.y}, size.x + 6, size.y + 2});
+  }
+  for (const PendingText& text : line_labels_) {
+    const ImVec2 size = ImGui::CalcTextSize(text.text.c_str());
+    column.push_back({{text.anchor.x, text.anchor.y}, size.x + 6, size.y + 2});
+  }
+  if (points.empty() && column.empty()) return;
+  constexpr float kMarkerRadius = 6;
+  const std::vector<PlacedLabel> placed =
+      place_point_labels(points, {area_min_.x, area_min_.y, area_max_.x, area_max_.y},
+                         kMarkerRadius, area_max_.x + 8, column);
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    const PendingText& text =
+        i < point_labels_.size() ? point_labels_[i] : line_labels_[i - point_labels_.size()];
+    const Rect& box = placed[i].box;
+    const ImVec2 min(box.min_x, box.min_y), max(box.max_x, box.max_y);
+    if (placed[i].leader || placed[i].in_column) {
+      // From the point (or the line's right end) to the nearest edge of the box.
+      const ImVec2 to(std::clamp(text.anchor.x, min.x, max.x), (min.y + max.y) / 2);
+      const ImU32 leader = (text.colour & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 150);
+      draw_list_->AddLine(text.anchor, ImVec2(to.x, to.y), leader, 1.0f);
+    }
+    draw_list_->AddRectFilled(min, max, kBacking, 2.0f);
+    draw_list_->AddText(ImVec2(min.x + 3, min.y + 1), text.colour, text.text.c_str());
+    remember(text.text, min, max);
+  }
+}
+
+bool Plot::draw_legend() {
+  if (frame_.legend.empty()) return false;
+  const float line = ImGui::GetTextLineHeight();
+  const float swatch = line * 0.8f;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  bool over_legend = false;
+  for (std::size_t i = 0; i < frame_.legend.size(); ++i) {
+    LegendEntry& entry = frame_.legend[i];
+    const int column = static_cast<int>(i) % legend_columns_;
+    const int row = static_cast<int>(i) / legend_columns_;
+    const ImVec2 row_min(legend_min_.x + legend_entry_width_ * static_cast<float>(column),
+                         legend_min_.y + 4 + static_cast<float>(row) * (line + 3));
+    const ImVec2 row_max(row_min.x + legend_entry_width_ - 4, row_min.y + line + 3);
+    const bool shown = entry.shown == nullptr || *entry.shown;
+    const bool over = hovered_ && mouse.x >= row_min.x && mouse.x < row_max.x &&
+                      mouse.y >= row_min.y && mouse.y < row_max.y;
+    if (over) {
+      over_legend = true;
+      draw_list_->AddRectFilled(row_min, row_max, IM_COL32(255, 255, 255, 24));
+      if (entry.shown && is_drag_free_click()) *entry.shown = !*entry.shown;
+    }
+    const ImVec2 swatch_min(row_min.x + 2, row_min.y + (line - swatch) / 2 + 1);
+    const ImVec2 swatch_max(swatch_min.x + swatch, swatch_min.y + swatch);
+    if (shown)
+      draw_list_->AddRectFilled(swatch_min, swatch_max, entry.colour);
+    else
+      draw_list_->AddRect(swatch_min, swatch_max, entry.colour);
+    draw_list_->AddText(ImVec2(swatch_max.x + 6, row_min.y + 1),
+                        shown ? kText : IM_COL32(120, 122, 128, 255), entry.label.c_str());
+  }
+  return over_legend;
 }
 
 bool Plot::is_drag_free_click() const {
@@ -296,46 +365,10 @@ bool Plot::is_drag_free_click() const {
 
 Interaction Plot::finish() {
   finished_ = true;
-  draw_list_->PopClipRect();
+  draw_labels();  // pops the plot area's clip rectangle
   draw_list_->AddRect(area_min_, area_max_, kFrame);
-
   Interaction interaction;
-  bool over_legend = false;
-  if (!legend_.empty()) {
-    const float line = ImGui::GetTextLineHeight();
-    const float swatch = line * 0.8f;
-    float width = 0;
-    for (const LegendEntry& entry : legend_)
-      width = std::max(width, ImGui::CalcTextSize(entry.label.c_str()).x);
-    const float rows = static_cast<float>(legend_.size());
-    const ImVec2 box_size(swatch + width + 18, rows * (line + 3) + 8);
-    const ImVec2 box_min = legend_position(box_size);
-    const ImVec2 box_max(box_min.x + box_size.x, box_min.y + box_size.y);
-    draw_list_->AddRectFilled(box_min, box_max, IM_COL32(16, 17, 20, 225), 3.0f);
-    draw_list_->AddRect(box_min, box_max, kGrid, 3.0f);
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
-    for (std::size_t i = 0; i < legend_.size(); ++i) {
-      LegendEntry& entry = legend_[i];
-      const ImVec2 row_min(box_min.x + 4, box_min.y + 4 + static_cast<float>(i) * (line + 3));
-      const ImVec2 row_max(box_max.x - 4, row_min.y + line + 3);
-      const bool shown = entry.shown == nullptr || *entry.shown;
-      const bool over = hovered_ && mouse.x >= row_min.x && mouse.x < row_max.x &&
-                        mouse.y >= row_min.y && mouse.y < row_max.y;
-      if (over) {
-        over_legend = true;
-        draw_list_->AddRectFilled(row_min, row_max, IM_COL32(255, 255, 255, 24));
-        if (entry.shown && is_drag_free_click()) *entry.shown = !*entry.shown;
-      }
-      const ImVec2 swatch_min(row_min.x + 2, row_min.y + (line - swatch) / 2 + 1);
-      const ImVec2 swatch_max(swatch_min.x + swatch, swatch_min.y + swatch);
-      if (shown)
-        draw_list_->AddRectFilled(swatch_min, swatch_max, entry.colour);
-      else
-        draw_list_->AddRect(swatch_min, swatch_max, entry.colour);
-      draw_list_->AddText(ImVec2(swatch_max.x + 6, row_min.y + 1),
-                          shown ? kText : IM_COL32(120, 122, 128, 255), entry.label.c_str());
-    }
-  }
+  const bool over_legend = draw_legend();
   if (!over_legend) {
     interaction.hovered = nearest_item_;
     if (nearest_item_ && is_drag_free_click()) interaction.clicked = nearest_item_;

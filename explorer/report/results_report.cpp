@@ -906,6 +906,7 @@ BlockUpdate update_blocks(const std::string& document,
       throw std::invalid_argument("block '" + name + "' has no " + end_marker);
     update.text += document.substr(position, content_begin - position);
     const std::string old_content = document.substr(content_begin, end - content_begin);
+    ++update.blocks;
     const auto found = blocks.find(name);
     if (found == blocks.end()) {
       update.unknown.push_back(name);

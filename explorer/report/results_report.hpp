@@ -43,6 +43,7 @@ struct BlockUpdate {
   std::string text;                  // the document with every block it marks regenerated
   std::vector<std::string> changed;  // names of blocks whose content changed
   std::vector<std::string> unknown;  // marked blocks the data cannot produce
+  std::size_t blocks = 0;            // marked blocks in the document
 };
 
 // Throws std::invalid_argument on an unterminated or mismatched marker.

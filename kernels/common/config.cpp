@@ -141,6 +141,27 @@ std::string_view braced_fields(std::string_view text) {
   return text.substr(open + 1, close - open - 1);
 }
 
+// The feature tokens of a short form, for error messages.
+constexpr std::string_view kFeatureTokensHelp =
+    "the features are async, eager, swizzled, load_Q_K_V_tiles (e.g. load_0_2_2_tiles), buffer "
+    "and opt_softmax (steps 1-16), or stages_N and regs_N (Hopper steps 17+)";
+
+// The feature a token sets, whatever its values: load_Q_K_V_tiles, stages_N, regs_N, else the
+// token itself.
+std::string_view feature_kind(std::string_view token) {
+  if (token.starts_with("load_")) return "load_Q_K_V_tiles";
+  if (token.starts_with("stages_")) return "stages_N";
+  if (token.starts_with("regs_")) return "regs_N";
+  return token;
+}
+
+// Whether `token` names a feature (its values are checked where they are read).
+bool is_feature_token(std::string_view token) {
+  for (const std::string_view flag : {"async", "eager", "swizzled", "buffer", "opt_softmax"})
+    if (token == flag) return true;
+  return token.starts_with("load_") || token.starts_with("stages_") || token.starts_with("regs_");
+}
+
 }  // namespace
 
 std::string_view dtype_name(DType dtype) {
@@ -237,14 +258,31 @@ KernelConfig parse_short_form(std::string_view text) {
   c.B_c = parse_int(text, "B_c", tuple[3]);
   c.n_warps = parse_int(text, "n_warps", tuple[4]);
 
-  const std::vector<std::string_view> tokens = split(features, '+');
+  std::vector<std::string_view> tokens;
+  for (const std::string_view raw : split(features, '+'))
+    tokens.push_back(trim(raw));
+  // Every token must be a feature, and each at most once: a misspelt or unknown token dropped
+  // silently would measure a kernel other than the one the user named.
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string_view token = tokens[i];
+    if (token.empty())
+      fail(text, "the feature list holds an empty token (two '+' in a row, or one at an end); " +
+                     std::string(kFeatureTokensHelp));
+    if (!is_feature_token(token))
+      fail(text,
+           "\"" + std::string(token) + "\" is not a feature; " + std::string(kFeatureTokensHelp));
+    for (std::size_t j = 0; j < i; ++j)
+      if (feature_kind(tokens[j]) == feature_kind(token))
+        fail(text, "the feature \"" + std::string(feature_kind(token)) + "\" is given twice (\"" +
+                       std::string(tokens[j]) + "\" and \"" + std::string(token) +
+                       "\"); each feature appears at most once");
+  }
   // A stages_N token marks a Hopper config: its features are stages_N and an optional regs_N.
   const auto hopper_token = std::find_if(tokens.begin(), tokens.end(), [](std::string_view t) {
-    return trim(t).starts_with("stages_") || trim(t).starts_with("regs_");
+    return t.starts_with("stages_") || t.starts_with("regs_");
   });
   if (hopper_token != tokens.end()) {
-    for (const std::string_view raw : tokens) {
-      const std::string_view token = trim(raw);
+    for (const std::string_view token : tokens) {
       if (token.starts_with("stages_")) {
         c.stages = parse_int(text, "stages", token.substr(7));
       } else if (token.starts_with("regs_")) {
@@ -260,8 +298,7 @@ KernelConfig parse_short_form(std::string_view text) {
     return c;
   }
   const auto has = [&tokens](std::string_view token) {
-    return std::any_of(tokens.begin(), tokens.end(),
-                       [token](std::string_view t) { return trim(t) == token; });
+    return std::find(tokens.begin(), tokens.end(), token) != tokens.end();
   };
   c.async_copy = has("async");
   c.eager_load_blocks = has("eager");
@@ -270,18 +307,18 @@ KernelConfig parse_short_form(std::string_view text) {
   c.optimized_softmax = has("opt_softmax");
 
   const auto load = std::find_if(tokens.begin(), tokens.end(),
-                                 [](std::string_view t) { return trim(t).starts_with("load_"); });
+                                 [](std::string_view t) { return t.starts_with("load_"); });
   if (load == tokens.end())
     fail(text,
          "the features lack the required load_Q_K_V_tiles token (or stages_N for a Hopper config)");
-  std::string_view load_values = trim(*load);
+  std::string_view load_values = *load;
   load_values.remove_prefix(5);
   if (!load_values.ends_with("_tiles"))
-    fail(text, "load token \"" + std::string(trim(*load)) + "\" must end in _tiles");
+    fail(text, "load token \"" + std::string(*load) + "\" must end in _tiles");
   load_values.remove_suffix(6);
   const std::vector<std::string_view> loads = split(load_values, '_');
   if (loads.size() != 3)
-    fail(text, "load token \"" + std::string(trim(*load)) + "\" must hold three integers Q_K_V");
+    fail(text, "load token \"" + std::string(*load) + "\" must hold three integers Q_K_V");
   c.Q_mma_load_K_fragments = parse_int(text, "Q load", loads[0]);
   c.K_mma_load_K_fragments = parse_int(text, "K load", loads[1]);
   c.V_mma_load_K_fragments = parse_int(text, "V load", loads[2]);

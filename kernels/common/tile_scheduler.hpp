@@ -43,9 +43,9 @@ struct TileSpace {
 
 // Static persistent schedule: CTA b of a grid of g takes tiles b, b + g, b + 2g, ... Every CTA
 // gets ceil or floor(count / g) tiles, and the tiles in flight at any moment are a contiguous
-// window of the numbering (good for the L2, see TileSpace). It needs no global state, but a CTA
-// whose SM runs a little slower still has to finish its full share (DynamicTileScheduler below
-// balances that); a schedule for uneven tiles (the causal triangle) would order the numbering.
+// window of the numbering (good for the L2, see TileSpace). The work is known before the launch,
+// so no atomic counter is needed; a schedule for uneven tiles (the causal triangle) would order
+// the numbering instead.
 class PersistentTileScheduler {
  public:
   FS_HOST_DEVICE constexpr PersistentTileScheduler(const TileSpace& space, int first_tile,
@@ -64,55 +64,6 @@ class PersistentTileScheduler {
   int linear_;
   int stride_;
 };
-
-// The global state of a dynamic persistent schedule, one per launch in flight: the tiles handed
-// out beyond each CTA's first, and the CTAs that have taken their last tile. Zero before a launch;
-// the launch's last CTA zeroes it again for the next one (DynamicTileScheduler::retire).
-struct TileCounter {
-  unsigned int next;
-  unsigned int retired_ctas;
-};
-
-#if defined(__CUDACC__)
-// Dynamic persistent schedule: CTA b starts with tile b, and every further tile is the next one
-// of a counter all CTAs draw from, so a CTA whose tiles ran faster (a nearer L2 slice, fewer
-// stalls) takes more of them, and the CTAs finish together instead of each after its fixed share.
-// One thread per CTA calls fetch_next and, after its last fetch, retire.
-class DynamicTileScheduler {
- public:
-  __device__ DynamicTileScheduler(const TileSpace& space, TileCounter* counter)
-      : space_(space), counter_(counter) {}
-
-  __device__ int first_tile() const { return static_cast<int>(blockIdx.x); }
-  __device__ bool is_tile(int linear) const { return linear < space_.count(); }
-  __device__ AttentionTile tile(int linear) const { return space_.tile(linear); }
-  // The next tile number; one past the last means "no more tiles" (is_tile is false).
-  __device__ int fetch_next() const {
-    return static_cast<int>(gridDim.x + atomicAdd(&counter_->next, 1u));
-  }
-  // After this CTA's last fetch: the CTA that retires last knows every fetch of the launch is
-  // done and zeroes the counter, so the next launch on the stream finds it fresh.
-  __device__ void retire() const {
-    __threadfence();
-    if (atomicAdd(&counter_->retired_ctas, 1u) == gridDim.x - 1) {
-      atomicExch(&counter_->next, 0u);
-      atomicExch(&counter_->retired_ctas, 0u);
-    }
-  }
-
- private:
-  TileSpace space_;
-  TileCounter* counter_;
-};
-#endif
-
-// A zeroed TileCounter in device memory of the current device for the next launch. Counters come
-// from a pool of kTileCounterSlots per device, allocated (and zeroed) at the first call, so
-// launches in flight at the same time on different streams use different counters as long as
-// fewer than that many are in flight at once. The first call allocates: make it outside a CUDA
-// graph capture. Throws CudaError when the allocation fails.
-inline constexpr int kTileCounterSlots = 256;
-TileCounter* next_tile_counter();
 
 // CTAs of a persistent launch: as many as can be resident at once (SMs x CTAs per SM), but never
 // more than there are tiles, so no CTA starts without work.

@@ -315,3 +315,37 @@ TEST_CASE("FLOP counts") {
   CHECK(matmul_flops(16, 16, 4096, 128) == doctest::Approx(4.0 * 16 * 16 * 4096.0 * 4096 * 128));
   CHECK(seed_attention_flops(1, 1, 2, 128) == doctest::Approx(4.0 * 4 * 128 + 6.0 * 4));
 }
+
+TEST_CASE("a token that is not a feature is an error naming it and the valid tokens") {
+  // Issue 22: "+bogus_flag" was dropped silently, so the user measured another kernel.
+  const std::string bogus = parse_error(
+      "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax+"
+      "bogus_flag");
+  CHECK(bogus.find("\"bogus_flag\" is not a feature") != std::string::npos);
+  CHECK(bogus.find("async, eager, swizzled, load_Q_K_V_tiles") != std::string::npos);
+  CHECK(bogus.find("stages_N and regs_N") != std::string::npos);
+  // A misspelling of a real feature, one on a Hopper config, and a token in front.
+  CHECK(parse_error("(FP16, 128, 64, 64, 4): asynk+load_0_0_0_tiles")
+            .find("\"asynk\" is not a feature") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 128, 128, 8): stages_2+fast").find("\"fast\" is not a feature") !=
+        std::string::npos);
+  CHECK(parse_error("(FP16, 128, 64, 64, 4): load_0_0_0_tiles+Async")
+            .find("\"Async\" is not a feature") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 64, 64, 4): async++load_0_0_0_tiles").find("empty token") !=
+        std::string::npos);
+  CHECK(parse_error("(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles+").find("empty token") !=
+        std::string::npos);
+}
+
+TEST_CASE("a feature given twice is an error naming both tokens") {
+  CHECK(parse_error("(FP16, 128, 64, 64, 4): async+async+load_0_0_0_tiles")
+            .find("the feature \"async\" is given twice") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 64, 64, 4): load_0_0_0_tiles+load_0_2_2_tiles")
+            .find("\"load_Q_K_V_tiles\" is given twice (\"load_0_0_0_tiles\" and "
+                  "\"load_0_2_2_tiles\")") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 128, 128, 12): stages_2+regs_240+stages_3")
+            .find("\"stages_N\" is given twice") != std::string::npos);
+  // Order is free and whitespace around tokens is not part of them: these are the same config.
+  CHECK(parse_short_form("(FP16, 128, 64, 64, 4): load_0_2_2_tiles + opt_softmax+async") ==
+        parse_short_form("(FP16, 128, 64, 64, 4): async+load_0_2_2_tiles+opt_softmax"));
+}

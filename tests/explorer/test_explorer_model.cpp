@@ -12,6 +12,7 @@
 #include "explorer/model/compare.hpp"
 #include "explorer/model/devices.hpp"
 #include "explorer/model/fields.hpp"
+#include "explorer/model/markdown.hpp"
 #include "explorer/model/progression.hpp"
 #include "explorer/model/result_files.hpp"
 #include "explorer/model/row_set.hpp"
@@ -673,4 +674,145 @@ TEST_CASE("compare pairs a reference's two passes each with its own") {
     REQUIRE(row.ratio.has_value());
     CHECK(*row.ratio == doctest::Approx(1.1));  // pass 1 with pass 1, pass 2 with pass 2
   }
+}
+
+// ---- Step pages as the detail view renders them (explorer/model/markdown.hpp) -----------------
+
+TEST_CASE("markdown: code spans lose their backticks, generated-block markers disappear") {
+  const std::string page =
+      "# Step 9: reducing `MOV`\n"
+      "\n"
+      "Seed picks: A100 `(FP16, 128, 128, 64, 4): async+eager`, and **bold** text\n"
+      "continued on a second line with a [link to `07.md`](07.md).\n"
+      "\n"
+      "* **K fragments** (`K_lane`, `load_K_fragments`). Lanes 0-7\n"
+      "  address rows 0-7.\n"
+      "  * nested\n"
+      "\n"
+      "<!-- flashscope:begin step-09 -->\n"
+      "| dtype | config | time (ms) |\n"
+      "| --- | --- | ---: |\n"
+      "| fp16 | `(FP16, 128, 128, 64, 4): a|b` | 5.991 |\n"
+      "<!-- flashscope:end step-09 -->\n"
+      "```\n"
+      "explorer sass --step 9\n"
+      "```\n";
+  const std::vector<MarkdownBlock> blocks = parse_markdown(page);
+  REQUIRE(blocks.size() == 6);
+  CHECK(blocks[0].kind == MarkdownBlockKind::heading);
+  CHECK(blocks[0].level == 1);
+  CHECK(blocks[0].text == MarkdownLine{{"Step 9: reducing ", false, false}, {"MOV", true, false}});
+  CHECK(blocks[1].kind == MarkdownBlockKind::paragraph);
+  CHECK(blocks[1].text ==
+        MarkdownLine{{"Seed picks: A100 ", false, false},
+                     {"(FP16, 128, 128, 64, 4): async+eager", true, false},
+                     {", and ", false, false},
+                     {"bold", false, true},
+                     {" text continued on a second line with a link to ", false, false},
+                     {"07.md", true, false},
+                     {".", false, false}});
+  CHECK(blocks[2].kind == MarkdownBlockKind::list_item);
+  CHECK(blocks[2].level == 0);
+  CHECK(blocks[2].text.back().text == "). Lanes 0-7 address rows 0-7.");
+  CHECK(blocks[3].kind == MarkdownBlockKind::list_item);
+  CHECK(blocks[3].level == 1);
+  CHECK(blocks[4].kind == MarkdownBlockKind::table);
+  REQUIRE(blocks[4].rows.size() == 2);  // header and one row; the separator is alignment
+  CHECK(blocks[4].right_aligned == std::vector<bool>{false, false, true});
+  CHECK(blocks[4].rows[1][1] == MarkdownLine{{"(FP16, 128, 128, 64, 4): a|b", true, false}});
+  CHECK(blocks[4].rows[1][2] == MarkdownLine{{"5.991", false, false}});
+  CHECK(blocks[5].kind == MarkdownBlockKind::code);
+  CHECK(blocks[5].code_lines == std::vector<std::string>{"explorer sass --step 9"});
+  for (const std::string& text : visible_texts(blocks)) {
+    CHECK(text.find('`') == std::string::npos);
+    CHECK(text.find("<!--") == std::string::npos);
+    CHECK(text.find("flashscope:") == std::string::npos);
+    CHECK(text.find("**") == std::string::npos);
+  }
+}
+
+TEST_CASE("markdown: every embedded step page renders without raw markers or backticks") {
+  int pages = 0;
+  for (const StepPage& page : embedded_step_pages()) {
+    if (page.doc_markdown.empty()) continue;
+    ++pages;
+    const std::vector<MarkdownBlock> blocks = parse_markdown(page.doc_markdown);
+    CHECK(!blocks.empty());
+    for (const MarkdownBlock& block : blocks) {
+      std::vector<MarkdownBlock> one{block};
+      if (block.kind == MarkdownBlockKind::code) continue;  // code blocks are shown verbatim
+      for (const std::string& text : visible_texts(one)) {
+        INFO(page.doc_path, ": ", text);
+        CHECK(text.find('`') == std::string::npos);
+        CHECK(text.find("<!--") == std::string::npos);
+        CHECK(text.find("-->") == std::string::npos);
+        CHECK(text.find("**") == std::string::npos);
+      }
+    }
+  }
+  CHECK(pages > 0);
+}
+
+// ---- The pair Compare opens on (issue 22) ------------------------------------------------------
+
+namespace {
+
+ResultFile file_of(std::string label, const std::vector<std::string>& steps, std::string device,
+                   std::string run_id, int seq_len = 4096) {
+  ResultFile file;
+  file.label = std::move(label);
+  for (const std::string& step : steps) {
+    ResultRow row;
+    row.step = step;
+    row.config = step == "fa2" ? "" : kConfig64;
+    row.dtype = "fp16";
+    row.batch = 16;
+    row.heads = 16;
+    row.seq_len = seq_len;
+    row.tflops = 100;
+    row.median_ms = 10;
+    row.verdict = "pass";
+    row.device = device;
+    row.cache_mode = "warm";
+    row.run_id = run_id;
+    file.rows.push_back(row);
+  }
+  return file;
+}
+
+}  // namespace
+
+TEST_CASE("Compare opens on the two newest runs of one device that share measurements") {
+  std::vector<ResultFile> files;
+  files.push_back(file_of("peak.csv", {"peak:hbm.read"}, "H200", "vm 2026-11-23T15:00:00Z"));
+  files.push_back(file_of("old.csv", {"1", "2", "fa2"}, "H200", ""));  // no run start: oldest
+  files.push_back(file_of("mid.csv", {"1", "2"}, "H200", "vm 2026-11-22T10:00:00Z"));
+  files.push_back(file_of("new.csv", {"1", "2", "3"}, "H200", "vm 2026-11-23T14:56:21Z"));
+  files.push_back(file_of("other_n.csv", {"1", "2"}, "H200", "vm 2026-11-24T09:00:00Z", 8192));
+  files.push_back(file_of("h100.csv", {"1", "2"}, "H100", "vm 2026-11-25T09:00:00Z"));
+
+  const auto pair = default_compare_pair(files, "H200");
+  REQUIRE(pair.has_value());
+  CHECK(pair->a == 2);  // the older of the two newest runs with shared cells...
+  CHECK(pair->b == 3);  // ...and the newest; other_n.csv is newer but shares nothing
+  CHECK(pair->shared == 2);
+  CHECK(pair->device == "H200");
+  // The rows of the chosen pair really pair.
+  std::vector<const ResultRow*> a, b;
+  for (const ResultRow& row : files[pair->a].rows)
+    a.push_back(&row);
+  for (const ResultRow& row : files[pair->b].rows)
+    b.push_back(&row);
+  CHECK(compare_results(a, b).paired == 2);
+
+  // Without a device filter, any one device: the H100 file has no partner, so still H200.
+  const auto any = default_compare_pair(files, "");
+  REQUIRE(any.has_value());
+  CHECK(any->device == "H200");
+
+  // Nothing shared (the shipped case that opened on "0 paired"): no default, the view says so.
+  const std::vector<ResultFile> unrelated{files[0], files[4], files[5]};
+  CHECK_FALSE(default_compare_pair(unrelated, "H200").has_value());
+  CHECK(run_start(files[3].rows[0]) == "2026-11-23T14:56:21Z");
+  CHECK(run_start(files[1].rows[0]).empty());
 }

@@ -1,8 +1,10 @@
 // Axis arithmetic of the explorer's plots: tick placement and labels, fitting, zoom and pan.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "explorer/plot/label_layout.hpp"
 #include "explorer/plot/scale.hpp"
 
 using namespace flashscope::plot;
@@ -135,4 +137,121 @@ TEST_CASE("fuzz finding: a log-2 axis with an infinite end gets no ticks instead
   CHECK(log2_ticks(fit_range(huge, AxisScale::log2, 0.05, false), 8).size() <= 8);
   // Finite ranges keep their ticks.
   CHECK(log2_ticks({512, 16384}, 8).size() == 6);
+}
+
+// ---- Label layout (explorer/plot/label_layout.hpp) --------------------------------------------
+
+namespace {
+
+bool any_overlap(const std::vector<Rect>& boxes) {
+  for (std::size_t i = 0; i < boxes.size(); ++i)
+    for (std::size_t j = i + 1; j < boxes.size(); ++j)
+      if (boxes[i].overlaps(boxes[j])) return true;
+  return false;
+}
+
+// A deterministic spread of values in [0, 1).
+float pseudo_random(unsigned& state) {
+  state = state * 1664525u + 1013904223u;
+  return static_cast<float>(state >> 8) / static_cast<float>(1u << 24);
+}
+
+}  // namespace
+
+TEST_CASE("spread_labels keeps a lone label at its anchor and separates crowded ones in order") {
+  const std::vector<float> lone{140.0f};
+  CHECK(spread_labels(lone, 16, 0, 400) == std::vector<float>{140.0f});
+  // The roofline's case: steps 8-16 within four pixels of each other.
+  const std::vector<float> crowded{300, 301, 299.5f, 302, 300.5f, 303, 301.5f, 299, 302.5f};
+  const std::vector<float> centres = spread_labels(crowded, 16, 0, 700);
+  for (std::size_t i = 0; i < crowded.size(); ++i)
+    for (std::size_t j = 0; j < crowded.size(); ++j) {
+      if (i == j) continue;
+      if (crowded[i] < crowded[j]) CHECK(centres[i] < centres[j]);  // order kept
+      CHECK(std::fabs(centres[i] - centres[j]) >= 16.0f - 1e-3f);   // no two overlap
+    }
+  // Centred on the crowd: the mean displacement is (close to) zero.
+  double displacement = 0;
+  for (std::size_t i = 0; i < crowded.size(); ++i)
+    displacement += centres[i] - crowded[i];
+  CHECK(std::fabs(displacement / crowded.size()) < 1.0);
+}
+
+TEST_CASE("spread_labels stays inside its range and never overlaps when the labels fit") {
+  unsigned seed = 7;
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t count = 1 + trial % 30;
+    std::vector<float> anchors;
+    for (std::size_t i = 0; i < count; ++i)
+      anchors.push_back(-50 + 600 * pseudo_random(seed));  // some outside [0, 500]
+    const std::vector<float> centres = spread_labels(anchors, 16, 0, 500);
+    REQUIRE(centres.size() == count);
+    std::vector<float> sorted = centres;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(sorted.front() >= 8.0f - 1e-3f);
+    CHECK(sorted.back() <= 492.0f + 1e-3f);
+    for (std::size_t i = 1; i < sorted.size(); ++i)
+      CHECK(sorted[i] - sorted[i - 1] >= 16.0f - 1e-3f);
+  }
+}
+
+TEST_CASE("place_point_labels: no label overlaps another label or any point") {
+  const Rect area{0, 0, 800, 600};
+  unsigned seed = 11;
+  for (int trial = 0; trial < 100; ++trial) {
+    std::vector<LabelRequest> requests;
+    const std::size_t count = 2 + trial % 24;
+    // Half the trials crowd every point into a few pixels, as the roofline's steps are.
+    const float spread = trial % 2 == 0 ? 12.0f : 700.0f;
+    for (std::size_t i = 0; i < count; ++i)
+      requests.push_back(
+          {{50 + spread * pseudo_random(seed), 40 + spread * 0.7f * pseudo_random(seed)}, 56, 14});
+    // Two horizontal lines' names share the column.
+    const std::vector<LabelRequest> line_names{{{800, 300}, 80, 14}, {{800, 302}, 80, 14}};
+    const std::vector<PlacedLabel> placed = place_point_labels(requests, area, 5, 810, line_names);
+    REQUIRE(placed.size() == count + 2);
+    CHECK(placed[count].in_column);
+    CHECK(placed[count + 1].in_column);
+    std::vector<Rect> boxes;
+    for (std::size_t i = 0; i < count + 2; ++i) {
+      if (i >= count) {
+        boxes.push_back(placed[i].box);
+        continue;
+      }
+      boxes.push_back(placed[i].box);
+      CHECK(placed[i].box.width() == doctest::Approx(56));
+      if (placed[i].in_column)
+        CHECK(placed[i].box.min_x == doctest::Approx(810));
+      else
+        CHECK(area.contains(placed[i].box));
+      for (const LabelRequest& other : requests) {  // no label hides a point's marker
+        const float nx = std::clamp(other.anchor.x, placed[i].box.min_x, placed[i].box.max_x);
+        const float ny = std::clamp(other.anchor.y, placed[i].box.min_y, placed[i].box.max_y);
+        CHECK(std::hypot(other.anchor.x - nx, other.anchor.y - ny) >= 5.0f);
+      }
+    }
+    CHECK_FALSE(any_overlap(boxes));
+  }
+}
+
+TEST_CASE("place_point_labels puts a label next to a free point without a leader line") {
+  const std::vector<LabelRequest> requests{{{100, 100}, 50, 14}};
+  const std::vector<PlacedLabel> placed = place_point_labels(requests, {0, 0, 400, 300}, 5, 410);
+  REQUIRE(placed.size() == 1);
+  CHECK_FALSE(placed[0].leader);
+  CHECK_FALSE(placed[0].in_column);
+  CHECK(placed[0].box.min_x > 100);  // east of its point
+  CHECK(placed[0].box.min_x < 112);
+}
+
+TEST_CASE("clear_of_lines lifts a bar label above every line through it") {
+  const std::vector<float> lines{300, 285};
+  // A 14 px label with its bottom at 305: the line at 300 crosses it, and the one at 285 crosses
+  // it once lifted above the first.
+  const float bottom = clear_of_lines(305, 14, lines, 2);
+  for (const float y : lines)
+    CHECK((y > bottom + 2 || y < bottom - 14 - 2));
+  CHECK(bottom < 285);
+  // A label clear of every line stays where it is.
+  CHECK(clear_of_lines(250, 14, lines, 2) == 250);
 }

@@ -5,7 +5,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "configs/config_sets.hpp"
 #include "explorer/model/sweep_runner.hpp"
+#include "kernels/common/config.hpp"
 
 using namespace flashscope;
 using namespace flashscope::explorer;
@@ -113,4 +115,36 @@ TEST_CASE("destroying a session stops its sweep") {
   session->start({});
   session.reset();  // must return: the destructor requests stop and joins
   CHECK(true);
+}
+
+// ---- The run panel's steps (issue 21): every step of configs/, grouped by track --------------
+
+TEST_CASE("group_by_track splits every configs/ step into the Ampere and Hopper tracks") {
+  std::vector<RunnableStep> steps;
+  for (const configs::StepInfo& info : configs::steps())  // reversed: the order must not matter
+    steps.insert(steps.begin(), {info.step, std::string(info.title)});
+  const std::vector<StepTrack> tracks = group_by_track(steps);
+  REQUIRE(tracks.size() == 2);
+  CHECK(tracks[0].name == "Ampere");
+  CHECK(tracks[1].name == "Hopper");
+  CHECK(tracks[1].arch == "sm_90a");
+  CHECK(tracks[0].steps.front().step == configs::kFirstStep);
+  CHECK(tracks[0].steps.back().step == kFirstHopperStep - 1);
+  CHECK(tracks[1].steps.front().step == kFirstHopperStep);
+  CHECK(tracks[1].steps.back().step == configs::kLastStep);
+  CHECK(tracks[0].steps.size() + tracks[1].steps.size() == configs::steps().size());
+  for (const StepTrack& track : tracks)
+    for (std::size_t i = 1; i < track.steps.size(); ++i)
+      CHECK(track.steps[i].step == track.steps[i - 1].step + 1);
+  CHECK(tracks[1].steps.front().title == configs::step_info(kFirstHopperStep).title);
+}
+
+TEST_CASE("a step after the last one joins the Hopper track without any list to update") {
+  const std::vector<StepTrack> tracks =
+      group_by_track({{configs::kLastStep + 1, "a later step"}, {2, "Swizzling"}});
+  REQUIRE(tracks.size() == 2);
+  CHECK(tracks[0].steps == std::vector<RunnableStep>{{2, "Swizzling"}});
+  CHECK(tracks[1].steps == std::vector<RunnableStep>{{configs::kLastStep + 1, "a later step"}});
+  CHECK(track_name(configs::kLastStep + 1) == "Hopper");
+  CHECK(group_by_track({}).empty());
 }

@@ -9,7 +9,10 @@
 //  * what was read, written back with ResultsCsvWriter, reads again and writes the same text:
 //    writing is a fixed point of reading (numbers are rounded to 7 digits once, then stable);
 //  * under smaller limits (the second byte picks them) the reader either gives the same rows or
-//    stops with an error that names the limit.
+//    stops with an error that names the limit;
+//  * text that does not end with a line end (only '\r' may follow the last '\n') is refused:
+//    its last record was cut short, in whichever field (issue 22), and so is every prefix of an
+//    accepted text that ends inside its last record.
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -105,6 +108,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                         describe(streamed) + "\ninput: " + printable(text));
 
   if (whole.error.empty()) {
+    const std::size_t last_line_end = text.rfind('\n');
+    FUZZ_CHECK(last_line_end != std::string_view::npos &&
+                   text.find_first_not_of('\r', last_line_end + 1) == std::string_view::npos,
+               "a text whose last record has no line end was accepted: " + printable(text));
+    // Cut inside the last record (any byte of it, line end excluded): refused, naming its line.
+    const std::size_t record_start = text.rfind('\n', last_line_end - (last_line_end > 0));
+    const std::size_t cut_from = record_start == std::string_view::npos ? 1 : record_start + 2;
+    if (cut_from < last_line_end) {
+      const std::size_t cut = cut_from + (size > 2 ? data[2] : 0) % (last_line_end - cut_from);
+      const Outcome truncated = parse_in_chunks(text.substr(0, cut), chunk, defaults);
+      FUZZ_CHECK(!truncated.error.empty(), "the input cut at byte " + std::to_string(cut) +
+                                               " inside its last record reads as " +
+                                               describe(truncated) + "\ninput: " + printable(text));
+    }
     const std::string written = write_rows(whole.rows, whole.metrics);
     const Outcome again = parse_in_chunks(written, written.size() + 1, defaults);
     FUZZ_CHECK(again.error.empty(), "rows read from \"" + printable(text) +

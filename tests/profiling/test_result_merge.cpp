@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -309,6 +310,37 @@ TEST_CASE("explorer merge: shards in, one file out; refusals write nothing") {
   CHECK(bad_set.exit_code == 2);
   CHECK(contains(bad_set.output, "invalid kernels key \"nothing\""));
   CHECK_FALSE(testing::path_exists(refused));
+
+  // Every problem of the arguments at once: a missing input, an output folder that does not
+  // exist and a bad selection, nothing read or written.
+  const ProcessResult several =
+      run_explorer("merge " + quoted(largest_shard) + " " + quoted(dir + "/absent.csv") +
+                   " --output " + quoted(dir + "/no_folder/all.csv") + " --steps 0");
+  CHECK(several.exit_code == 2);
+  CHECK(contains(several.output, "explorer merge: input: '" + dir + "/absent.csv' does not exist"));
+  CHECK(contains(several.output, "explorer merge: --output: '" + dir + "/no_folder/all.csv'"));
+  CHECK(contains(several.output, "explorer merge: --steps: invalid step list \"0\""));
+  CHECK(contains(several.output, "3 problems with the arguments"));
+
+  // A shard cut short inside its last row (issue 22: it merged with exit 0) is refused, naming
+  // the file and the line; compare refuses it too.
+  std::ifstream whole(largest_shard, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(whole)), std::istreambuf_iterator<char>());
+  const std::string cut = dir + "/cut.csv";
+  std::ofstream(cut, std::ios::binary) << text.substr(0, text.size() - 3);
+  long lines = 0;
+  for (const char c : text)
+    lines += c == '\n';
+  const ProcessResult truncated =
+      run_explorer("merge " + quoted(cut) + " --output " + quoted(refused));
+  CHECK(truncated.exit_code == 2);
+  CHECK(contains(truncated.output, "explorer merge: " + cut + ":" + std::to_string(lines) +
+                                       ": the file ends inside"));
+  CHECK_FALSE(testing::path_exists(refused));
+  const ProcessResult compared =
+      run_explorer("compare " + quoted(largest_shard) + " " + quoted(cut));
+  CHECK(compared.exit_code == 2);
+  CHECK(contains(compared.output, cut + ":" + std::to_string(lines) + ": the file ends inside"));
 }
 
 TEST_CASE("explorer compare: pairs two runs row by row, per GPU of B, with limits") {

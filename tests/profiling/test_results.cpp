@@ -266,19 +266,54 @@ TEST_CASE("the incremental parser gives the same rows however the text is cut") 
   }
 }
 
-TEST_CASE("a last record without a line end and CRLF line ends are read") {
+TEST_CASE("CRLF line ends are read") {
   std::string text = write_csv({measured_kernel_row(), reference_row()}, {});
   std::string crlf;
   for (const char c : text) {
     if (c == '\n') crlf += '\r';
     crlf += c;
   }
-  crlf.pop_back();  // drop the final "\n", keeping "\r"
-  crlf.pop_back();
   std::istringstream in(crlf);
   const std::vector<ResultRow> back = read_results_csv(in, "crlf.csv");
   REQUIRE(back.size() == 2);
   check_equal(back[1], reference_row());
+}
+
+TEST_CASE("a file cut anywhere inside its last record is refused with the file and line") {
+  // Issue 22: a file cut inside its last field (input_seed 4622506166399442052 cut to 46225061)
+  // read as a plausible row. The writer ends every record with a line end; text that stops
+  // without one was cut short, whichever field the cut is in.
+  ResultRow last = reference_row();
+  last.extra_metrics["dram__bytes_read.sum"] = 123456789;
+  const std::string text =
+      write_csv({measured_kernel_row(), faulted_row(), last}, {"dram__bytes_read.sum"});
+  const std::size_t last_start = text.rfind('\n', text.size() - 2) + 1;
+  // The faulted row's status holds a line break inside quotes: the last record is on line 5.
+  const long last_line = 5;
+  for (std::size_t cut = last_start + 1; cut < text.size(); ++cut) {
+    CAPTURE(cut);
+    const std::string error = error_of(text.substr(0, cut), "cut.csv");
+    // "the file ends inside this record", or "... inside a quoted field" within the config.
+    CHECK(contains(error, "cut.csv:" + std::to_string(last_line) + ": the file ends inside"));
+  }
+  // With CRLF line ends, a cut between the CR and the LF too.
+  std::string crlf = text;
+  crlf.insert(crlf.size() - 1, "\r");
+  CHECK(contains(error_of(crlf.substr(0, crlf.size() - 1), "cut.csv"), "ends inside this record"));
+  CHECK(error_of(crlf) == "(no error)");
+  // A cut inside the header, and inside a quoted field (the config) of a row.
+  CHECK(contains(error_of(text.substr(0, 20), "cut.csv"), "cut.csv:1: the file ends inside"));
+  const std::size_t config = text.find("\"(FP16", text.find('\n'));
+  CHECK(contains(error_of(text.substr(0, config + 8), "cut.csv"),
+                 "cut.csv:2: the file ends inside a quoted field"));
+  // Cut right after a line end, the file is whole (fewer rows): nothing is cut short.
+  std::istringstream whole(text.substr(0, last_start));
+  CHECK(read_results_csv(whole, "whole.csv").size() == 2);
+  // The incremental parser (a worker's pipe) says the same at finish().
+  ResultsCsvParser parser("pipe");
+  CHECK(parser.feed(std::string_view(text).substr(0, text.size() - 3)).size() == 2);
+  CHECK_THROWS_WITH_AS(parser.finish(), doctest::Contains("pipe:5: the file ends inside"),
+                       ResultsFormatError);
 }
 
 TEST_CASE("a corrupt file is reported with its name, the line and the problem") {

@@ -14,6 +14,7 @@
 #include "configs/config_sets.hpp"
 #include "explorer/check_mode.hpp"
 #include "explorer/sweep_mode.hpp"
+#include "explorer/usage.hpp"
 #include "profiling/check.hpp"
 #include "profiling/sweep_plan.hpp"
 #include "profiling/sweep_worker.hpp"
@@ -226,22 +227,24 @@ TEST_CASE("invalid sweep options are refused with the option's name") {
         "--metrics: 'none' cannot be combined with metric names");
   CHECK(sweep_error({"--csv", "--metrics", "a,,b"}) == "--metrics: empty metric name in 'a,,b'");
   CHECK(contains(sweep_error({"--csv", "--set", "everything"}),
-                 "invalid kernels key \"everything\""));
+                 "--set: invalid kernels key \"everything\""));
   CHECK(contains(sweep_error({"--csv", "--steps", "0-3"}), "--steps: invalid step list \"0-3\""));
   CHECK(contains(sweep_error({"--csv", "--config", "(FP16, 128): async"}), "--config: "));
-  CHECK(sweep_error({"--csv", "--runs", "0"}) == "--runs: at least one timed run is needed");
+  CHECK(sweep_error({"--csv", "--runs", "0"}) ==
+        "--runs: 0 is below 1: at least one timed run is needed");
   CHECK(sweep_error({"--csv", "--min-runs", "0"}) ==
-        "--min-runs: at least one timed run is needed");
+        "--min-runs: 0 is below 1: at least one timed run is needed");
   CHECK(sweep_error({"--csv", "--warmup", "0"}) ==
-        "--warmup: at least 1 is needed (the first warm-up launch sizes the timed batch)");
+        "--warmup: 0 is below 1: at least 1 is needed (the first warm-up launch sizes the timed "
+        "batch)");
   CHECK(sweep_error({"--csv", "--target-ms", "-1"}) ==
-        "--target-ms: must be 0 (always --runs) or a positive number of milliseconds");
+        "--target-ms: -1 must be 0 (always --runs) or a positive number of milliseconds");
   CHECK(sweep_error({"--csv", "--metric-runs", "0"}) ==
-        "--metric-runs: at least one profiled launch is needed");
+        "--metric-runs: 0 is below 1: at least one profiled launch is needed");
   CHECK(sweep_error({"--csv", "--batch", "0"}) == "--batch: 0 is not a positive batch size");
   CHECK(sweep_error({"--csv", "--heads", "0"}) == "--heads: 0 is not positive");
   CHECK(sweep_error({"--csv", "--timeout", "0"}) ==
-        "--timeout: must be a positive number of seconds");
+        "--timeout: 0 must be a positive number of seconds");
   CHECK(sweep_error({"--csv", "--locked-sm-clock", "-5"}) ==
         "--locked-sm-clock: -5 is not a clock in MHz");
   CHECK(sweep_error({"--csv", "--run-id", "a,b"}) ==
@@ -252,6 +255,31 @@ TEST_CASE("invalid sweep options are refused with the option's name") {
                               "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"}),
                  "excludes"));
   CHECK(contains(sweep_error({"--csv", "--runs", "many"}), "CLI: "));
+}
+
+TEST_CASE("every problem of the sweep options is reported at once, each naming its value") {
+  // Issue 22: one run names every problem, so a user does not fix one only to meet the next.
+  std::vector<std::string> problems;
+  try {
+    parse_sweep({"--csv", "--seq-lens", "512,abc", "--dtypes", "fp32", "--heads", "0", "--config",
+                 "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles+bogus", "--steps", "0-3"});
+  } catch (const cli::UsageError& error) {
+    problems = error.problems();
+  }
+  REQUIRE(problems.size() == 5);
+  CHECK(contains(problems[0], "--config: cannot parse config"));
+  CHECK(contains(problems[0], "\"bogus\" is not a feature"));
+  CHECK(contains(problems[1], "--steps: invalid step list \"0-3\""));
+  CHECK(problems[2] == "--seq-lens: 'abc' is not a positive integer (expected e.g. 512,1024,4096)");
+  CHECK(problems[3] == "--dtypes: 'fp32' is not fp16 or bf16");
+  CHECK(problems[4] == "--heads: 0 is not positive");
+  // An option whose text did not parse is not reported a second time by the range checks.
+  try {
+    parse_sweep({"--csv", "--seq-lens", "abc"});
+    FAIL("accepted");
+  } catch (const cli::UsageError& error) {
+    CHECK(error.problems().size() == 1);
+  }
 }
 
 TEST_CASE("the worker command line parses back to the same options") {
@@ -532,7 +560,7 @@ TEST_CASE("check options are converted with clear errors") {
   CHECK_THROWS_AS(cli::check_request_from_cli(check), std::invalid_argument);
   check.config.clear();
   check.input_scale = 0;
-  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check), "--input-scale must be positive",
+  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check), "--input-scale: 0 is not positive",
                        std::invalid_argument);
   check.input_scale = 2;
   check.seed = 5;
@@ -563,6 +591,36 @@ TEST_CASE("without a GPU, explorer --csv fails with a clear message and writes n
   const ProcessResult bad_option = run_explorer_without_gpu("--csv --dtypes fp8", true);
   CHECK(bad_option.exit_code == 2);
   CHECK(contains(bad_option.output, "explorer --csv: --dtypes: 'fp8' is not fp16 or bf16"));
+
+  // Every problem at once, the output folder's included, before any GPU is looked for.
+  const ProcessResult several = run_explorer_without_gpu(
+      "--csv --dtypes fp8 --steps 0 --output '" + output + ".d/missing/x.csv'", true);
+  CHECK(several.exit_code == 2);
+  CHECK(contains(several.output, "explorer --csv: --steps: invalid step list \"0\""));
+  CHECK(contains(several.output, "explorer --csv: --dtypes: 'fp8' is not fp16 or bf16"));
+  CHECK(contains(several.output, "explorer --csv: --output: '" + output + ".d/missing/x.csv'"));
+  CHECK(contains(several.output, "3 problems with the arguments; nothing was done"));
+  CHECK_FALSE(contains(several.output, "CUDA"));
+
+  // CLI11's own errors exit 2 too (not 105 or 109), and help exits 0.
+  CHECK(run_explorer_without_gpu("--csv --runs many", true).exit_code == 2);
+  CHECK(run_explorer_without_gpu("--frobnicate", true).exit_code == 2);
+  CHECK(run_explorer_without_gpu("check", true).exit_code == 2);
+  CHECK(run_explorer_without_gpu("check --help", true).exit_code == 0);
+
+  // An earlier --output stays as it was when the sweep fails, and no partial file is left.
+  {
+    std::FILE* previous = std::fopen(output.c_str(), "w");
+    REQUIRE(previous != nullptr);
+    std::fputs("earlier\n", previous);
+    std::fclose(previous);
+  }
+  CHECK(
+      run_explorer_without_gpu("--csv --seq-lens 512 --output '" + output + "'", true).exit_code ==
+      1);
+  CHECK(testing::file_bytes(output) == 8);
+  CHECK_FALSE(testing::path_exists(output + ".partial"));
+  std::remove(output.c_str());
 }
 
 TEST_CASE("without a GPU, explorer check fails with exit code 3; bad requests with 2") {

@@ -216,14 +216,22 @@ TEST_CASE("a faulting kernel costs its own row; the rows before and after are ke
 TEST_CASE("SIGINT stops the sweep, ends its workers and keeps every row written so far") {
   const std::string directory = scratch_directory("interrupt");
   const std::string output = directory + "/sweep.csv";
+  const std::string partial = output + ".partial";
   const std::string log = directory + "/sweep.log";
-  // A sweep long enough to interrupt once two rows are in the file.
+  // An earlier result at --output stays as it was: a stopped sweep's rows go to FILE.partial.
+  {
+    std::FILE* previous = std::fopen(output.c_str(), "w");
+    REQUIRE(previous != nullptr);
+    std::fputs("earlier result\n", previous);
+    std::fclose(previous);
+  }
+  // A sweep long enough to interrupt once two rows are in the partial file.
   const std::string command =
       "'" FLASHSCOPE_EXPLORER_PATH "' --csv --seq-lens 512,1024,2048,4096,8192,16384 --output " +
       quoted(output) + " 2> " + quoted(log) +
       " & pid=$!; "
       "while [ \"$(cat " +
-      quoted(output) +
+      quoted(partial) +
       " 2>/dev/null | wc -l)\" -lt 3 ] && kill -0 $pid 2>/dev/null; do sleep 0.2; done; "
       "kill -INT $pid; wait $pid; echo \"exit=$?\"";
   const ProcessResult run = run_shell(command);
@@ -231,18 +239,20 @@ TEST_CASE("SIGINT stops the sweep, ends its workers and keeps every row written 
   CHECK(contains(run.output, "exit=130"));
   SweepOptions options;
   const std::size_t planned = plan_sweep(options, built_kernels(), built_references()).item_count();
-  const std::vector<ResultRow> rows = read_results_file(output);
+  const std::vector<ResultRow> rows = read_results_file(partial);
   CHECK(rows.size() >= 2);
   CHECK(rows.size() < planned);
   for (const ResultRow& row : rows)
-    CHECK(row.status == "ok");  // the items in flight are not reported as faults
+    CHECK(row.status == "ok");               // the items in flight are not reported as faults
+  CHECK(testing::file_bytes(output) == 15);  // "earlier result\n", untouched
   FILE* file = std::fopen(log.c_str(), "r");
   REQUIRE(file != nullptr);
   std::string text(1 << 20, '\0');
   text.resize(std::fread(text.data(), 1, text.size(), file));
   std::fclose(file);
   CHECK(contains(text, "explorer --csv: stopped by signal 2; the " + std::to_string(rows.size()) +
-                           " rows measured so far are written"));
+                           " rows measured so far are in " + partial + " (" + output +
+                           " is left as it was"));
 }
 
 TEST_CASE("a claimed locked clock is recorded, and rows measured away from it are flagged") {

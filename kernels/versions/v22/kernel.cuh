@@ -3,9 +3,7 @@
 // K/V loads land before any GEMM can start) and an exposed epilogue (O is normalised, staged and
 // stored while the tensor cores idle), and a grid of short CTAs ends in a partial wave. Step 22
 // launches about one CTA per SM, which loops over the (query block, head, sample) tiles a tile
-// scheduler hands it (kernels/common/tile_scheduler.hpp): its first tile is its own CTA index,
-// every further one the next of a global counter, so faster CTAs take more tiles and all finish
-// together. The producer draws the tiles and passes each to the consumers with its Q:
+// scheduler hands it (kernels/common/tile_scheduler.hpp):
 // - the producer runs ahead across tile boundaries: its K/V ring (kernels/common/
 //   mbarrier_pipeline.cuh) does not drain at the end of a tile, and it loads the next tile's Q as
 //   soon as both consumers have issued their last Q·Kᵀ of the current one (Q's own one-slot ring);
@@ -42,8 +40,7 @@ namespace flashscope::v22 {
 template <typename StaticC>
 __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
     flash_forward_kernel(const __grid_constant__ ForwardArgs args,
-                         const __grid_constant__ AttentionTensorMaps maps,
-                         scheduling::TileCounter* const tile_counter) {
+                         const __grid_constant__ AttentionTensorMaps maps) {
   constexpr KernelConfig C = StaticC::value;
   using Sh = Shape<C>;  // also holds the config's static checks
   using Element = typename Sh::Element;
@@ -68,18 +65,16 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
   const pipeline::MbarrierPipeline<1> Q_ring(barriers + Sh::kBarrierOffsetBytes);
   const pipeline::MbarrierPipeline<Sh::kStages> K_ring(barriers + Sh::kKRingOffsetBytes);
   const pipeline::MbarrierPipeline<Sh::kStages> V_ring(barriers + Sh::kVRingOffsetBytes);
-  // The number of the tile whose Q the slot holds, written by the producer before it announces
-  // Q's bytes (the arrival releases it, the consumers' wait acquires it); -1: no tile is left.
-  volatile int* const tile_slot =
-      reinterpret_cast<volatile int*>(reinterpret_cast<char*>(tiles) + Sh::kTileSlotOffsetBytes);
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32;
   const int lane = tid % 32;
   const int warpgroup = warp / kWarpgroupWarps;
 
-  const scheduling::DynamicTileScheduler scheduler(
-      scheduling::TileSpace{args.n_Q_blocks, args.n_heads, args.batch}, tile_counter);
+  // Every role walks the same tiles in the same order: CTA b takes tiles b, b + grid, ...
+  scheduling::PersistentTileScheduler scheduler(
+      scheduling::TileSpace{args.n_Q_blocks, args.n_heads, args.batch},
+      static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x));
 
   if (tid == 0) {
     ptx::prefetch_tensor_map(&maps.q);
@@ -105,22 +100,14 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
     if (tid == 0) {
       QState q_state;
       KVState kv_state;
-      for (int linear = scheduler.first_tile();;) {
+      for (; scheduler.has_tile(); scheduler.advance()) {
+        const scheduling::AttentionTile tile = scheduler.tile();
         // The previous tile's consumers still run their last P·V and epilogue while this lands.
         Q_ring.producer_acquire(q_state);
-        if (!scheduler.is_tile(linear)) {
-          *tile_slot = -1;  // no Q follows: the consumers leave
-          Q_ring.producer_commit(q_state);
-          break;
-        }
-        *tile_slot = linear;
-        const scheduling::AttentionTile tile = scheduler.tile(linear);
         load_tile<C, C.B_r>(Q_address, &maps.q,
                             Q_ring.producer_expect_bytes(q_state, kTileBytes<C, C.B_r>),
                             {tile.query_block * C.B_r, tile.head, tile.sample});
         q_state.advance();
-        // Drawn now, so the atomic's round trip hides behind this tile's K/V loads.
-        linear = scheduler.fetch_next();
         for (int block = 0; block < n_kv_blocks; ++block, kv_state.advance()) {
           const TileCoordinates from{(last_kv_block - block) * C.B_c, tile.head, tile.sample};
           const int slot_offset = kv_state.index * Sh::kKVTileBytes;
@@ -132,7 +119,6 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
                               V_ring.producer_expect_bytes(kv_state, kTileBytes<C, C.B_c>), from);
         }
       }
-      scheduler.retire();
     }
   } else {
     // ---- Consumers -----------------------------------------------------------------------------
@@ -169,16 +155,14 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
     QState q_state;
     KVState kv_state;
     bool first_turn = true;
-    while (true) {
-      Q_ring.consumer_wait(q_state);
-      const int linear = *tile_slot;  // read before the release of Q lets the producer rewrite it
-      if (linear < 0) break;
-      const scheduling::AttentionTile tile = scheduler.tile(linear);
+    for (; scheduler.has_tile(); scheduler.advance()) {
+      const scheduling::AttentionTile tile = scheduler.tile();
       Accumulators<Sh::kMTiles, Sh::kOutputNTiles> O;  // zeroed before the first P·V
       Accumulators<Sh::kMTiles, Sh::kScoreNTiles> S;   // overwritten by each block's first wgmma
       AFragments<Sh::kMTiles, Sh::kPVSlices> P;
       OnlineSoftmax<C> softmax;
       typename OnlineSoftmax<C>::RescaleFactors factors;
+      Q_ring.consumer_wait(q_state);
 
       // ---- Prologue: Q·Kᵀ of the first block (the last one) and its softmax --------------------
       if (!(goes_first && first_turn)) begin_turn();
@@ -247,23 +231,18 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
             {tile.query_block * C.B_r + consumer * kWarpgroupRows, tile.head, tile.sample});
       }
     }
-    // Consumer 1's last hand-over (every CTA has at least one tile: the grid is at most the tiles).
-    if (goes_first) begin_turn();
+    if (goes_first) begin_turn();  // consumer 1's last hand-over
     // The TMA unit must have read the last tile's rows before the CTA's SMEM is released.
     if (issues_stores) ptx::tma_store_wait_read<0>();
   }
 }
 
 // The persistent launch: one CTA per SM (the register file holds one 384-thread CTA at these
-// register counts), never more CTAs than tiles, and a zeroed tile counter of its own. The tensor
-// maps are encoded per launch as in steps 18–21: Q boxes of B_r rows, K and V boxes of B_c rows,
-// O boxes of one consumer's 64 rows.
-using PersistentKernelFunction = void (*)(const ForwardArgs, const AttentionTensorMaps,
-                                          scheduling::TileCounter*);
-
+// register counts), never more CTAs than tiles. The tensor maps are encoded per launch as in steps
+// 18–21: Q boxes of B_r rows, K and V boxes of B_c rows, O boxes of one consumer's 64 rows.
 template <KernelConfig C>
 cudaError_t launch_persistent(const ForwardArgs& args, cudaStream_t stream) {
-  constexpr PersistentKernelFunction kKernel = &flash_forward_kernel<StaticConfig<C>>;
+  constexpr TmaKernelFunction kKernel = &flash_forward_kernel<StaticConfig<C>>;
   constexpr int kSmemBytes = Shape<C>::kSmemBytes;
   static const cudaError_t opt_in =
       cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
@@ -273,8 +252,7 @@ cudaError_t launch_persistent(const ForwardArgs& args, cudaStream_t stream) {
   const scheduling::TileSpace space{args.n_Q_blocks, args.n_heads, args.batch};
   const int ctas = scheduling::persistent_grid_size(space, scheduling::current_device_sm_count(),
                                                     /*ctas_per_sm=*/1);
-  kKernel<<<ctas, threads_per_block(C), kSmemBytes, stream>>>(args, maps,
-                                                              scheduling::next_tile_counter());
+  kKernel<<<ctas, threads_per_block(C), kSmemBytes, stream>>>(args, maps);
   return cudaGetLastError();
 }
 
@@ -282,7 +260,7 @@ cudaError_t launch_persistent(const ForwardArgs& args, cudaStream_t stream) {
 // runs on compute capability 9.0 alone, which the entry records for launch validation.
 template <KernelConfig C>
 void register_kernel(KernelRegistry& registry, int step) {
-  constexpr PersistentKernelFunction kKernel = &flash_forward_kernel<StaticConfig<C>>;
+  constexpr TmaKernelFunction kKernel = &flash_forward_kernel<StaticConfig<C>>;
   KernelEntry entry = make_hopper_kernel_entry<C>(step, &launch_persistent<C>, kKernel);
   entry.smem_bytes = Shape<C>::kSmemBytes;
   registry.add(std::move(entry));

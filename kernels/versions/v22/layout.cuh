@@ -82,11 +82,7 @@ struct Shape {
       kKRingOffsetBytes + pipeline::MbarrierPipeline<kStages>::kBarrierBytes;
   static constexpr int kBarrierBytes =
       kVRingOffsetBytes + pipeline::MbarrierPipeline<kStages>::kBarrierBytes - kBarrierOffsetBytes;
-  // After the barriers: the tile the producer put into the Q slot (its number, -1 when there is
-  // none left), which the consumers read once Q's full barrier completes.
-  static constexpr int kTileSlotOffsetBytes = kBarrierOffsetBytes + kBarrierBytes;
-  static_assert(kBarrierBytes + 4 <= kHopperBarrierBytes,
-                "the rings' barriers and the tile slot outgrow their space");
+  static_assert(kBarrierBytes <= kHopperBarrierBytes, "the rings' barriers outgrow their space");
   // Dynamic SMEM of a launch: the tiles, the barriers and the slack that aligns the base.
   static constexpr int kSmemBytes = smem_bytes(C) + C.B_r * kDHead * kElementBytes;
   static_assert(kSmemBytes <= kHopperMaxSmemBytes,

@@ -1,0 +1,184 @@
+"""flashscope kernels on PyTorch, CuPy and JAX arrays (docs/python.md).
+
+    import torch, flashscope
+    q, k, v = (torch.randn(2, 1024, 16, 128, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = flashscope.forward(q, k, v)                      # newest step built for this GPU, its pick
+    o, ms = flashscope.forward_timed(q, k, v, step=16)   # median of CUDA-event timings
+
+Inputs are [batch, seq_len, heads, d_head], contiguous, fp16 or bf16, on one GPU, taken through
+DLPack without a copy. The C++ extension (_core) checks every rule and launches; this file only
+adds what depends on the caller's framework: its current stream and its output allocator.
+"""
+
+from . import _core
+from ._core import Config, DeviceArray, build_info, kernel_info, kernels
+
+__all__ = [
+    "Config",
+    "DeviceArray",
+    "build_info",
+    "default_config",
+    "forward",
+    "forward_timed",
+    "kernel_info",
+    "kernels",
+    "resolve_kernel",
+]
+
+
+def _framework(array):
+    """'torch', 'cupy', 'jax' or None, from the array's type."""
+    module = type(array).__module__.split(".")[0]
+    if module in ("torch", "cupy"):
+        return module
+    if module in ("jax", "jaxlib"):
+        return "jax"
+    return None
+
+
+def _stream_handle(array, stream):
+    """The cudaStream_t (an int) a call runs on: `stream` as given, else the framework's current
+    stream for the array's device (PyTorch, CuPy), else the legacy default stream (0)."""
+    if stream is not None:
+        if isinstance(stream, bool):
+            raise TypeError("stream must be a CUDA stream, not a bool")
+        if isinstance(stream, int):
+            return stream
+        for attribute in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+            if hasattr(stream, attribute):
+                return int(getattr(stream, attribute))
+        raise TypeError(
+            "stream must be a cudaStream_t handle (int), a torch.cuda.Stream or a "
+            f"cupy.cuda.Stream; got {type(stream).__name__}")
+    framework = _framework(array)
+    if framework == "torch" and array.is_cuda:
+        import torch
+        return torch.cuda.current_stream(array.device).cuda_stream
+    if framework == "cupy":
+        import cupy
+        with array.device:
+            return cupy.cuda.get_current_stream().ptr
+    return 0  # JAX and unknown frameworks expose no current stream: the legacy default stream
+
+
+def _inputs(array):
+    """A PyTorch tensor that requires grad cannot be exported through DLPack; the kernels have no
+    backward pass, so the call reads it through a detached view (no copy)."""
+    if _framework(array) == "torch" and array.requires_grad:
+        return array.detach()
+    return array
+
+
+def _output_allocator(q, stream):
+    """Allocates o like q in q's framework, associated with `stream` (so a stream-ordered
+    allocator does not hand the memory to other work while the kernel writes it)."""
+
+    def allocate(shape, dtype, device):
+        framework = _framework(q)
+        if framework == "torch":
+            import torch
+            if torch.cuda.current_stream(q.device).cuda_stream == stream:
+                return torch.empty_like(q, memory_format=torch.contiguous_format)
+            with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=q.device)):
+                return torch.empty_like(q, memory_format=torch.contiguous_format)
+        if framework == "cupy":
+            import cupy
+            with q.device:
+                if cupy.cuda.get_current_stream().ptr == stream:
+                    return cupy.empty_like(q, order="C")
+                with cupy.cuda.ExternalStream(stream):
+                    return cupy.empty_like(q, order="C")
+        # JAX arrays are immutable and other frameworks unknown: the module's own buffer, handed
+        # to the framework's from_dlpack after the launch (_finish_output).
+        return DeviceArray(shape, dtype, device)
+
+    return allocate
+
+
+def _finish_output(q, o):
+    if isinstance(o, DeviceArray) and _framework(q) == "jax":
+        import jax
+        return jax.dlpack.from_dlpack(o)
+    return o
+
+
+def _config(config):
+    if config is None or isinstance(config, Config):
+        return config
+    if isinstance(config, str):
+        return Config.parse(config)
+    raise TypeError(f"config must be a flashscope.Config or its short form (str); got "
+                    f"{type(config).__name__}")
+
+
+def _step(step):
+    if step is None:
+        return None
+    if isinstance(step, bool) or not isinstance(step, int):
+        raise TypeError(f"step must be an int such as 16; got {type(step).__name__} {step!r}")
+    return step
+
+
+def _run(q, k, v, step, config, o, causal, stream, timing):
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False; got {type(causal).__name__}")
+    handle = _stream_handle(q, stream)
+    q, k, v = _inputs(q), _inputs(k), _inputs(v)
+    allocate = None if o is not None else _output_allocator(q, handle)
+    result = _core.forward(q, k, v, o, allocate, _step(step), _config(config), causal, handle,
+                           timing)
+    return (o if o is not None else _finish_output(q, result.o)), result
+
+
+def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None):
+    """Attention forward pass O = softmax(Q K^T / sqrt(d)) V with one flashscope kernel.
+
+    q, k, v: [batch, seq_len, heads, d_head] CUDA arrays (PyTorch, CuPy, JAX, anything with
+    __dlpack__), contiguous, one dtype (float16 or bfloat16), one shape, one GPU.
+    step: the step to run (None: the newest step built for this GPU that takes the inputs).
+    config: a Config or its short form (None: the step's pick for this GPU).
+    o: where to write the output (like q); None allocates it in q's framework.
+    causal: no built step supports a causal mask yet; True raises ValueError saying so.
+    stream: a cudaStream_t handle, torch.cuda.Stream or cupy.cuda.Stream (None: the framework's
+    current stream; the legacy default stream for JAX). The launch is asynchronous on it.
+
+    Returns o. Raises TypeError / ValueError naming the value and the rule it breaks.
+    """
+    out, _ = _run(q, k, v, step, config, o, causal, stream, None)
+    return out
+
+
+def forward_timed(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None,
+                  warmup=10, runs=30):
+    """forward(), timed as `explorer --csv` times a kernel: `warmup` untimed launches, then `runs`
+    launches each between two CUDA events recorded on the stream, then three untimed launches
+    under which the SM clock is sampled. Returns (o, ms): ms is the median of the `runs`
+    event-to-event times in milliseconds. Blocks until the launches are done."""
+    for name, value in (("warmup", warmup), ("runs", runs)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int; got {type(value).__name__}")
+        if value < 1:
+            raise ValueError(f"{name}={value}: forward_timed needs at least 1 {name} launch")
+    out, result = _run(q, k, v, step, config, o, causal, stream, (warmup, runs))
+    return out, result.milliseconds
+
+
+def resolve_kernel(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None):
+    """(step, Config) that forward() would run for these arguments, after every check it makes,
+    without launching anything."""
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False; got {type(causal).__name__}")
+    handle = _stream_handle(q, stream)
+    return _core.resolve_kernel(_inputs(q), _inputs(k), _inputs(v), o, _step(step),
+                                _config(config), causal, handle)
+
+
+def default_config(step, dtype="fp16", *, d_head=128, device=None, compute_capability=None,
+                   device_name=""):
+    """The config forward(step=step, config=None) runs for inputs of `dtype` and `d_head`: the
+    step's pick for the GPU (configs/config_sets.hpp) that is built into this module. The GPU is
+    CUDA device `device` (default 0), or the one described by compute_capability (e.g. 90) and
+    device_name (e.g. "NVIDIA H100 80GB HBM3") when those are given, which needs no GPU."""
+    if compute_capability is None:
+        compute_capability, device_name = _core.describe_gpu(0 if device is None else device)
+    return _core.default_config(_step(step), dtype, d_head, compute_capability, device_name)

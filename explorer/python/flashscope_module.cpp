@@ -1,0 +1,878 @@
+// flashscope._core: the kernels built into this module, the C++ config record bound as
+// flashscope.Config, and the forward pass on any CUDA array taken through DLPack. The Python
+// package (flashscope/__init__.py) adds what depends on the caller's framework: its current
+// stream and its allocator for the output. docs/python.md documents the API.
+#include <cuda_runtime.h>
+#include <pybind11/functional.h>
+#include <pybind11/operators.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "configs/config_sets.hpp"
+#include "explorer/python/dlpack.hpp"
+#include "explorer/python/kernel_selection.hpp"
+#include "kernels/common/build_info.hpp"
+#include "kernels/common/config.hpp"
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/common/launch_validation.hpp"
+#include "kernels/common/registry.hpp"
+#include "kernels/common/tensor_map.hpp"
+#include "profiling/nvtx_ranges.hpp"
+#include "profiling/timing.hpp"
+
+namespace py = pybind11;
+
+namespace flashscope::python {
+
+namespace {
+
+constexpr const char* kTensorArgumentNames[] = {"q", "k", "v", "o"};
+
+// ---- Devices and streams --------------------------------------------------------------------
+
+// Makes `device` current for the scope and restores the caller's device after it, so a call on
+// cuda:1 does not leave the framework's thread on another device.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    FS_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceScope() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// The GPU `device` as the runtime describes it; RuntimeError naming the device and the CUDA error
+// when there is none (no driver, no GPU, index out of range). Remembered per device, because
+// cudaGetDeviceProperties costs more than a launch and a device does not change under a process.
+// Callers hold the GIL, which serialises the cache.
+GpuTarget describe_gpu(int device) {
+  static std::map<int, GpuTarget> described;
+  if (const auto found = described.find(device); found != described.end()) return found->second;
+  cudaDeviceProp properties{};
+  const cudaError_t status = cudaGetDeviceProperties(&properties, device);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clear it, so a later call does not report it again
+    throw std::runtime_error("no usable CUDA device cuda:" + std::to_string(device) + " (" +
+                             cudaGetErrorName(status) + ": " + cudaGetErrorString(status) + ")");
+  }
+  return described[device] = {properties.major * 10 + properties.minor, properties.name};
+}
+
+cudaStream_t as_stream(std::intptr_t handle) {
+  return reinterpret_cast<cudaStream_t>(handle);
+}
+
+// The DLPack `stream` argument for a CUDA stream handle: the spec reserves 0, and spells the
+// legacy default stream 1 (cudaStreamLegacy); every other handle is passed as it is.
+std::intptr_t dlpack_stream_argument(std::intptr_t handle) {
+  return handle == 0 ? 1 : handle;
+}
+
+// ---- DLPack consumption ------------------------------------------------------------------------
+
+std::string dtype_text(const dlpack::DataType& dtype) {
+  std::string name;
+  switch (dtype.code) {
+    case dlpack::kDLInt:
+      name = "int";
+      break;
+    case dlpack::kDLUInt:
+      name = "uint";
+      break;
+    case dlpack::kDLFloat:
+      name = "float";
+      break;
+    case dlpack::kDLBfloat:
+      name = "bfloat";
+      break;
+    case dlpack::kDLComplex:
+      name = "complex";
+      break;
+    case dlpack::kDLBool:
+      name = "bool";
+      break;
+    default:
+      name = "type code " + std::to_string(dtype.code) + " of ";
+  }
+  name += std::to_string(dtype.bits);
+  if (dtype.lanes != 1) name += "x" + std::to_string(dtype.lanes);
+  return name;
+}
+
+std::string shape_text(const std::int64_t* shape, int ndim) {
+  std::string text = "(";
+  for (int i = 0; i < ndim; ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + (ndim == 1 ? ",)" : ")");
+}
+
+std::string device_text(std::int32_t type, std::int32_t id) {
+  const char* name = dlpack::device_type_name(type);
+  return (name ? std::string(name) : "DLPack device type " + std::to_string(type)) + ":" +
+         std::to_string(id);
+}
+
+// One array borrowed for the length of a call: the producer's capsule stays referenced (so its
+// memory does too) and is left unconsumed, so the capsule's own destructor releases it.
+struct BorrowedArray {
+  py::object capsule;
+  TensorView view;
+  int device = 0;
+  bool read_only = false;
+  std::string name;
+};
+
+// Calls `array.__dlpack__`, asking for a versioned capsule first and falling back to the legacy
+// signature for producers that predate DLPack 1.0 (NumPy < 2.1, older frameworks).
+py::object export_capsule(const py::handle& array, std::optional<std::intptr_t> stream) {
+  const py::object exporter = array.attr("__dlpack__");
+  py::object stream_argument = stream ? py::object(py::int_(*stream)) : py::object(py::none());
+  try {
+    return exporter(
+        py::arg("stream") = stream_argument,
+        py::arg("max_version") = py::make_tuple(dlpack::kMajorVersion, dlpack::kMinorVersion));
+  } catch (const py::error_already_set& error) {
+    if (!error.matches(PyExc_TypeError)) throw;
+  }
+  return exporter(py::arg("stream") = stream_argument);
+}
+
+BorrowedArray borrow(const py::handle& array, const char* name, std::intptr_t stream) {
+  BorrowedArray out;
+  out.name = name;
+  if (!py::hasattr(array, "__dlpack__") || !py::hasattr(array, "__dlpack_device__"))
+    throw py::type_error(std::string(name) +
+                         " must be an array implementing the DLPack protocol (__dlpack__ and "
+                         "__dlpack_device__: a PyTorch tensor, a CuPy or a JAX array); got " +
+                         std::string(py::str(py::type::handle_of(array).attr("__name__"))));
+  const auto device = array.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+  if (device.first != dlpack::kDLCUDA && device.first != dlpack::kDLCUDAManaged)
+    throw py::value_error(std::string(name) + " is on " + device_text(device.first, device.second) +
+                          "; the kernels read and write CUDA device memory (move it to the GPU "
+                          "first, e.g. tensor.cuda())");
+  out.capsule = export_capsule(array, dlpack_stream_argument(stream));
+
+  PyObject* capsule = out.capsule.ptr();
+  const dlpack::Tensor* tensor = nullptr;
+  if (PyCapsule_IsValid(capsule, dlpack::kVersionedCapsuleName)) {
+    auto* managed = static_cast<dlpack::ManagedTensorVersioned*>(
+        PyCapsule_GetPointer(capsule, dlpack::kVersionedCapsuleName));
+    if (managed->version.major != dlpack::kMajorVersion)
+      throw py::value_error(std::string(name) + " was exported with DLPack " +
+                            std::to_string(managed->version.major) + "." +
+                            std::to_string(managed->version.minor) + "; flashscope reads " +
+                            std::to_string(dlpack::kMajorVersion) + ".x");
+    out.read_only = (managed->flags & dlpack::kFlagReadOnly) != 0;
+    tensor = &managed->dl_tensor;
+  } else if (PyCapsule_IsValid(capsule, dlpack::kCapsuleName)) {
+    tensor =
+        &static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(capsule, dlpack::kCapsuleName))
+             ->dl_tensor;
+  } else {
+    throw py::type_error(std::string(name) + ".__dlpack__() returned " +
+                         std::string(py::repr(out.capsule)) +
+                         ", not an unconsumed DLPack capsule (\"dltensor\" or "
+                         "\"dltensor_versioned\")");
+  }
+
+  // The capsule's own description is authoritative (a producer may report one device to
+  // __dlpack_device__ and hold the data on another only through a bug, but then the data wins).
+  if (tensor->device.device_type != dlpack::kDLCUDA &&
+      tensor->device.device_type != dlpack::kDLCUDAManaged)
+    throw py::value_error(std::string(name) + " is on " +
+                          device_text(tensor->device.device_type, tensor->device.device_id) +
+                          "; the kernels read and write CUDA device memory");
+  out.device = tensor->device.device_id;
+
+  const dlpack::DataType& dtype = tensor->dtype;
+  if (dtype.code == dlpack::kDLFloat && dtype.bits == 16 && dtype.lanes == 1)
+    out.view.dtype = DType::FP16;
+  else if (dtype.code == dlpack::kDLBfloat && dtype.bits == 16 && dtype.lanes == 1)
+    out.view.dtype = DType::BF16;
+  else
+    throw py::type_error(std::string(name) + " has dtype " + dtype_text(dtype) +
+                         "; the kernels take float16 or bfloat16");
+
+  if (tensor->ndim != 4)
+    throw py::value_error(std::string(name) + " has " + std::to_string(tensor->ndim) +
+                          " dimensions, shape " + shape_text(tensor->shape, tensor->ndim) +
+                          "; the kernels take 4: [batch, seq_len, heads, d_head]");
+  for (int axis = 0; axis < 4; ++axis)
+    out.view.shape[static_cast<std::size_t>(axis)] = tensor->shape[axis];
+  const std::array<std::int64_t, 4> compact = contiguous_strides(out.view.shape);
+  for (int axis = 0; axis < 4; ++axis) {
+    const auto index = static_cast<std::size_t>(axis);
+    // A null stride array means compact row-major. An extent-1 axis is never stepped along, so
+    // its stride does not change the layout (frameworks report arbitrary ones there).
+    out.view.strides[index] = tensor->strides == nullptr || tensor->shape[axis] == 1
+                                  ? compact[index]
+                                  : tensor->strides[axis];
+  }
+  out.view.data = static_cast<const char*>(tensor->data) + tensor->byte_offset;
+  out.view.location = MemoryLocation::device;
+  return out;
+}
+
+// ---- Kernel choice ---------------------------------------------------------------------------
+
+std::string step_list_text(const std::vector<int>& steps) {
+  std::string text;
+  for (const int step : steps)
+    text += (text.empty() ? "" : ", ") + std::to_string(step);
+  return text.empty() ? "none" : text;
+}
+
+std::vector<int> steps_supporting_causal() {
+  std::vector<int> steps;
+  for (const KernelEntry* entry : built_kernels().entries())
+    if (entry->supports_causal && (steps.empty() || steps.back() != entry->step))
+      steps.push_back(entry->step);
+  return steps;
+}
+
+// ValueError unless `entry` (or, with no entry yet, `step`, or any step) applies a causal mask.
+void require_causal_support(std::optional<int> step, const KernelEntry* entry) {
+  const std::vector<int> causal_steps = steps_supporting_causal();
+  if (causal_steps.empty())
+    throw py::value_error(
+        "causal=True: no step built into this module supports causal attention (the "
+        "progression's kernels are non-causal; a step declares a causal mask through "
+        "KernelEntry::supports_causal); call with causal=False");
+  if (entry && !entry->supports_causal)
+    throw py::value_error(
+        "causal=True: step " + std::to_string(entry->step) + "'s kernel " +
+        to_short_form(entry->config) +
+        " has no causal mask; steps built with one: " + step_list_text(causal_steps));
+  if (step && std::find(causal_steps.begin(), causal_steps.end(), *step) == causal_steps.end())
+    throw py::value_error(
+        "causal=True: step " + std::to_string(*step) +
+        " has no causal mask; steps built with one: " + step_list_text(causal_steps));
+}
+
+void require_step_built(int step) {
+  try {
+    configs::step_info(step);
+  } catch (const std::out_of_range& error) {
+    throw py::value_error(error.what());
+  }
+  if (built_kernels().entries_of_step(step).empty())
+    throw py::value_error(
+        "step " + std::to_string(step) +
+        " is not built into this module (built steps: " + step_list_text(built_kernels().steps()) +
+        "; see FLASHSCOPE_KERNEL_SET / FLASHSCOPE_STEPS)");
+}
+
+AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays) {
+  // Until the output exists, Q stands in for it: every rule about O compares it with Q.
+  const TensorView& o = arrays.size() > 3 ? arrays[3].view : arrays[0].view;
+  return {arrays[0].view, arrays[1].view, arrays[2].view, o};
+}
+
+// The kernel of `step` for the call: the named config, or the step's pick for the GPU.
+const KernelEntry& kernel_of_step(int step, const std::optional<KernelConfig>& config,
+                                  const TensorView& q, const GpuTarget& gpu) {
+  if (config) return built_kernels().find(step, *config);
+  return default_kernel(built_kernels(), step, q.dtype, static_cast<int>(q.shape[3]), gpu);
+}
+
+struct ResolvedKernel {
+  const KernelEntry* entry = nullptr;
+  int device = 0;
+  GpuTarget gpu;
+};
+
+// Checks the borrowed arrays and picks the kernel. Every rule that needs no GPU is checked before
+// the device is queried, so a bad call is named as such on any machine.
+ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<int> step,
+                       const std::optional<KernelConfig>& config, bool causal) {
+  for (std::size_t i = 1; i < arrays.size(); ++i)
+    if (arrays[i].device != arrays[0].device)
+      throw py::value_error(arrays[i].name + " is on cuda:" + std::to_string(arrays[i].device) +
+                            " but q is on cuda:" + std::to_string(arrays[0].device) +
+                            "; q, k, v and o must be on one GPU");
+  if (arrays.size() > 3 && arrays[3].read_only)
+    throw py::value_error(
+        "o is read-only (its DLPack export says so); the kernel writes the output there");
+  for (const BorrowedArray& array : arrays)
+    if (reinterpret_cast<std::uintptr_t>(array.view.data) % 16 != 0)
+      throw py::value_error(array.name + "'s data starts at " +
+                            std::to_string(reinterpret_cast<std::uintptr_t>(array.view.data)) +
+                            ", which is not 16-byte aligned; the kernels copy 16-byte vectors");
+  if (arrays.size() > 3) {
+    // The kernels read every K and V row from every block, and forward_timed launches again on
+    // the same inputs, so an output that overlaps an input would silently change the result.
+    const auto end_of = [](const TensorView& view) {
+      return static_cast<const char*>(view.data) +
+             view.shape[0] * view.shape[1] * view.shape[2] * view.shape[3] * kElementBytes;
+    };
+    const TensorView& o = arrays[3].view;
+    for (int i = 0; i < 3; ++i) {
+      const TensorView& input = arrays[static_cast<std::size_t>(i)].view;
+      if (static_cast<const char*>(o.data) < end_of(input) &&
+          static_cast<const char*>(input.data) < end_of(o))
+        throw py::value_error(std::string("o overlaps ") + kTensorArgumentNames[i] +
+                              " in memory; the output must not share memory with an input");
+    }
+  }
+  if (step) require_step_built(*step);
+  if (causal) require_causal_support(step, nullptr);
+
+  const AttentionTensors tensors = attention_tensors(arrays);
+  if (step && config) {
+    // The rules of launch validation that do not depend on the device, for the lowest GPU the
+    // kernel was compiled for; the device itself is checked below.
+    const KernelEntry& entry = built_kernels().find(*step, *config);
+    constexpr int kLowestSupportedComputeCapability = 80;
+    validate_launch(entry, tensors,
+                    entry.exact_compute_capability != 0 ? entry.exact_compute_capability
+                                                        : kLowestSupportedComputeCapability);
+  }
+
+  ResolvedKernel resolved;
+  resolved.device = arrays[0].device;
+  resolved.gpu = describe_gpu(resolved.device);
+  const int capability = resolved.gpu.compute_capability;
+  if (step) {
+    resolved.entry = &kernel_of_step(*step, config, tensors.q, resolved.gpu);
+    if (causal) require_causal_support(std::nullopt, resolved.entry);
+    validate_launch(*resolved.entry, tensors, capability, resolved.device);
+    return resolved;
+  }
+
+  // No step named: the newest built step whose kernel runs on this GPU and takes these inputs.
+  std::vector<int> steps = built_kernels().steps();
+  std::string newest_refusal;
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    const std::vector<const KernelEntry*> entries = built_kernels().entries_of_step(*it);
+    if (std::none_of(entries.begin(), entries.end(),
+                     [&](const KernelEntry* entry) { return runs_on(*entry, capability); }))
+      continue;
+    try {
+      const KernelEntry& entry = kernel_of_step(*it, config, tensors.q, resolved.gpu);
+      if (causal && !entry.supports_causal) continue;
+      validate_launch(entry, tensors, capability, resolved.device);
+      resolved.entry = &entry;
+      return resolved;
+    } catch (const std::invalid_argument& refusal) {  // LaunchValidationError, KernelLookupError
+      if (newest_refusal.empty())
+        newest_refusal =
+            "step " + std::to_string(*it) + " (the newest for this GPU): " + refusal.what();
+    }
+  }
+  if (newest_refusal.empty())
+    throw py::value_error("no step built into this module runs on cuda:" +
+                          std::to_string(resolved.device) + " (" + resolved.gpu.name + ", sm_" +
+                          std::to_string(capability) + "); built steps: " + step_list_text(steps));
+  throw py::value_error("no step built into this module takes these inputs on cuda:" +
+                        std::to_string(resolved.device) + " (" + resolved.gpu.name + "); " +
+                        newest_refusal +
+                        (config ? "" : " (name a step and config to see that kernel's rule)"));
+}
+
+// Rejects a stream of another device: the launch would fail or run on the wrong GPU.
+void check_stream_device(std::intptr_t stream, int device) {
+  int stream_device = -1;
+  const cudaError_t status = cudaStreamGetDevice(as_stream(stream), &stream_device);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // not sticky; clear it so the next call does not report it
+    throw py::value_error("stream " + std::to_string(stream) +
+                          " is not a usable CUDA stream handle (" + cudaGetErrorName(status) + ")");
+  }
+  if (stream_device != device)
+    throw py::value_error("stream " + std::to_string(stream) +
+                          " belongs to cuda:" + std::to_string(stream_device) +
+                          " but the arrays are on cuda:" + std::to_string(device));
+}
+
+// ---- The module's own output buffer ------------------------------------------------------------
+
+// Device memory the module allocates when the caller's framework has no allocator it can reach
+// (JAX, whose arrays are immutable, and frameworks it does not know). Shared by the Python object
+// and every capsule exported from it, so it lives while any consumer holds it.
+struct DeviceAllocation {
+  void* data = nullptr;
+  int device = 0;
+  cudaEvent_t ready = nullptr;  // recorded on the stream of the last write
+
+  DeviceAllocation(std::size_t bytes, int device_index) : device(device_index) {
+    const DeviceScope scope(device);
+    FS_CUDA_CHECK(cudaMalloc(&data, bytes));
+    FS_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+  }
+  ~DeviceAllocation() {
+    // May run on a framework's thread without the GIL; touches no Python object.
+    int previous = -1;
+    cudaGetDevice(&previous);
+    cudaSetDevice(device);
+    if (ready) cudaEventDestroy(ready);
+    cudaFree(data);  // waits for work still using it
+    if (previous >= 0) cudaSetDevice(previous);
+  }
+  DeviceAllocation(const DeviceAllocation&) = delete;
+  DeviceAllocation& operator=(const DeviceAllocation&) = delete;
+};
+
+// What an exported capsule owns: the allocation and the shape its DLTensor points at.
+struct ExportContext {
+  std::shared_ptr<DeviceAllocation> allocation;
+  std::array<std::int64_t, 4> shape{};
+};
+
+class DeviceArray {
+ public:
+  DeviceArray(const std::array<std::int64_t, 4>& shape, DType dtype, int device)
+      : shape_(shape), dtype_(dtype) {
+    std::int64_t count = 1;
+    for (const std::int64_t extent : shape) {
+      if (extent <= 0) throw py::value_error("DeviceArray: every extent must be positive");
+      count *= extent;
+    }
+    allocation_ =
+        std::make_shared<DeviceAllocation>(static_cast<std::size_t>(count) * kElementBytes, device);
+  }
+
+  void* data() const { return allocation_->data; }
+  int device() const { return allocation_->device; }
+  DType dtype() const { return dtype_; }
+  const std::array<std::int64_t, 4>& shape() const { return shape_; }
+
+  // Marks the end of the last write on `stream`; exports make their consumer's stream wait for it.
+  void record_ready(std::intptr_t stream) {
+    const DeviceScope scope(allocation_->device);
+    FS_CUDA_CHECK(cudaEventRecord(allocation_->ready, as_stream(stream)));
+  }
+
+  py::tuple dlpack_device() const { return py::make_tuple(int(dlpack::kDLCUDA), device()); }
+
+  py::object dlpack(const py::object& stream, const py::object& max_version,
+                    const py::object& dl_device, const py::object& copy) {
+    if (!dl_device.is_none()) {
+      const auto wanted = dl_device.cast<std::pair<int, int>>();
+      if (wanted.first != dlpack::kDLCUDA || wanted.second != device())
+        throw py::buffer_error("DeviceArray lives on cuda:" + std::to_string(device()) +
+                               " and cannot be exported to " +
+                               device_text(wanted.first, wanted.second));
+    }
+    if (!copy.is_none() && copy.cast<bool>())
+      throw py::buffer_error("DeviceArray exports without a copy only (copy=True was asked)");
+    // The consumer's stream waits for the last write; -1 means the consumer synchronizes itself.
+    if (!stream.is_none()) {
+      const auto consumer = stream.cast<std::intptr_t>();
+      if (consumer != -1) {
+        const DeviceScope scope(device());
+        FS_CUDA_CHECK(cudaStreamWaitEvent(as_stream(consumer), allocation_->ready, 0));
+      }
+    }
+    const bool versioned =
+        !max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1;
+
+    auto context = std::make_unique<ExportContext>();
+    context->allocation = allocation_;
+    context->shape = shape_;
+    dlpack::Tensor tensor{};
+    tensor.data = allocation_->data;
+    tensor.device = {dlpack::kDLCUDA, device()};
+    tensor.ndim = 4;
+    tensor.dtype = {
+        static_cast<std::uint8_t>(dtype_ == DType::FP16 ? dlpack::kDLFloat : dlpack::kDLBfloat), 16,
+        1};
+    tensor.shape = context->shape.data();
+    tensor.strides = nullptr;  // compact row-major
+    tensor.byte_offset = 0;
+
+    if (versioned) {
+      auto* managed = new dlpack::ManagedTensorVersioned{};
+      managed->version = {dlpack::kMajorVersion, dlpack::kMinorVersion};
+      managed->manager_ctx = context.release();
+      managed->deleter = [](dlpack::ManagedTensorVersioned* self) {
+        delete static_cast<ExportContext*>(self->manager_ctx);
+        delete self;
+      };
+      managed->flags = 0;
+      managed->dl_tensor = tensor;
+      return py::reinterpret_steal<py::object>(
+          PyCapsule_New(managed, dlpack::kVersionedCapsuleName, [](PyObject* capsule) {
+            // Unconsumed (the name was not changed to "used_..."): the capsule still owns it.
+            if (PyCapsule_IsValid(capsule, dlpack::kVersionedCapsuleName)) {
+              auto* owned = static_cast<dlpack::ManagedTensorVersioned*>(
+                  PyCapsule_GetPointer(capsule, dlpack::kVersionedCapsuleName));
+              owned->deleter(owned);
+            }
+          }));
+    }
+    auto* managed = new dlpack::ManagedTensor{};
+    managed->dl_tensor = tensor;
+    managed->manager_ctx = context.release();
+    managed->deleter = [](dlpack::ManagedTensor* self) {
+      delete static_cast<ExportContext*>(self->manager_ctx);
+      delete self;
+    };
+    return py::reinterpret_steal<py::object>(
+        PyCapsule_New(managed, dlpack::kCapsuleName, [](PyObject* capsule) {
+          if (PyCapsule_IsValid(capsule, dlpack::kCapsuleName)) {
+            auto* owned = static_cast<dlpack::ManagedTensor*>(
+                PyCapsule_GetPointer(capsule, dlpack::kCapsuleName));
+            owned->deleter(owned);
+          }
+        }));
+  }
+
+ private:
+  std::array<std::int64_t, 4> shape_;
+  DType dtype_;
+  std::shared_ptr<DeviceAllocation> allocation_;
+};
+
+DType dtype_argument(const std::string& text) {
+  if (const std::optional<DType> dtype = dtype_from_string(text)) return *dtype;
+  throw py::value_error("dtype \"" + text + "\" is not fp16 or bf16");
+}
+
+// ---- The forward pass --------------------------------------------------------------------------
+
+struct ForwardResult {
+  py::object o;
+  int step = 0;
+  KernelConfig config{};
+  std::optional<double> milliseconds;
+};
+
+// Borrows q, k, v (and o), picks and validates the kernel, allocates the output through
+// `allocate_output(shape, dtype, device)` when o is None, then launches on `stream`, or, with
+// `timing` = (warmup, runs), times it as a sweep does and returns the median.
+ForwardResult forward(const py::object& q, const py::object& k, const py::object& v, py::object o,
+                      const py::object& allocate_output, std::optional<int> step,
+                      const std::optional<KernelConfig>& config, bool causal, std::intptr_t stream,
+                      std::optional<std::pair<int, int>> timing) {
+  std::vector<BorrowedArray> arrays;
+  const py::handle inputs[] = {q, k, v};
+  for (int i = 0; i < 3; ++i)
+    arrays.push_back(borrow(inputs[i], kTensorArgumentNames[i], stream));
+  if (!o.is_none()) arrays.push_back(borrow(o, "o", stream));
+
+  const ResolvedKernel resolved = resolve(arrays, step, config, causal);
+  const KernelEntry& entry = *resolved.entry;
+  const DeviceScope scope(resolved.device);
+  check_stream_device(stream, resolved.device);
+
+  if (o.is_none()) {
+    const TensorView& view = arrays[0].view;
+    o = allocate_output(py::make_tuple(view.shape[0], view.shape[1], view.shape[2], view.shape[3]),
+                        std::string(dtype_lower_name(view.dtype)), resolved.device);
+    arrays.push_back(borrow(o, "o", stream));
+    if (arrays[3].device != resolved.device || arrays[3].read_only)
+      throw std::logic_error("the output allocated for this call is on cuda:" +
+                             std::to_string(arrays[3].device) + " or read-only");
+  }
+  const AttentionTensors tensors = attention_tensors(arrays);
+  validate_launch(entry, tensors, resolved.gpu.compute_capability, resolved.device);
+  if (causal && entry.supports_causal)
+    throw std::logic_error("step " + std::to_string(entry.step) +
+                           " declares a causal mask, but ForwardArgs carries no mask flag for "
+                           "this module to set; extend both together");
+  const ForwardArgs args = make_forward_args(entry, tensors);
+
+  ForwardResult result;
+  result.step = entry.step;
+  result.config = entry.config;
+  if (!timing) {
+    FS_CUDA_CHECK(entry.launch(args, as_stream(stream)));
+  } else {
+    TimingSettings settings;
+    settings.warmup_runs = timing->first;
+    settings.timed_runs = timing->second;
+    settings.min_timed_runs = timing->second;
+    settings.target_ms = 0;  // exactly `runs` timed launches
+    settings.cache_mode = CacheMode::warm;
+    const MeasurementRangeName range_name{measurement_range_name(
+        std::to_string(entry.step), to_short_form(entry.config), static_cast<int>(args.seq_len))};
+    TimingStats stats;
+    {
+      const py::gil_scoped_release release;
+      stats = time_launches(
+          [&](cudaStream_t launch_stream) { FS_CUDA_CHECK(entry.launch(args, launch_stream)); },
+          settings, as_stream(stream), nullptr, range_name);
+    }
+    result.milliseconds = stats.median_ms;
+  }
+  if (py::isinstance<DeviceArray>(o)) o.cast<DeviceArray&>().record_ready(stream);
+  result.o = o;
+  return result;
+}
+
+// The kernel forward() would run for these arrays, without running it.
+std::pair<int, KernelConfig> resolve_kernel(const py::object& q, const py::object& k,
+                                            const py::object& v, const py::object& o,
+                                            std::optional<int> step,
+                                            const std::optional<KernelConfig>& config, bool causal,
+                                            std::intptr_t stream) {
+  std::vector<BorrowedArray> arrays;
+  const py::handle inputs[] = {q, k, v};
+  for (int i = 0; i < 3; ++i)
+    arrays.push_back(borrow(inputs[i], kTensorArgumentNames[i], stream));
+  if (!o.is_none()) arrays.push_back(borrow(o, "o", stream));
+  const ResolvedKernel resolved = resolve(arrays, step, config, causal);
+  return {resolved.entry->step, resolved.entry->config};
+}
+
+py::dict kernel_info(int step, const KernelConfig& config) {
+  const KernelEntry& entry = built_kernels().find(step, config);
+  py::dict info;
+  info["step"] = entry.step;
+  info["config"] = entry.config;
+  info["smem_bytes"] = entry.smem_bytes;
+  info["threads_per_block"] = entry.threads_per_block;
+  info["static_head_counts"] = entry.static_head_counts;
+  info["exact_compute_capability"] = entry.exact_compute_capability;
+  info["supports_causal"] = entry.supports_causal;
+  info["title"] = std::string(configs::step_info(entry.step).title);
+  return info;
+}
+
+py::tuple config_fields(const KernelConfig& c) {
+  return py::make_tuple(static_cast<int>(c.dtype), c.d_head, c.B_r, c.B_c, c.n_warps, c.async_copy,
+                        c.eager_load_blocks, c.swizzled, c.Q_mma_load_K_fragments,
+                        c.K_mma_load_K_fragments, c.V_mma_load_K_fragments,
+                        c.mma_double_buffer_loads, c.optimized_softmax, c.stages, c.consumer_regs);
+}
+
+// parse_config, plus a rule the short-form parser leaves out: every feature token must be one
+// it read. It ignores tokens it does not know, so "...+opt_sofmax" would silently name another
+// kernel; here the round trip through the canonical short form must keep every token.
+KernelConfig parse_config_strictly(std::string_view text) {
+  const KernelConfig config = parse_config(text);
+  if (text.find('{') != std::string_view::npos) return config;  // demangled: fields, no tokens
+  std::string_view features = text.substr(text.find("):") + 2);
+  features = features.substr(0, features.find('|'));  // a markdown row's first cell
+  const std::string canonical = "+" + features_string(config) + "+";
+  std::size_t start = 0;
+  while (start <= features.size()) {
+    const std::size_t end = std::min(features.find('+', start), features.size());
+    std::string_view token = features.substr(start, end - start);
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front())))
+      token.remove_prefix(1);
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
+      token.remove_suffix(1);
+    if (canonical.find("+" + std::string(token) + "+") == std::string::npos)
+      throw ConfigParseError("cannot parse config \"" + std::string(text) +
+                             "\": unknown feature token \"" + std::string(token) + "\" (" +
+                             (is_hopper_config(config)
+                                  ? "a Hopper config takes stages_N and regs_N"
+                                  : "an Ampere config takes async, eager, swizzled, buffer, "
+                                    "opt_softmax and one load_Q_K_V_tiles") +
+                             ")");
+    start = end + 1;
+  }
+  return config;
+}
+
+ShortFormStyle style_argument(const std::string& style) {
+  if (style == "full") return ShortFormStyle::full;
+  if (style == "without_d_head") return ShortFormStyle::without_d_head;
+  if (style == "features_only") return ShortFormStyle::features_only;
+  throw py::value_error("short form style \"" + style +
+                        "\" is not one of full, without_d_head, features_only");
+}
+
+}  // namespace
+
+}  // namespace flashscope::python
+
+PYBIND11_MODULE(_core, m) {
+  using namespace flashscope;
+  using namespace flashscope::python;
+  m.doc() = "flashscope kernels on CUDA arrays through DLPack (docs/python.md)";
+
+  // Rule violations surface as ValueError with the C++ message (it names the value and the rule).
+  py::register_exception_translator([](std::exception_ptr error) {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const LaunchValidationError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const KernelLookupError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const ConfigParseError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const TensorMapError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  py::class_<KernelConfig>(m, "Config",
+                           "The C++ kernel configuration record (kernels/common/config.hpp): its "
+                           "short form, fields, equality and total order")
+      .def_static(
+          "parse", [](std::string_view text) { return parse_config_strictly(text); },
+          py::arg("text"),
+          "A config from its short form, e.g. \"(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles\" "
+          "(also a demangled FlashForwardKernelConfig{...}); ValueError naming the problem")
+      .def("__str__", [](const KernelConfig& c) { return to_short_form(c); })
+      .def("__repr__",
+           [](const KernelConfig& c) { return "Config.parse('" + to_short_form(c) + "')"; })
+      .def(
+          "short_form",
+          [](const KernelConfig& c, const std::string& style) {
+            return to_short_form(c, style_argument(style));
+          },
+          py::arg("style") = "full", "full, without_d_head or features_only")
+      .def(
+          "with_dtype",
+          [](const KernelConfig& c, const std::string& dtype) {
+            return configs::with_dtype(c, dtype_argument(dtype));
+          },
+          py::arg("dtype"))
+      .def(py::self == py::self)
+      .def(py::self != py::self)
+      .def(py::self < py::self)
+      .def(py::self <= py::self)
+      .def(py::self > py::self)
+      .def(py::self >= py::self)
+      .def("__hash__", [](const KernelConfig& c) { return py::hash(config_fields(c)); })
+      .def(py::pickle([](const KernelConfig& c) { return py::make_tuple(to_short_form(c)); },
+                      [](const py::tuple& state) {
+                        return parse_config_strictly(state[0].cast<std::string>());
+                      }))
+      .def_property_readonly("dtype",
+                             [](const KernelConfig& c) { return dtype_lower_name(c.dtype); })
+      .def_readonly("d_head", &KernelConfig::d_head)
+      .def_readonly("B_r", &KernelConfig::B_r)
+      .def_readonly("B_c", &KernelConfig::B_c)
+      .def_readonly("n_warps", &KernelConfig::n_warps)
+      .def_readonly("async_copy", &KernelConfig::async_copy)
+      .def_readonly("eager_load_blocks", &KernelConfig::eager_load_blocks)
+      .def_readonly("swizzled", &KernelConfig::swizzled)
+      .def_readonly("Q_mma_load_K_fragments", &KernelConfig::Q_mma_load_K_fragments)
+      .def_readonly("K_mma_load_K_fragments", &KernelConfig::K_mma_load_K_fragments)
+      .def_readonly("V_mma_load_K_fragments", &KernelConfig::V_mma_load_K_fragments)
+      .def_readonly("mma_double_buffer_loads", &KernelConfig::mma_double_buffer_loads)
+      .def_readonly("optimized_softmax", &KernelConfig::optimized_softmax)
+      .def_readonly("stages", &KernelConfig::stages)
+      .def_readonly("consumer_regs", &KernelConfig::consumer_regs)
+      .def_property_readonly("is_hopper", [](const KernelConfig& c) { return is_hopper_config(c); })
+      .def_property_readonly("smem_bytes", [](const KernelConfig& c) { return smem_bytes(c); })
+      .def_property_readonly("threads_per_block",
+                             [](const KernelConfig& c) { return threads_per_block(c); })
+      .def_property_readonly("fields", &config_fields,
+                             "The 15 fields in declaration order (dtype as 5 = FP16, 15 = BF16): "
+                             "the order Config compares in");
+
+  py::class_<DeviceArray>(m, "DeviceArray",
+                          "An output the module allocated (cudaMalloc) for a framework it cannot "
+                          "allocate in; hand it to any from_dlpack")
+      .def(py::init([](const std::array<std::int64_t, 4>& shape, const std::string& dtype,
+                       int device) { return DeviceArray(shape, dtype_argument(dtype), device); }),
+           py::arg("shape"), py::arg("dtype"), py::arg("device"))
+      .def("__dlpack__", &DeviceArray::dlpack, py::kw_only(), py::arg("stream") = py::none(),
+           py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
+           py::arg("copy") = py::none())
+      .def("__dlpack_device__", &DeviceArray::dlpack_device)
+      .def_property_readonly("shape",
+                             [](const DeviceArray& a) {
+                               const auto& s = a.shape();
+                               return py::make_tuple(s[0], s[1], s[2], s[3]);
+                             })
+      .def_property_readonly("dtype",
+                             [](const DeviceArray& a) { return dtype_lower_name(a.dtype()); })
+      .def_property_readonly("device", &DeviceArray::device)
+      .def_property_readonly("data_ptr", [](const DeviceArray& a) {
+        return reinterpret_cast<std::uintptr_t>(a.data());
+      });
+
+  m.def(
+      "kernels",
+      [] {
+        std::vector<std::pair<int, KernelConfig>> out;
+        for (const KernelEntry* entry : built_kernels().entries())
+          out.emplace_back(entry->step, entry->config);
+        return out;
+      },
+      "(step, Config) of every kernel built into this module, in (step, config) order");
+  m.def("kernel_info", &kernel_info, py::arg("step"), py::arg("config"));
+  m.def("build_info", [] {
+    const BuildInfo& info = build_info();
+    py::dict out;
+    out["kernel_set"] = std::string(info.kernel_set);
+    out["steps"] = std::string(info.step_filter);
+    out["tune_steps"] = std::string(info.tune_steps);
+    out["cuda_architectures"] = std::string(info.cuda_architectures);
+    out["git_commit"] = std::string(info.git_commit);
+    return out;
+  });
+  m.def(
+      "default_config",
+      [](int step, const std::string& dtype, int d_head, int compute_capability,
+         const std::string& device_name) {
+        require_step_built(step);
+        return default_kernel(built_kernels(), step, dtype_argument(dtype), d_head,
+                              {compute_capability, device_name})
+            .config;
+      },
+      py::arg("step"), py::arg("dtype"), py::arg("d_head"), py::arg("compute_capability"),
+      py::arg("device_name"));
+  m.def(
+      "gpu_pick_order",
+      [](int step, int compute_capability, const std::string& device_name) {
+        require_step_built(step);
+        return gpu_pick_order(step, {compute_capability, device_name});
+      },
+      py::arg("step"), py::arg("compute_capability"), py::arg("device_name"));
+  m.def(
+      "describe_gpu",
+      [](int device) {
+        const GpuTarget gpu = describe_gpu(device);
+        return py::make_tuple(gpu.compute_capability, gpu.name);
+      },
+      py::arg("device"));
+  m.def("step_picks", [](int step) {
+    configs::StepPicks picks;
+    try {
+      picks = configs::step_picks(step);
+    } catch (const std::out_of_range& error) {
+      throw py::value_error(error.what());
+    }
+    py::dict out;
+    out["progression"] = picks.progression;
+    out["seed_a100"] = picks.seed_a100;
+    out["seed_rtx3090"] = picks.seed_rtx3090;
+    out["hopper"] = picks.hopper;
+    out["hopper_h100"] = picks.hopper_h100;
+    return out;
+  });
+  m.def("tune_set", &configs::tune_set, "The 80 configs of the auto-tune set, in product order");
+  m.def("build_list", &configs::build_list, "The tune set as C++ sorts it (KernelConfig order)");
+  m.def(
+      "cpp_sorted",
+      [](std::vector<KernelConfig> list) {
+        std::sort(list.begin(), list.end());
+        return list;
+      },
+      py::arg("configs"), "The configs sorted by the C++ record's operator<=>");
+  m.def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
+        py::arg("allocate_output"), py::arg("step"), py::arg("config"), py::arg("causal"),
+        py::arg("stream"), py::arg("timing"));
+  m.def("resolve_kernel", &resolve_kernel, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
+        py::arg("step"), py::arg("config"), py::arg("causal"), py::arg("stream"));
+  py::class_<ForwardResult>(m, "ForwardResult")
+      .def_readonly("o", &ForwardResult::o)
+      .def_readonly("step", &ForwardResult::step)
+      .def_readonly("config", &ForwardResult::config)
+      .def_readonly("milliseconds", &ForwardResult::milliseconds);
+}

@@ -1,0 +1,72 @@
+#include "explorer/python/kernel_selection.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "configs/config_sets.hpp"
+
+namespace flashscope::python {
+
+std::vector<KernelConfig> gpu_pick_order(int step, const GpuTarget& gpu) {
+  const configs::StepPicks picks = configs::step_picks(step);
+  std::vector<std::optional<KernelConfig>> preferred;
+  if (gpu.compute_capability == 90) {
+    if (gpu.name.find("H100") != std::string::npos)
+      preferred = {picks.hopper_h100, picks.hopper};
+    else
+      preferred = {picks.hopper, picks.hopper_h100};
+  } else if (gpu.compute_capability == 80) {
+    preferred = {picks.seed_a100};
+  } else if (gpu.compute_capability == 86 || gpu.compute_capability == 89) {
+    preferred = {picks.seed_rtx3090};
+  }
+  preferred.push_back(picks.progression);
+  for (const KernelConfig& pick : picks.all())
+    preferred.push_back(pick);
+
+  std::vector<KernelConfig> order;
+  for (const std::optional<KernelConfig>& pick : preferred)
+    if (pick && std::find(order.begin(), order.end(), *pick) == order.end()) order.push_back(*pick);
+  return order;
+}
+
+bool runs_on(const KernelEntry& entry, int compute_capability) {
+  if (entry.exact_compute_capability != 0)
+    return compute_capability == entry.exact_compute_capability;
+  return compute_capability >= 80;
+}
+
+const KernelEntry& default_kernel(const KernelRegistry& registry, int step, DType dtype, int d_head,
+                                  const GpuTarget& gpu) {
+  for (KernelConfig pick : gpu_pick_order(step, gpu)) {
+    pick = configs::with_dtype(pick, dtype);
+    if (pick.d_head != d_head) continue;
+    if (const KernelEntry* entry = registry.try_find(step, pick)) return *entry;
+  }
+  std::set<int> built_d_heads;
+  for (const KernelEntry* entry : registry.entries_of_step(step)) {
+    if (entry->config.dtype != dtype) continue;
+    if (entry->config.d_head == d_head) return *entry;
+    built_d_heads.insert(entry->config.d_head);
+  }
+  std::string message = "step " + std::to_string(step) + " has no " +
+                        std::string(dtype_lower_name(dtype)) + " kernel built for d_head " +
+                        std::to_string(d_head);
+  if (!built_d_heads.empty()) {
+    message += "; its " + std::string(dtype_lower_name(dtype)) + " kernels take d_head ";
+    bool first = true;
+    for (const int built : built_d_heads) {
+      message += (first ? "" : ", ") + std::to_string(built);
+      first = false;
+    }
+  } else if (registry.entries_of_step(step).empty()) {
+    message += "; this build has no kernel for step " + std::to_string(step) +
+               " (see FLASHSCOPE_KERNEL_SET / FLASHSCOPE_STEPS)";
+  } else {
+    message += "; step " + std::to_string(step) + " is built in the other dtype only";
+  }
+  throw KernelLookupError(message);
+}
+
+}  // namespace flashscope::python

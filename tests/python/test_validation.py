@@ -1,0 +1,328 @@
+"""Every check forward() makes before it needs a GPU, on DLPack producers that need none: NumPy
+arrays (CPU) and conftest.FakeArray (any device, dtype, shape, strides or flags; never launched:
+these tests call resolve_kernel, or forward where the call must stop before the device query)."""
+
+import re
+
+import pytest
+
+import flashscope
+from conftest import CPU, CUDA, FakeArray, built_kernel, expect_checks_pass, fake_qkv
+
+np = pytest.importorskip("numpy", reason="NumPy makes the CPU DLPack producer")
+
+
+def ampere_kernel():
+    found = built_kernel(lambda step, config: not config.is_hopper)
+    if found is None:
+        pytest.skip("no Ampere step built into this module")
+    return found
+
+
+def shape_for(config, heads=16, blocks=2, batch=2):
+    seq_len = blocks * max(config.B_r, config.B_c)
+    return (batch, seq_len, heads, config.d_head)
+
+
+def check(q, k, v, step, config, **kwargs):
+    return flashscope.resolve_kernel(q, k, v, step=step, config=config, **kwargs)
+
+
+def test_a_non_array_is_a_type_error_naming_its_type():
+    step, config = ampere_kernel()
+    _, k, v = fake_qkv(shape_for(config))
+    with pytest.raises(TypeError, match=r"^q must be an array implementing the DLPack protocol.*"
+                                        r"got list$"):
+        flashscope.forward([[1.0]], k, v, step=step, config=config)
+
+
+def test_a_cpu_array_is_refused_naming_the_device():
+    step, config = ampere_kernel()
+    shape = shape_for(config)
+    q = np.zeros(shape, dtype=np.float16)
+    _, k, v = fake_qkv(shape)
+    with pytest.raises(ValueError, match=r"^q is on cpu:0; the kernels read and write CUDA device "
+                                         r"memory"):
+        flashscope.forward(q, k, v, step=step, config=config)
+    with pytest.raises(ValueError, match=r"^k is on cpu:0"):
+        flashscope.forward(FakeArray(shape), np.zeros(shape, np.float16), v, step=step,
+                           config=config)
+
+
+@pytest.mark.parametrize("device, name", [((3, 0), "cuda_host"), ((10, 1), "rocm:1"),
+                                          ((99, 0), "DLPack device type 99:0")])
+def test_other_devices_are_refused_by_name(device, name):
+    step, config = ampere_kernel()
+    q, k, v = fake_qkv(shape_for(config))
+    v = FakeArray(shape_for(config), device=device)
+    with pytest.raises(ValueError, match=f"^v is on {re.escape(name)}"):
+        check(q, k, v, step, config)
+
+
+@pytest.mark.parametrize("dtype, name", [("fp32", "float32"), ("int8", "int8"),
+                                         ("fp16x2", "float16x2")])
+def test_other_dtypes_are_type_errors_naming_the_dtype(dtype, name):
+    step, config = ampere_kernel()
+    q, k, _ = fake_qkv(shape_for(config))
+    with pytest.raises(TypeError, match=f"^v has dtype {name}; the kernels take float16 or "
+                                        "bfloat16$"):
+        check(q, k, FakeArray(shape_for(config), dtype), step, config)
+
+
+def test_a_numpy_float32_array_is_refused_for_its_device_first():
+    step, config = ampere_kernel()
+    q = np.zeros(shape_for(config), dtype=np.float32)
+    _, k, v = fake_qkv(shape_for(config))
+    with pytest.raises(ValueError, match="^q is on cpu:0"):
+        check(q, k, v, step, config)
+
+
+def test_not_four_dimensions_names_the_shape():
+    step, config = ampere_kernel()
+    _, k, v = fake_qkv(shape_for(config))
+    with pytest.raises(ValueError, match=r"^q has 3 dimensions, shape \(2, 256, 2048\); the "
+                                         r"kernels take 4: \[batch, seq_len, heads, d_head\]$"):
+        check(FakeArray((2, 256, 2048)), k, v, step, config)
+
+
+def test_shapes_must_match():
+    step, config = ampere_kernel()
+    shape = shape_for(config)
+    other = (shape[0] + 1,) + shape[1:]
+    q, k, _ = fake_qkv(shape)
+    with pytest.raises(ValueError, match=re.escape(
+            f"V has shape [{', '.join(map(str, other))}] but Q has "
+            f"[{', '.join(map(str, shape))}]; they must be equal")):
+        check(q, k, FakeArray(other), step, config)
+
+
+def test_dtypes_must_match_each_other_and_the_config():
+    step, config = ampere_kernel()
+    shape = shape_for(config)
+    q, _, v = fake_qkv(shape, config.dtype)
+    other = "bf16" if config.dtype == "fp16" else "fp16"
+    with pytest.raises(ValueError, match=f"K has dtype {other} but Q has {config.dtype}; Q, K and "
+                                         "V must share one dtype"):
+        check(q, FakeArray(shape, other), v, step, config)
+    with pytest.raises(ValueError, match=f"kernel config dtype {config.dtype} does not match the "
+                                         f"input dtype {other}"):
+        check(*fake_qkv(shape, other), step, config)
+
+
+def test_seq_len_must_be_a_multiple_of_B_r():
+    step, config = ampere_kernel()
+    shape = (1, config.B_r + 16, 16, config.d_head)
+    with pytest.raises(ValueError, match=f"seq_len {config.B_r + 16} is not a multiple of "
+                                         f"B_r = {config.B_r}"):
+        check(*fake_qkv(shape, config.dtype), step, config)
+
+
+def test_seq_len_must_be_a_multiple_of_B_c():
+    found = built_kernel(lambda step, config: config.B_c > config.B_r
+                         or config.B_r % config.B_c != 0)
+    if found is None:
+        pytest.skip("no built kernel has a B_c that does not divide B_r (the ci set's kernels "
+                    "all do), so B_r's rule always fires first")
+    step, config = found
+    shape = (1, config.B_r, 16, config.d_head)
+    with pytest.raises(ValueError, match=f"is not a multiple of B_c = {config.B_c}"):
+        check(*fake_qkv(shape, config.dtype), step, config)
+
+
+def test_d_head_must_be_the_kernels():
+    step, config = ampere_kernel()
+    shape = (1, 2 * config.B_r, 16, 64)
+    with pytest.raises(ValueError, match=f"d_head 64 does not match the kernel's d_head = "
+                                         f"{config.d_head}"):
+        check(*fake_qkv(shape, config.dtype), step, config)
+
+
+def test_non_contiguous_inputs_are_refused_with_their_strides():
+    step, config = ampere_kernel()
+    b, n, h, d = shape_for(config)
+    q, k, _ = fake_qkv((b, n, h, d), config.dtype)
+    transposed = FakeArray((b, n, h, d), config.dtype, strides=(n * h * d, d, n * d, 1))
+    with pytest.raises(ValueError, match=re.escape(
+            f"V must be contiguous [batch, seq_len, heads, d_head]; shape [{b}, {n}, {h}, {d}] "
+            f"has strides [{n * h * d}, {d}, {n * d}, 1]")):
+        check(q, k, transposed, step, config)
+
+
+def test_extent_one_axes_may_report_any_stride():
+    step, config = ampere_kernel()
+    _, n, h, d = shape_for(config)
+    q, k, _ = fake_qkv((1, n, h, d), config.dtype)
+    v = FakeArray((1, n, h, d), config.dtype, strides=(12345, h * d, d, 1))
+    result = expect_checks_pass(lambda: check(q, k, v, step, config))
+    if result is not None:
+        assert result == (step, config)
+
+
+def test_misaligned_data_is_refused():
+    step, config = ampere_kernel()
+    q, k, _ = fake_qkv(shape_for(config), config.dtype)
+    v = FakeArray(shape_for(config), config.dtype, byte_offset=2)
+    with pytest.raises(ValueError, match="^v's data starts at [0-9]+, which is not 16-byte "
+                                         "aligned"):
+        check(q, k, v, step, config)
+
+
+def test_o_must_be_like_q():
+    step, config = ampere_kernel()
+    shape = shape_for(config)
+    q, k, v = fake_qkv(shape, config.dtype)
+    other = "bf16" if config.dtype == "fp16" else "fp16"
+    with pytest.raises(ValueError, match=f"O has dtype {other} but the inputs have "
+                                         f"{config.dtype}"):
+        check(q, k, v, step, config, o=FakeArray(shape, other))
+    wrong = (shape[0], shape[1] * 2) + shape[2:]
+    with pytest.raises(ValueError, match=re.escape(f"O has shape [{', '.join(map(str, wrong))}]")):
+        check(q, k, v, step, config, o=FakeArray(wrong, config.dtype))
+    with pytest.raises(ValueError, match="^o is read-only"):
+        check(q, k, v, step, config,
+              o=FakeArray(shape, config.dtype, versioned=True, flags=1))
+    with pytest.raises(ValueError, match="^o is on cpu:0"):
+        check(q, k, v, step, config, o=np.zeros(shape, np.float16))
+
+
+def test_o_must_not_overlap_an_input():
+    step, config = ampere_kernel()
+    shape = shape_for(config)
+    q, k, v = fake_qkv(shape, config.dtype)
+    with pytest.raises(ValueError, match="^o overlaps k in memory; the output must not share "
+                                         "memory with an input$"):
+        check(q, k, v, step, config, o=FakeArray(shape, config.dtype, address=k.address + 256))
+    with pytest.raises(ValueError, match="^o overlaps q in memory"):
+        check(q, k, v, step, config, o=q)
+    # Adjacent, not overlapping: accepted.
+    size = 2 * shape[0] * shape[1] * shape[2] * shape[3]
+    adjacent = FakeArray(shape, config.dtype, address=v.address + size)
+    expect_checks_pass(lambda: check(q, k, v, step, config, o=adjacent))
+
+
+def test_device_array_checks_its_arguments():
+    with pytest.raises(ValueError, match="DeviceArray: every extent must be positive"):
+        flashscope.DeviceArray((1, 0, 16, 128), "fp16", 0)
+    with pytest.raises(ValueError, match='dtype "fp32" is not fp16 or bf16'):
+        flashscope.DeviceArray((1, 128, 16, 128), "fp32", 0)
+
+
+def test_arrays_on_different_gpus_are_refused():
+    step, config = ampere_kernel()
+    shape = shape_for(config)
+    q, k, _ = fake_qkv(shape, config.dtype)
+    with pytest.raises(ValueError, match=r"^v is on cuda:1 but q is on cuda:0; q, k, v and o must "
+                                         r"be on one GPU$"):
+        check(q, k, FakeArray(shape, config.dtype, device=(CUDA, 1)), step, config)
+    with pytest.raises(ValueError, match=r"^o is on cuda:2 but q is on cuda:0"):
+        check(*fake_qkv(shape, config.dtype), step, config,
+              o=FakeArray(shape, config.dtype, device=(CUDA, 2)))
+
+
+def test_causal_is_refused_while_no_step_supports_it():
+    step, config = ampere_kernel()
+    assert not any(flashscope.kernel_info(s, c)["supports_causal"] for s, c in flashscope.kernels())
+    message = "^causal=True: no step built into this module supports causal attention"
+    for kwargs in ({"step": step, "config": config}, {"step": step}, {}):
+        with pytest.raises(ValueError, match=message):
+            flashscope.forward(*fake_qkv(shape_for(config), config.dtype), causal=True, **kwargs)
+    with pytest.raises(TypeError, match="causal must be True or False"):
+        flashscope.forward(*fake_qkv(shape_for(config)), causal="yes")
+
+
+def test_steps_that_do_not_exist_or_are_not_built():
+    step, config = ampere_kernel()
+    qkv = fake_qkv(shape_for(config), config.dtype)
+    with pytest.raises(ValueError, match="^step 99 does not exist"):
+        check(*qkv, 99, config)
+    with pytest.raises(TypeError, match="step must be an int such as 16; got str '16'"):
+        check(*qkv, "16", config)
+    built = {s for s, _ in flashscope.kernels()}
+    missing = [s for s in range(1, max(built)) if s not in built]
+    if not missing:
+        pytest.skip("every step up to the newest is built into this module")
+    with pytest.raises(ValueError, match=f"^step {missing[0]} is not built into this module"):
+        check(*qkv, missing[0], config)
+
+
+def test_a_config_not_built_names_the_closest_built_ones():
+    step, config = ampere_kernel()
+    text = str(config)
+    unbuilt = flashscope.Config.parse(text.replace("+opt_softmax", "") if "+opt_softmax" in text
+                                      else text + "+opt_softmax")
+    if (step, unbuilt) in flashscope.kernels():
+        pytest.skip(f"both softmax variants of {config} are built for step {step}")
+    qkv = fake_qkv(shape_for(config), config.dtype)
+    with pytest.raises(ValueError, match=re.escape(
+            f"step {step} has no kernel built for {unbuilt}; closest built configs of step "
+            f"{step}:")):
+        check(*qkv, step, unbuilt)
+
+
+def test_unknown_config_tokens_are_named():
+    step, config = ampere_kernel()
+    qkv = fake_qkv(shape_for(config), config.dtype)
+    with pytest.raises(ValueError, match="cannot parse config .*warp_drive"):
+        check(*qkv, step, str(config) + "+warp_drive")
+    with pytest.raises(TypeError, match="config must be a flashscope.Config or its short form"):
+        check(*qkv, step, 128)
+
+
+def test_a_config_given_as_text_is_parsed():
+    step, config = ampere_kernel()
+    qkv = fake_qkv(shape_for(config), config.dtype)
+    result = expect_checks_pass(lambda: check(*qkv, step, str(config)))
+    if result is not None:
+        assert result == (step, config)
+
+
+def test_streams_reach_the_producers():
+    step, config = ampere_kernel()
+    qkv = fake_qkv(shape_for(config), config.dtype)
+    # An unknown framework has no current stream: the legacy default stream, DLPack's 1.
+    expect_checks_pass(lambda: check(*qkv, step, config))
+    assert [array.streams[-1] for array in qkv] == [1, 1, 1]
+    expect_checks_pass(lambda: check(*qkv, step, config, stream=0x5000))
+    assert [array.streams[-1] for array in qkv] == [0x5000] * 3
+
+    class Stream:  # any object with cuda_stream (PyTorch) or ptr (CuPy)
+        cuda_stream = 0x6000
+
+    expect_checks_pass(lambda: check(*qkv, step, config, stream=Stream()))
+    assert [array.streams[-1] for array in qkv] == [0x6000] * 3
+    with pytest.raises(TypeError, match="stream must be a cudaStream_t handle"):
+        check(*qkv, step, config, stream="default")
+
+
+def test_versioned_and_legacy_producers_are_both_read():
+    step, config = ampere_kernel()
+    shape = shape_for(config)
+    q = FakeArray(shape, config.dtype, versioned=True)
+    k = FakeArray(shape, config.dtype, legacy_signature=True)
+    v = FakeArray(shape, config.dtype)
+    result = expect_checks_pass(lambda: check(q, k, v, step, config))
+    if result is not None:
+        assert result == (step, config)
+    with pytest.raises(ValueError, match=r"^q was exported with DLPack 2\.0; flashscope reads 1\.x"):
+        check(FakeArray(shape, config.dtype, versioned=True, version=(2, 0)), k, v, step, config)
+
+
+def test_a_producer_returning_no_capsule_is_a_type_error():
+    step, config = ampere_kernel()
+    q, k, v = fake_qkv(shape_for(config), config.dtype)
+    q.__dlpack__ = lambda **kwargs: "not a capsule"
+    with pytest.raises(TypeError, match=r"^q.__dlpack__\(\) returned 'not a capsule', not an "
+                                        r"unconsumed DLPack capsule"):
+        check(q, k, v, step, config)
+
+
+@pytest.mark.parametrize("warmup, runs, error, message", [
+    (0, 30, ValueError, "warmup=0: forward_timed needs at least 1 warmup launch"),
+    (10, 0, ValueError, "runs=0: forward_timed needs at least 1 runs launch"),
+    (10, 2.5, TypeError, "runs must be an int; got float"),
+])
+def test_forward_timed_checks_its_counts(warmup, runs, error, message):
+    step, config = ampere_kernel()
+    with pytest.raises(error, match=re.escape(message)):
+        flashscope.forward_timed(*fake_qkv(shape_for(config), config.dtype), step=step,
+                                 config=config, warmup=warmup, runs=runs)
