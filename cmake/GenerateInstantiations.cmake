@@ -1,5 +1,6 @@
 # Builds the instantiation generator with the host compiler and runs it at configure time, so
-# the list of generated sources is known to CMake. Reconfiguration (and so regeneration) runs
+# the list of generated sources is known to CMake, along with every step's number and folder
+# (FLASHSCOPE_ALL_STEPS, FLASHSCOPE_STEP_FOLDERS). Reconfiguration (and so regeneration) runs
 # whenever configs/, the generator, or the set of kernels/versions folders changes.
 
 set(_gen_dir "${CMAKE_BINARY_DIR}/generated")
@@ -9,10 +10,16 @@ set(_gen_sources
     "${PROJECT_SOURCE_DIR}/configs/config_sets.cpp"
     "${PROJECT_SOURCE_DIR}/kernels/common/config.cpp"
     "${PROJECT_SOURCE_DIR}/kernels/common/launch_validation.cpp")
-set(_gen_inputs ${_gen_sources}
+# The step descriptors (kernels/versions/*/step.hpp, listed in kernels/versions/steps.hpp) are
+# compiled into the generator: editing one reconfigures.
+file(GLOB _gen_step_descriptors CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/kernels/versions/*/step.hpp")
+set(_gen_inputs ${_gen_sources} ${_gen_step_descriptors}
     "${PROJECT_SOURCE_DIR}/configs/config_sets.hpp"
     "${PROJECT_SOURCE_DIR}/kernels/common/config.hpp"
     "${PROJECT_SOURCE_DIR}/kernels/common/launch_validation.hpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/step_descriptor.hpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/step_rules.hpp"
+    "${PROJECT_SOURCE_DIR}/kernels/versions/steps.hpp"
     "${PROJECT_SOURCE_DIR}/kernels/versions")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_gen_inputs})
 

@@ -13,107 +13,6 @@ namespace {
 
 // ---- Data ---------------------------------------------------------------------------------
 
-// Spec §5.1: the base progression, one entry per step 1–7.
-constexpr std::string_view kProgression[] = {
-    "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles",
-    "(FP16, 128, 64, 64, 4): async+swizzled+load_0_0_0_tiles",
-    "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_0_0_tiles",
-    "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_2_2_2_tiles",
-    "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_2_2_2_tiles+buffer",
-    "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_2_2_2_tiles+buffer+opt_softmax",
-    "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_2_2_tiles+opt_softmax",
-};
-
-// Spec §4.0: the configs whose SASS the seed archived per GPU for steps 8–16, and the Hopper
-// pick flashscope measured: the fastest tune config of that step at N = 4096, B = 16, H = 16,
-// fp16, on an H200 (CUDA events, median; the same config was fastest or within 1 % in bf16).
-// docs/versions/NN.md gives each step's measurement.
-struct PickRow {
-  int step;
-  std::string_view a100;
-  std::string_view rtx3090;
-  std::string_view hopper;
-};
-constexpr PickRow kPicks[] = {
-    {8, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer",
-     "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles+buffer"},
-    {9, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_2_tiles+buffer",
-     "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax"},
-    {10, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles+opt_softmax",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax"},
-    {11, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax"},
-    {12, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles+opt_softmax",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_2_tiles"},
-    {13, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_2_tiles+buffer",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer+opt_softmax"},
-    {14, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer+opt_softmax"},
-    {15, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_2_tiles+buffer+opt_softmax",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+opt_softmax"},
-    {16, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles+buffer",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer+opt_softmax",
-     "(FP16, 128, 128, 32, 4): async+eager+swizzled+load_2_2_0_tiles+buffer+opt_softmax"},
-};
-
-// Step 7's Hopper pick, measured the same way (ties with 128x64 load_2_2_2+opt_softmax).
-constexpr std::string_view kStep7HopperPick =
-    "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_0_0_tiles+opt_softmax";
-
-// hopper-track.md §2: each Hopper step's progression config (the config the step was designed
-// around, before any measurement) and the picks measured by flashscope: the fastest config of the
-// step's tune set at N = 4096, B = 16, H = 16, fp16, on an H200 and on an H100 (CUDA events,
-// median; results/h200/hopper.csv, results/h100/hopper.csv). The top of each tune set is flat:
-// the runners-up are within 0.3–4 %, docs/versions/NN.md gives the step's autotune table.
-struct HopperStepRow {
-  int step;
-  std::string_view progression;
-  std::string_view h200;
-  std::string_view h100;
-};
-constexpr HopperStepRow kHopperSteps[] = {
-    {17, "(FP16, 128, 128, 128, 8): stages_1", "(FP16, 128, 64, 128, 4): stages_1",
-     "(FP16, 128, 64, 128, 4): stages_1"},
-    {18, "(FP16, 128, 128, 128, 8): stages_2", "(FP16, 128, 128, 128, 8): stages_3",
-     "(FP16, 128, 128, 128, 8): stages_2"},
-    {19, "(FP16, 128, 128, 128, 12): stages_2+regs_240",
-     "(FP16, 128, 128, 128, 12): stages_2+regs_224",
-     "(FP16, 128, 128, 128, 12): stages_3+regs_240"},
-    {20, "(FP16, 128, 128, 128, 12): stages_2+regs_240",
-     "(FP16, 128, 128, 128, 12): stages_2+regs_224",
-     "(FP16, 128, 128, 128, 12): stages_2+regs_240"},
-    {21, "(FP16, 128, 128, 128, 12): stages_2+regs_240",
-     "(FP16, 128, 128, 128, 12): stages_3+regs_224",
-     "(FP16, 128, 128, 128, 12): stages_3+regs_240"},
-    // Step 22 keeps a separate O tile, so B_c = 128 leaves room for two K/V stages only.
-    {22, "(FP16, 128, 128, 128, 12): stages_2+regs_240",
-     "(FP16, 128, 128, 128, 12): stages_2+regs_224",
-     "(FP16, 128, 128, 128, 12): stages_2+regs_240"},
-};
-
-// hopper-track.md §2: the Hopper tune axes per step, in nesting order (dtype, B_r, B_c, stages,
-// consumer_regs). n_warps follows from B_r and whether the step has a producer warpgroup.
-struct HopperTuneAxes {
-  std::vector<int> B_r, B_c, stages, consumer_regs;
-};
-// B_c is 64 or 128: the kernels need N to be a multiple of B_r and B_c, and the sweep's lengths
-// are powers of two (B_c = 256 would not leave the accumulators enough registers).
-HopperTuneAxes hopper_tune_axes(int step) {
-  if (step == 17) return {{64, 128}, {64, 128}, {1}, {0}};
-  if (step == 18) return {{64, 128}, {64, 128}, {2, 3, 4}, {0}};
-  // Step 22's O tile frees room for a fourth stage at B_c = 64 (filtered by SMEM at B_c = 128).
-  if (step == 22) return {{128}, {64, 128}, {2, 3, 4}, {224, 240}};
-  return {{128}, {64, 128}, {2, 3}, {224, 240}};
-}
-
 // Registers a consumer thread needs: its accumulator tiles (fp32 S: B_c / 2, its 16-bit P:
 // B_c / 4, fp32 O: d_head / 2 — in step 21 S of one block is live beside P of the previous one,
 // which is the same count) plus 32 for addresses, loop state and the softmax statistics.
@@ -141,17 +40,13 @@ void check_step(int step) {
                             std::to_string(kFirstStep) + "–" + std::to_string(kLastStep) + ")");
 }
 
-void check_hopper_step(int step) {
-  check_step(step);
-  if (step < kFirstHopperStep)
+const StepDescriptor& check_hopper_step(int step) {
+  const StepDescriptor& descriptor = step_descriptor(step);
+  if (descriptor.track != Track::hopper)
     throw std::out_of_range("step " + std::to_string(step) + " is not a Hopper step (those are " +
                             std::to_string(kFirstHopperStep) + "–" + std::to_string(kLastStep) +
                             ")");
-}
-
-const HopperStepRow& hopper_step_row(int step) {
-  check_hopper_step(step);
-  return kHopperSteps[step - kFirstHopperStep];
+  return descriptor;
 }
 
 std::optional<KernelConfig> optional_config(std::string_view text) {
@@ -159,46 +54,34 @@ std::optional<KernelConfig> optional_config(std::string_view text) {
   return parse_short_form(text);
 }
 
-void append_both_dtypes(std::vector<Instantiation>& out, int step, const KernelConfig& c) {
-  out.push_back({step, with_dtype(c, DType::FP16)});
-  out.push_back({step, with_dtype(c, DType::BF16)});
+// The pick in every dtype the step is instantiated in (FP16, then BF16).
+void append_each_dtype(std::vector<Instantiation>& out, int step, const KernelConfig& c) {
+  for (const DType dtype : step_descriptor(step).dtypes)
+    out.push_back({step, with_dtype(c, dtype)});
 }
 
 }  // namespace
 
 const std::vector<StepInfo>& steps() {
-  static const std::vector<StepInfo> kSteps = {
-      {1, "Base implementation", "v01_07", "v01_07", {}},
-      {2, "Swizzling", "v01_07", "v01_07", {}},
-      {3, "Eagerly loading K & V blocks", "v01_07", "v01_07", {}},
-      {4, "Interleaving on-chip LD/ST with computation", "v01_07", "v01_07", {}},
-      {5, "Double-buffering SMEM->RF loads", "v01_07", "v01_07", {}},
-      {6, "Improving FP32 throughput", "v01_07", "v01_07", {}},
-      {7, "Auto-tuning", "v01_07", "v01_07", {}},
-      {8, "Reducing IADD3, LOP3, SHF", "v08", "v08", {}},
-      {9, "Reducing IMAD.MOV.U32 and MOV", "v09", "v09", {}},
-      {10, "Removing CS2R + optimizing initial softmax iteration", "v10", "v10", {}},
-      {11, "Encoded swizzling RF->SMEM", "v11", "v11", {}},
-      {12, "Miscellaneous code changes", "v12", "v12", {}},
-      {13, "Iterating backwards", "v13", "v13", {}},
-      {14, "Cache configuration", "v14", "v14", {}},
-      {15, "Tiling along d_head", "v15", "v15", {}},
-      {16, "Static GMEM stride", "v16", "v16", {16}},
-      // The Hopper track (hopper-track.md §3). Step 17 keeps step 16's cp.async copies and with
-      // them the static GMEM stride; from step 18 TMA addresses the tensors from their maps.
-      {17, "Warpgroup MMA (wgmma)", "v17", "v17", {16}},
-      {18, "TMA and an mbarrier pipeline", "v18", "v18", {}},
-      {19, "Warp specialization and register reallocation", "v19", "v19", {}},
-      {20, "Ping-pong scheduling of the consumer warpgroups", "v20", "v20", {}},
-      {21, "Intra-warpgroup overlap of GEMM and softmax", "v21", "v21", {}},
-      {22, "Persistent kernel with a tile scheduler", "v22", "v22", {}},
-  };
+  static const std::vector<StepInfo> kSteps = [] {
+    std::vector<StepInfo> out;
+    for (const StepDescriptor& step : versions::kAll)
+      out.push_back(
+          {step.number, step.title, step.source_folder, step.cpp_namespace,
+           std::vector<int>(step.static_head_counts.begin(), step.static_head_counts.end())});
+    return out;
+  }();
   return kSteps;
 }
 
 const StepInfo& step_info(int step) {
   check_step(step);
   return steps()[static_cast<std::size_t>(step - kFirstStep)];
+}
+
+const StepDescriptor& step_descriptor(int step) {
+  check_step(step);
+  return *versions::find(step);
 }
 
 std::vector<KernelConfig> StepPicks::all() const {
@@ -209,26 +92,13 @@ std::vector<KernelConfig> StepPicks::all() const {
 }
 
 StepPicks step_picks(int step) {
-  check_step(step);
+  const StepPickTexts& texts = step_descriptor(step).picks;
   StepPicks picks;
-  if (step >= kFirstHopperStep) {
-    const HopperStepRow& row = hopper_step_row(step);
-    picks.progression = parse_short_form(row.progression);
-    picks.hopper = optional_config(row.h200);
-    picks.hopper_h100 = optional_config(row.h100);
-    return picks;
-  }
-  if (step <= 7) {
-    picks.progression = parse_short_form(kProgression[step - 1]);
-    if (step == 7) picks.hopper = optional_config(kStep7HopperPick);
-    return picks;
-  }
-  for (const PickRow& row : kPicks) {
-    if (row.step != step) continue;
-    picks.seed_a100 = parse_short_form(row.a100);
-    picks.seed_rtx3090 = parse_short_form(row.rtx3090);
-    picks.hopper = optional_config(row.hopper);
-  }
+  picks.progression = optional_config(texts.progression);
+  picks.seed_a100 = optional_config(texts.seed_a100);
+  picks.seed_rtx3090 = optional_config(texts.seed_rtx3090);
+  picks.hopper = optional_config(texts.hopper_h200);
+  picks.hopper_h100 = optional_config(texts.hopper_h100);
   return picks;
 }
 
@@ -239,10 +109,12 @@ KernelConfig headline_config(int step) {
   return *picks.seed_a100;
 }
 
+// Spec §5.1: the base progression, the progression entries of the Ampere steps (1–7).
 std::vector<KernelConfig> progression() {
   std::vector<KernelConfig> out;
-  for (const std::string_view text : kProgression)
-    out.push_back(parse_short_form(text));
+  for (const StepDescriptor& step : versions::kAll)
+    if (step.track == Track::ampere && !step.picks.progression.empty())
+      out.push_back(parse_short_form(step.picks.progression));
   return out;
 }
 
@@ -336,26 +208,30 @@ std::vector<KernelConfig> select(std::string_view key) {
                               "\": " + selection_keys_help());
 }
 
+// hopper-track.md §2: the axes of the step's descriptor, in nesting order (dtype, d_head, B_r, B_c,
+// stages, consumer_regs). n_warps follows from B_r and whether the step has a producer warpgroup.
+// B_c is 64 or 128 so far: the kernels need N to be a multiple of B_r and B_c, and the sweep's
+// lengths are powers of two (B_c = 256 would not leave the accumulators enough registers).
 std::vector<KernelConfig> hopper_tune_candidates(int step) {
-  check_hopper_step(step);
-  const HopperTuneAxes axes = hopper_tune_axes(step);
-  const int producer_warps = step >= 19 ? kWarpgroupWarps : 0;
+  const StepTuning& axes = check_hopper_step(step).tuning;
+  const int producer_warps = axes.producer_warpgroups * kWarpgroupWarps;
   std::vector<KernelConfig> out;
   for (const DType dtype : kTuneDtypes)
-    for (const int B_r : axes.B_r)
-      for (const int B_c : axes.B_c)
-        for (const int stages : axes.stages)
-          for (const int regs : axes.consumer_regs) {
-            KernelConfig c{};
-            c.dtype = dtype;
-            c.d_head = 128;
-            c.B_r = B_r;
-            c.B_c = B_c;
-            c.n_warps = B_r / kWarpgroupRows * kWarpgroupWarps + producer_warps;
-            c.stages = stages;
-            c.consumer_regs = regs;
-            out.push_back(c);
-          }
+    for (const int d_head : step_descriptor(step).d_heads)
+      for (const int B_r : axes.B_r)
+        for (const int B_c : axes.B_c)
+          for (const int stages : axes.stages)
+            for (const int regs : axes.consumer_regs) {
+              KernelConfig c{};
+              c.dtype = dtype;
+              c.d_head = d_head;
+              c.B_r = B_r;
+              c.B_c = B_c;
+              c.n_warps = B_r / kWarpgroupRows * kWarpgroupWarps + producer_warps;
+              c.stages = stages;
+              c.consumer_regs = regs;
+              out.push_back(c);
+            }
   return out;
 }
 
@@ -380,8 +256,7 @@ std::vector<KernelConfig> hopper_tune_set(int step) {
 }
 
 std::vector<KernelConfig> select_for_step(std::string_view key, int step) {
-  check_step(step);
-  if (step < kFirstHopperStep) return select(key);
+  if (step_descriptor(step).track != Track::hopper) return select(key);
   if (key.starts_with("prog") && key.find("all") == std::string_view::npos) {
     const std::vector<KernelConfig> picks = step_picks(step).all();
     const std::set<KernelConfig> unique(picks.begin(), picks.end());
@@ -405,8 +280,10 @@ std::vector<KernelConfig> select_for_step(std::string_view key, int step) {
 std::string selection_keys_help() {
   return "valid keys are prog (7 progression configs), prog_all (56, extended progression), "
          "tune (80 auto-tune configs), all (the seed's build list, 80) and B_r,B_c (tune "
-         "configs of that block shape, e.g. 128,64); for a Hopper step (17–22) prog yields its "
-         "progression config and picks, tune, all and prog_all its own tune set";
+         "configs of that block shape, e.g. 128,64); for a Hopper step (" +
+         std::to_string(kFirstHopperStep) + "–" + std::to_string(kLastStep) +
+         ") prog yields its progression config and picks, tune, all and prog_all its own tune "
+         "set";
 }
 
 std::optional<BuildSet> build_set_from_string(std::string_view name) {
@@ -433,8 +310,8 @@ std::string_view build_set_name(BuildSet set) {
 
 std::vector<int> default_tune_steps() {
   std::vector<int> out;
-  for (int step = 7; step <= kLastStep; ++step)
-    out.push_back(step);
+  for (const StepDescriptor& step : versions::kAll)
+    if (step.tuning.by_default) out.push_back(step.number);
   return out;
 }
 
@@ -448,19 +325,19 @@ BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter,
       continue;
     const StepPicks picks = step_picks(step);
     if (set == BuildSet::ci) {
-      append_both_dtypes(wanted, step, picks.progression ? *picks.progression : *picks.seed_a100);
+      append_each_dtype(wanted, step, picks.progression ? *picks.progression : *picks.seed_a100);
       continue;
     }
     for (const KernelConfig& pick : picks.all())
-      append_both_dtypes(wanted, step, pick);
-    const bool hopper = step >= kFirstHopperStep;
+      append_each_dtype(wanted, step, pick);
+    const bool hopper = step_descriptor(step).track == Track::hopper;
     if ((set == BuildSet::tune || set == BuildSet::all) &&
         std::find(tuned.begin(), tuned.end(), step) != tuned.end())
       for (const KernelConfig& c : hopper ? hopper_tune_set(step) : tune_set())
         wanted.push_back({step, c});
     if (set == BuildSet::all && !hopper)
       for (const KernelConfig& c : extended_progression())
-        append_both_dtypes(wanted, step, c);
+        append_each_dtype(wanted, step, c);
   }
 
   BuildPlan plan;

@@ -1,7 +1,8 @@
-// The one source of truth for which kernels exist (spec §4.0, §5): the steps and their source
-// folders, each step's progression config or per-GPU picks, the auto-tune space with its filter
-// rules, the selection keys and the build sets. The build generates the instantiation sources
-// from this file; the explorer answers `--list-set` from it.
+// Which kernels exist (spec §4.0, §5): the steps as their descriptors (kernels/versions/steps.hpp)
+// declare them, with each step's progression config or per-GPU picks; the seed's auto-tune space
+// with its filter rules, each Hopper step's tune set, the selection keys and the build sets. The
+// build generates the instantiation sources from this file; the explorer answers `--list-set`
+// from it.
 #pragma once
 
 #include <optional>
@@ -11,13 +12,17 @@
 #include <vector>
 
 #include "kernels/common/config.hpp"
+#include "kernels/common/step_descriptor.hpp"
+#include "kernels/versions/steps.hpp"
 
 namespace flashscope::configs {
 
-constexpr int kFirstStep = 1;
-constexpr int kLastStep =
-    22;  // steps 17–22: the Hopper track (hopper-track.md, docs/versions/22.md)
+// The steps kernels/versions/steps.hpp lists; from kFirstHopperStep on, the Hopper track
+// (hopper-track.md).
+constexpr int kFirstStep = versions::kFirst;
+constexpr int kLastStep = versions::kLast;
 
+// A step's descriptor in the form the host tools use (built from kernels/versions/vNN/step.hpp).
 struct StepInfo {
   int step;
   std::string_view title;          // the seed's iteration name (spec §1.5)
@@ -30,13 +35,16 @@ struct StepInfo {
 
 const std::vector<StepInfo>& steps();
 const StepInfo& step_info(int step);  // throws std::out_of_range naming the valid range
+// The step's own descriptor; throws std::out_of_range naming the valid range.
+const StepDescriptor& step_descriptor(int step);
 
 // The configs a step is measured with in the progression (both dtypes where the seed listed
 // FP16): steps 1–7 their progression entry (§5.1); steps 8–16 the seed's A100 and RTX 3090 picks
-// (§4.0); steps 17–21 their progression config (hopper-track.md §2); each followed by the picks
-// measured by flashscope on Hopper GPUs, where recorded.
+// (§4.0); the Hopper steps their progression config (hopper-track.md §2); each followed by the
+// picks measured by flashscope on Hopper GPUs, where recorded. Each step's descriptor declares
+// them.
 struct StepPicks {
-  std::optional<KernelConfig> progression;   // steps 1–7 and 17–21
+  std::optional<KernelConfig> progression;   // steps 1–7 and the Hopper track
   std::optional<KernelConfig> seed_a100;     // steps 8–16
   std::optional<KernelConfig> seed_rtx3090;  // steps 8–16
   std::optional<KernelConfig> hopper;        // measured on an H200, where recorded
@@ -84,8 +92,8 @@ std::vector<KernelConfig> select_for_step(std::string_view key, int step);
 enum class BuildSet {
   ci,    // every step once per dtype: its progression config or seed A100 pick
   prog,  // every step's picks (StepPicks) in FP16 and BF16
-  tune,  // prog plus the tune configs of the tuned steps (default 7–21): 80 for steps 7–16, the
-         // step's Hopper tune set for 17–21
+  tune,  // prog plus the tune configs of the tuned steps (default 7 on): 80 for steps 7–16, the
+         // step's Hopper tune set for a Hopper step
   all,   // tune plus the extended progression (both dtypes) for every step
 };
 std::optional<BuildSet> build_set_from_string(std::string_view name);
@@ -107,7 +115,8 @@ struct BuildPlan {
   std::vector<SkippedInstantiation> skipped;
 };
 
-// The steps the seed re-tuned (spec §5.6): 7 and every own-tree step after it, and the Hopper
+// The steps whose descriptor tunes them by default: those the seed re-tuned (spec §5.6), 7 and
+// every own-tree step after it, and the Hopper
 // track's steps.
 std::vector<int> default_tune_steps();
 

@@ -21,7 +21,11 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
       "Run one kernel on one shape with fresh N(0, scale²) inputs and report the §1.4 verdict "
       "(err_kernel = max|O - R_lp| <= 2 * max|R_lp - R_32|) and the max/mean error against the "
       "fp32 reference. Exit code 0 pass, 1 fail, 2 invalid request, 3 no GPU or CUDA error.");
-  check->add_option("--step", cli.step, "Kernel step, 1-21 (17-21: the Hopper track, sm_90a only)")
+  check
+      ->add_option("--step", cli.step,
+                   "Kernel step, 1-" + std::to_string(configs::kLastStep) + " (" +
+                       std::to_string(kFirstHopperStep) + "-" + std::to_string(configs::kLastStep) +
+                       ": the Hopper track, sm_90a only)")
       ->required();
   check->add_option("--config", cli.config,
                     "Config short form, e.g. \"(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles\" "

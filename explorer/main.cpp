@@ -61,10 +61,11 @@ int list_selection(const std::string& key, int step) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "flashscope explorer: the FlashAttention-2 forward progression (steps 1–16) and its Hopper "
-      "track (steps 17–21), built, checked and measured.\nBuilt kernel set: " +
-      std::string(build_info().kernel_set) + ", CUDA architectures " +
-      std::string(build_info().cuda_architectures) + "."};
+      "flashscope explorer: the FlashAttention-2 forward progression (steps 1–" +
+      std::to_string(kFirstHopperStep - 1) + ") and its Hopper track (steps " +
+      std::to_string(kFirstHopperStep) + "–" + std::to_string(configs::kLastStep) +
+      "), built, checked and measured.\nBuilt kernel set: " + std::string(build_info().kernel_set) +
+      ", CUDA architectures " + std::string(build_info().cuda_architectures) + "."};
   // CLI11's own parse errors name the mode and end with a --help hint that works for it (set
   // before the subcommands are added: they copy it).
   app.failure_message([](const CLI::App* parsed, const CLI::Error& error) {
@@ -91,8 +92,10 @@ int main(int argc, char** argv) {
           ->excludes("--list");
   int list_set_step = 0;
   app.add_option("--list-set-step", list_set_step,
-                 "With --list-set: read the key as this step does (a Hopper step 17–21 has its "
-                 "own tune set); default: as steps 1–16 do")
+                 "With --list-set: read the key as this step does (a Hopper step " +
+                     std::to_string(kFirstHopperStep) + "–" + std::to_string(configs::kLastStep) +
+                     " has its own tune set); default: as steps 1–" +
+                     std::to_string(kFirstHopperStep - 1) + " do")
       ->needs(list_set_option);
   cli::SweepCli sweep;
   cli::add_sweep_options(app, sweep);

@@ -1,14 +1,18 @@
-# Writes a C++ source that embeds, for each of the 22 steps (configs::kLastStep, checked by a test),
-# its docs/versions/NN.md page and
+# Writes a C++ source that embeds, for every step the descriptors declare (kernels/versions/steps.hpp,
+# passed in by the configure step as STEPS and FOLDERS), its docs/versions/NN.md page and
 # the `diff -ruN` of its kernels/versions folder against the previous step's folder.
 #
-#   cmake -DSOURCE_DIR=<repo> -DOUTPUT=<file.cpp> [-DDIFF_EXECUTABLE=<diff>] -P embed_step_pages.cmake
+#   cmake -DSOURCE_DIR=<repo> -DOUTPUT=<file.cpp> -DSTEPS=<1;2;...> -DFOLDERS=<v01_07;...;v21>
+#         [-DDIFF_EXECUTABLE=<diff>] -P embed_step_pages.cmake
 #
-# Folders appear as the project grows, so a missing folder or page becomes an explanatory note
-# in the explorer rather than a build error. The output is rewritten only when it changes.
+# The generated array has configs::kLastStep entries, so a step list that disagrees with the
+# descriptors does not compile. A missing docs page becomes an explanatory note in the explorer
+# rather than a build error (tests/configs/test_step_descriptors.cpp requires every page), and so
+# does a missing folder (its step is then diffed against the nearest earlier folder).
+# The output is rewritten only when it changes.
 cmake_minimum_required(VERSION 3.21)
 
-foreach(required SOURCE_DIR OUTPUT)
+foreach(required SOURCE_DIR OUTPUT STEPS FOLDERS)
   if(NOT DEFINED ${required})
     message(FATAL_ERROR "embed_step_pages.cmake: -D${required}=... is required")
   endif()
@@ -17,17 +21,35 @@ endforeach()
 set(versions_dir "${SOURCE_DIR}/kernels/versions")
 set(delimiter "fsembed")
 
-function(step_folder step out_var)
-  if(step LESS_EQUAL 7)
-    set(${out_var} "v01_07" PARENT_SCOPE)
-  else()
-    string(LENGTH "${step}" digits)
-    if(digits EQUAL 1)
-      set(${out_var} "v0${step}" PARENT_SCOPE)
-    else()
-      set(${out_var} "v${step}" PARENT_SCOPE)
+list(LENGTH STEPS step_count)
+list(LENGTH FOLDERS folder_count)
+if(NOT step_count EQUAL folder_count)
+  message(FATAL_ERROR "embed_step_pages.cmake: ${step_count} STEPS but ${folder_count} FOLDERS")
+endif()
+
+# The folder of the step at `index` in STEPS.
+function(step_folder index out_var)
+  list(GET FOLDERS ${index} folder)
+  set(${out_var} "${folder}" PARENT_SCOPE)
+endfunction()
+
+# The first and last step that share the folder of the step at `index` (steps 1-7: v01_07).
+function(folder_step_range index first_var last_var)
+  list(GET FOLDERS ${index} folder)
+  set(first "")
+  set(last "")
+  foreach(position RANGE 0 ${last_index})
+    list(GET FOLDERS ${position} candidate)
+    if(candidate STREQUAL folder)
+      list(GET STEPS ${position} step_number)
+      if(first STREQUAL "")
+        set(first ${step_number})
+      endif()
+      set(last ${step_number})
     endif()
-  endif()
+  endforeach()
+  set(${first_var} ${first} PARENT_SCOPE)
+  set(${last_var} ${last} PARENT_SCOPE)
 endfunction()
 
 # Appends `text` to `code_var` as a raw string literal.
@@ -47,7 +69,9 @@ function(strip_diff_timestamps diff_var)
 endfunction()
 
 set(entries "")
-foreach(step RANGE 1 22)
+math(EXPR last_index "${step_count} - 1")
+foreach(index RANGE 0 ${last_index})
+  list(GET STEPS ${index} step)
   if(step LESS 10)
     set(page_name "0${step}.md")
   else()
@@ -59,30 +83,36 @@ foreach(step RANGE 1 22)
     file(READ "${SOURCE_DIR}/${doc_path}" doc_text)
   endif()
 
-  step_folder(${step} folder)
+  step_folder(${index} folder)
+  set(previous_folder "")
+  if(index GREATER 0)
+    math(EXPR previous_index "${index} - 1")
+    step_folder(${previous_index} previous_folder)
+  endif()
   set(diff_text "")
-  if(step EQUAL 1)
-    set(summary "Step 1 is the base implementation: there is no earlier step to diff against.")
-  elseif(step LESS_EQUAL 7)
+  if(index EQUAL 0)
+    set(summary "Step ${step} is the base implementation: there is no earlier step to diff against.")
+  elseif(folder STREQUAL previous_folder)
     math(EXPR previous "${step} - 1")
-    string(CONCAT summary "Steps 1-7 share kernels/versions/v01_07: step ${step} differs from "
-                  "step ${previous} only in its kernel configuration (compare the two configs).")
+    folder_step_range(${index} first_sharing last_sharing)
+    string(CONCAT summary "Steps ${first_sharing}-${last_sharing} share kernels/versions/${folder}: "
+                  "step ${step} differs from step ${previous} only in its kernel configuration "
+                  "(compare the two configs).")
   elseif(NOT IS_DIRECTORY "${versions_dir}/${folder}")
     string(CONCAT summary "kernels/versions/${folder} was not in the source tree when this "
                   "explorer was built.")
   else()
     # The nearest earlier folder that exists: normally the previous step's.
+    set(expected_folder "${previous_folder}")
     set(previous_folder "")
-    math(EXPR candidate "${step} - 1")
-    while(candidate GREATER_EQUAL 7 AND previous_folder STREQUAL "")
+    set(candidate ${previous_index})
+    while(candidate GREATER_EQUAL 0 AND previous_folder STREQUAL "")
       step_folder(${candidate} candidate_folder)
       if(IS_DIRECTORY "${versions_dir}/${candidate_folder}")
         set(previous_folder "${candidate_folder}")
       endif()
       math(EXPR candidate "${candidate} - 1")
     endwhile()
-    math(EXPR previous "${step} - 1")
-    step_folder(${previous} expected_folder)
     if(previous_folder STREQUAL "")
       string(CONCAT summary "No earlier kernel folder existed when this explorer was built; "
                     "nothing to diff kernels/versions/${folder} against.")

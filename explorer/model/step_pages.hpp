@@ -1,10 +1,13 @@
 // Each step's documentation page and the source diff to the previous step's kernel folder,
 // embedded at build time (explorer/model/embed_step_pages.cmake) so the explorer needs no
-// checkout at run time. Steps 1-7 share kernels/versions/v01_07; steps 8-22 have vNN folders.
+// checkout at run time. Steps 1-7 share kernels/versions/v01_07; every later step has its vNN
+// folder. One page per step of kernels/versions/steps.hpp.
 #pragma once
 
 #include <span>
 #include <string_view>
+
+#include "configs/config_sets.hpp"
 
 namespace flashscope::explorer {
 
@@ -17,7 +20,7 @@ struct StepPage {
   std::string_view source_diff;    // `diff -ruN previous current`, empty when none
 };
 
-inline constexpr int kStepCount = 22;  // configs::kLastStep (tests check they agree)
+inline constexpr int kStepCount = configs::kLastStep;
 
 std::span<const StepPage> embedded_step_pages();  // steps 1..kStepCount, in order
 const StepPage* embedded_step_page(int step);     // nullptr outside 1..kStepCount

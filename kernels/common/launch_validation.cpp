@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/versions/steps.hpp"
+
 namespace flashscope {
 
 namespace {
@@ -32,85 +34,27 @@ std::array<std::int64_t, 4> contiguous_strides(const std::array<std::int64_t, 4>
   return {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
 }
 
-namespace {
-
-// The Hopper track's per-step rules (hopper-track.md §3); nullopt when the step runs the config.
-std::optional<std::string> unsupported_hopper_combination(int step, const KernelConfig& c) {
-  const std::string name = "step " + std::to_string(step);
-  const int consumers = consumer_warpgroups(c);
-  if (step <= 18) {
-    if (producer_warpgroups(c) != 0)
-      return name + " has no producer warpgroup: n_warps must be 4 x B_r / 64 = " +
-             std::to_string(4 * consumers) + ", not " + std::to_string(c.n_warps);
-    if (step == 17 && c.stages != 1)
-      return "step 17 copies K and V with cp.async into one buffer each: stages must be 1, not " +
-             std::to_string(c.stages);
-    if (step == 17 && (c.B_r % (4 * c.n_warps) != 0 || c.B_c % (4 * c.n_warps) != 0))
-      return "step 17 copies blocks in patches of 32 * n_warps / 8 rows; B_r = " +
-             std::to_string(c.B_r) + " and B_c = " + std::to_string(c.B_c) +
-             " must both be multiples of " + std::to_string(4 * c.n_warps);
-    if (c.consumer_regs != 0)
-      return name +
-             " does not reallocate registers (setmaxnreg comes with the producer "
-             "warpgroup of step 19): consumer_regs must be 0";
-    return std::nullopt;
-  }
-  if (consumers != 2)
-    return name + " runs one producer and two consumer warpgroups: B_r must be 128, not " +
-           std::to_string(c.B_r);
-  if (producer_warpgroups(c) != 1)
-    return name + " needs the producer warpgroup: n_warps must be 12, not " +
-           std::to_string(c.n_warps);
-  if (c.consumer_regs == 0)
-    return name + " reallocates registers with setmaxnreg: consumer_regs (regs_N) must be set";
-  if (c.stages < 2)
-    return name + " overlaps loads with compute through a circular buffer: stages must be >= 2";
-  // Step 22 (docs/versions/22.md) stores O from a tile of its own, so the next tile's Q can load
-  // while O leaves: one B_r x d_head tile more than smem_bytes() counts.
-  if (step >= 22) {
-    const int bytes = smem_bytes(c) + c.B_r * c.d_head * kElementBytes;
-    if (bytes > kHopperMaxSmemBytes)
-      return name +
-             " keeps Q, O and stages x (K + V) tiles in shared memory: " + std::to_string(bytes) +
-             " bytes at B_c = " + std::to_string(c.B_c) +
-             " and stages = " + std::to_string(c.stages) +
-             " exceed the 232448 bytes (227 KB) a block may opt in to";
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
+// The rules every step of a track shares come first; then the step's own, as its descriptor
+// (kernels/versions/vNN/step.hpp) declares them. A step without a descriptor has no rules to
+// fall back on: it is rejected by name.
 std::optional<std::string> unsupported_combination(int step, const KernelConfig& c) {
   if (const char* violation = static_config_violation(c); violation[0] != '\0')
     return std::string("invalid config ") + to_short_form(c) + ": " + violation;
-  if (step >= kFirstHopperStep) {
+  const StepDescriptor* descriptor = versions::find(step);
+  if (descriptor == nullptr)
+    return "step " + std::to_string(step) + " does not exist (steps are " +
+           std::to_string(versions::kFirst) + "–" + std::to_string(versions::kLast) +
+           ", kernels/versions/steps.hpp)";
+  if (descriptor->track == Track::hopper) {
     if (!is_hopper_config(c))
       return "step " + std::to_string(step) + " is a Hopper step and needs a Hopper config " +
              "(stages_N); " + to_short_form(c) + " is an Ampere config";
-    return unsupported_hopper_combination(step, c);
-  }
-  if (is_hopper_config(c))
+  } else if (is_hopper_config(c)) {
     return "step " + std::to_string(step) + " is an Ampere step (mma.sync, cp.async); " +
            to_short_form(c) + " is a Hopper config (stages_N) for steps " +
            std::to_string(kFirstHopperStep) + "+";
-  // Spec §7.1: steps 1–7 copy K and V per warp, B_c / n_warps rows each, in 8-row patches
-  // (4 rows x 2 column halves per instruction); fewer rows than that leaves K/V unloaded.
-  if (step <= 7 && c.B_c / 8 < c.n_warps)
-    return "steps 1–7 copy K/V per warp and need B_c / 8 >= n_warps; B_c = " +
-           std::to_string(c.B_c) + " with " + std::to_string(c.n_warps) +
-           " warps would leave K and V unloaded (spec §7.1)";
-  // Steps 8+ copy CTA-cooperatively in patches of (threads / 8) rows, and each patch must hold
-  // whole 8-row swizzle periods so the per-thread swizzle stays a compile-time step.
-  if (step >= 8 && c.n_warps % 2 != 0)
-    return "steps 8–16 copy in patches of 4 * n_warps rows, which must be a multiple of 8 (the "
-           "swizzle period); n_warps = " +
-           std::to_string(c.n_warps) + " is odd";
-  if (step >= 8 && (c.B_c % (4 * c.n_warps) != 0 || c.B_r % (4 * c.n_warps) != 0))
-    return "steps 8–16 copy blocks in patches of 32 * n_warps / 8 rows; B_r = " +
-           std::to_string(c.B_r) + " and B_c = " + std::to_string(c.B_c) +
-           " must both be multiples of " + std::to_string(4 * c.n_warps);
-  return std::nullopt;
+  }
+  return descriptor->rules(step, c);
 }
 
 void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,

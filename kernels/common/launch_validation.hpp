@@ -39,8 +39,9 @@ class LaunchValidationError : public std::invalid_argument {
 };
 
 // The known-bad (step, config) combinations of spec §7 that a step's code cannot run
-// correctly; nullopt when the step supports the config. The instantiation generator uses the
-// same rule, so such a kernel is never built.
+// correctly, as the step's descriptor declares them (kernels/versions/vNN/step.hpp: `.rules`);
+// nullopt when the step supports the config. A step that does not exist is rejected. The
+// instantiation generator uses the same rule, so such a kernel is never built.
 std::optional<std::string> unsupported_combination(int step, const KernelConfig& config);
 
 // Throws LaunchValidationError on the first violated rule. `compute_capability` is

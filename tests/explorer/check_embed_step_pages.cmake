@@ -16,7 +16,9 @@ file(WRITE "${tree}/docs/versions/08.md" "# Step 8\n\nStatic swizzle; \"quotes\"
 
 set(generated "${WORK_DIR}/step_pages_data.cpp")
 execute_process(COMMAND "${CMAKE_COMMAND}" "-DSOURCE_DIR=${tree}" "-DOUTPUT=${generated}"
-                        "-DDIFF_EXECUTABLE=${DIFF}" -P "${SCRIPT}"
+                        "-DDIFF_EXECUTABLE=${DIFF}" "-DSTEPS=1;2;3;4;5;6;7;8;9;10"
+                        "-DFOLDERS=v01_07;v01_07;v01_07;v01_07;v01_07;v01_07;v01_07;v08;v09;v10"
+                        -P "${SCRIPT}"
                 RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "embed_step_pages.cmake failed (${status})")

@@ -465,16 +465,17 @@ TEST_CASE("step titles") {
   CHECK(step_title(17) == "Warpgroup MMA (wgmma)");
   CHECK(step_title(21) == "Intra-warpgroup overlap of GEMM and softmax");
   CHECK(step_title(0).empty());
-  CHECK(step_title(22).empty());
+  CHECK(step_title(configs::kLastStep + 1).empty());
 }
 
 TEST_CASE("every step has an embedded page entry") {
-  CHECK(kStepCount == configs::kLastStep);  // embed_step_pages.cmake embeds 1..21
-  REQUIRE(embedded_step_pages().size() == kStepCount);
-  for (int step = 1; step <= kStepCount; ++step) {
-    const StepPage* page = embedded_step_page(step);
+  // embed_step_pages.cmake embeds one page per step descriptor, with the descriptor's folder.
+  REQUIRE(embedded_step_pages().size() == configs::steps().size());
+  for (const configs::StepInfo& info : configs::steps()) {
+    const StepPage* page = embedded_step_page(info.step);
     REQUIRE(page != nullptr);
-    CHECK(page->step == step);
+    CHECK(page->step == info.step);
+    CHECK(page->source_folder == "kernels/versions/" + std::string(info.source_folder));
     CHECK_FALSE(page->diff_summary.empty());
   }
   CHECK(embedded_step_page(3)->source_folder == "kernels/versions/v01_07");
@@ -482,7 +483,7 @@ TEST_CASE("every step has an embedded page entry") {
   CHECK(embedded_step_page(12)->doc_path == "docs/versions/12.md");
   CHECK(embedded_step_page(18)->source_folder == "kernels/versions/v18");
   CHECK(embedded_step_page(0) == nullptr);
-  CHECK(embedded_step_page(22) == nullptr);
+  CHECK(embedded_step_page(configs::kLastStep + 1) == nullptr);
 }
 
 TEST_CASE("loading: bad files become problems naming the file; good files still load") {

@@ -1,0 +1,124 @@
+// The record a step declares about itself in kernels/versions/vNN/step.hpp: everything the host
+// (configs/, the instantiation generator, launch validation, the explorer) needs to know about a
+// step, in one place next to its kernel. kernels/versions/steps.hpp lists every descriptor;
+// docs/adding-a-step.md walks through writing one. Plain C++ (no CUDA), constexpr data only.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "config.hpp"
+
+namespace flashscope {
+
+// The two instruction families of the progression: steps on the Ampere track run mma.sync and
+// cp.async configs (stages = 0) on sm_80+; steps on the Hopper track run wgmma configs
+// (stages >= 1) and are compiled for sm_90a only.
+enum class Track { ampere, hopper };
+
+// A short constexpr list of small integers (head counts, d_head values, tune axis values).
+class IntList {
+ public:
+  static constexpr std::size_t kCapacity = 8;
+
+  constexpr IntList() = default;
+  constexpr IntList(std::initializer_list<int> values) {
+    if (values.size() > kCapacity) throw std::length_error("IntList holds at most 8 values");
+    for (const int value : values)
+      values_[size_++] = value;
+  }
+
+  constexpr const int* begin() const { return values_.data(); }
+  constexpr const int* end() const { return values_.data() + size_; }
+  constexpr std::size_t size() const { return size_; }
+  constexpr bool empty() const { return size_ == 0; }
+  constexpr bool contains(int value) const {
+    for (const int item : *this)
+      if (item == value) return true;
+    return false;
+  }
+
+ private:
+  std::array<int, kCapacity> values_{};
+  std::size_t size_ = 0;
+};
+
+// The configs a step is measured with, in short form (spec §2.2); "" = not recorded. Steps 1–7
+// and the Hopper track have a progression config; steps 8–16 the seed's per-GPU picks (spec §4.0);
+// the Hopper picks are the fastest tune config flashscope measured on that GPU
+// (docs/versions/NN.md gives each measurement).
+struct StepPickTexts {
+  std::string_view progression;
+  std::string_view seed_a100;
+  std::string_view seed_rtx3090;
+  std::string_view hopper_h200;
+  std::string_view hopper_h100;
+};
+
+// How a step is auto-tuned. An Ampere step is tuned over the seed's auto-tune space (spec §5.2,
+// configs/config_sets.cpp) and leaves the axes empty; a Hopper step names its own axes
+// (hopper-track.md §2), in nesting order after the dtype, and n_warps follows from B_r and
+// whether the step has a producer warpgroup.
+struct StepTuning {
+  bool by_default = false;  // in default_tune_steps(): the seed re-tuned it (§5.6), or Hopper
+  IntList B_r, B_c, stages, consumer_regs;
+  int producer_warpgroups = 0;  // Hopper: 1 when the CTA has a producer warpgroup (steps 19+)
+};
+
+// A step's known-bad combinations (spec §7, hopper-track.md §3): the message of the first rule
+// that `config` breaks on step `step`, or nullopt when the step's code runs it. Only configs of
+// the step's track that pass static_config_violation reach it (launch_validation.cpp checks
+// those first).
+using StepRuleFunction = std::optional<std::string> (*)(int step, const KernelConfig& config);
+
+// Deliberately not default-constructible and not constructible from nullptr: a descriptor that
+// leaves `.rules` out, or sets it to nullptr, does not compile. Every step states its rules
+// (kernels/common/step_rules.hpp holds the rule sets several steps share).
+class StepRules {
+ public:
+  constexpr StepRules(StepRuleFunction function) : function_(function) {}  // NOLINT: implicit
+  StepRules(std::nullptr_t) = delete;
+
+  std::optional<std::string> operator()(int step, const KernelConfig& config) const {
+    return function_(step, config);
+  }
+  constexpr StepRuleFunction function() const { return function_; }
+
+ private:
+  StepRuleFunction function_;
+};
+
+// How the generator instantiates the step: each generated translation unit includes
+// kernels/versions/<source_folder>/<kernel_header> and calls
+// flashscope::<cpp_namespace>::<register_function><config, static head count...>(registry, step),
+// which builds the registry entry and with it the step's launcher
+// (kernels/common/kernel_entry.cuh).
+struct StepKernel {
+  std::string_view header = "kernel.cuh";
+  std::string_view register_function = "register_kernel";
+};
+
+struct StepDescriptor {
+  int number;
+  std::string_view title;  // the seed's iteration name (spec §1.5) or the Hopper step's technique
+  Track track;
+  std::string_view source_folder;  // under kernels/versions/
+  std::string_view cpp_namespace;  // inside flashscope::
+  // The dtypes and head dimensions configs/ instantiates the step's picks and tune set in.
+  std::array<DType, 2> dtypes = {DType::FP16, DType::BF16};
+  IntList d_heads = {128};
+  // Head counts a step with a compile-time GMEM row stride is instantiated for (step 16:
+  // stride = d_head · heads); empty = any head count.
+  IntList static_head_counts;
+  StepPickTexts picks;
+  StepTuning tuning;
+  StepRules rules;
+  StepKernel kernel;
+};
+
+}  // namespace flashscope

@@ -1,0 +1,98 @@
+// The known-bad combinations of spec §7 and hopper-track.md §3 that several steps share, one
+// function per way a kernel copies its tiles and organizes its warps. A step's descriptor
+// (kernels/versions/vNN/step.hpp) names the rule set its code needs in `.rules`; a step whose
+// code adds a constraint declares its own function there. Each function sees only configs of its
+// step's track that pass static_config_violation (launch_validation.cpp checks those first).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config.hpp"
+
+namespace flashscope::step_rules {
+
+// Steps 1–7 (spec §7.1): K and V are copied per warp, B_c / n_warps rows each, in 8-row patches
+// (4 rows x 2 column halves per instruction); fewer rows than that leaves K/V unloaded.
+inline std::optional<std::string> per_warp_copies(int /*step*/, const KernelConfig& c) {
+  if (c.B_c / 8 < c.n_warps)
+    return "steps 1–7 copy K/V per warp and need B_c / 8 >= n_warps; B_c = " +
+           std::to_string(c.B_c) + " with " + std::to_string(c.n_warps) +
+           " warps would leave K and V unloaded (spec §7.1)";
+  return std::nullopt;
+}
+
+// Steps 8–16 copy CTA-cooperatively in patches of (threads / 8) rows, and each patch must hold
+// whole 8-row swizzle periods so the per-thread swizzle stays a compile-time step.
+inline std::optional<std::string> cta_cooperative_copies(int /*step*/, const KernelConfig& c) {
+  if (c.n_warps % 2 != 0)
+    return "steps 8–16 copy in patches of 4 * n_warps rows, which must be a multiple of 8 (the "
+           "swizzle period); n_warps = " +
+           std::to_string(c.n_warps) + " is odd";
+  if (c.B_c % (4 * c.n_warps) != 0 || c.B_r % (4 * c.n_warps) != 0)
+    return "steps 8–16 copy blocks in patches of 32 * n_warps / 8 rows; B_r = " +
+           std::to_string(c.B_r) + " and B_c = " + std::to_string(c.B_c) +
+           " must both be multiples of " + std::to_string(4 * c.n_warps);
+  return std::nullopt;
+}
+
+namespace detail {
+
+inline std::optional<std::string> no_producer_warpgroup(int step, const KernelConfig& c) {
+  if (producer_warpgroups(c) != 0)
+    return "step " + std::to_string(step) +
+           " has no producer warpgroup: n_warps must be 4 x B_r / 64 = " +
+           std::to_string(4 * consumer_warpgroups(c)) + ", not " + std::to_string(c.n_warps);
+  return std::nullopt;
+}
+
+inline std::optional<std::string> no_register_reallocation(int step, const KernelConfig& c) {
+  if (c.consumer_regs != 0)
+    return "step " + std::to_string(step) +
+           " does not reallocate registers (setmaxnreg comes with the producer "
+           "warpgroup of step 19): consumer_regs must be 0";
+  return std::nullopt;
+}
+
+}  // namespace detail
+
+// Step 17: wgmma warpgroups only, K and V copied with cp.async (step 16's CTA-cooperative
+// patches) into one buffer each.
+inline std::optional<std::string> warpgroups_with_cp_async(int step, const KernelConfig& c) {
+  if (auto reason = detail::no_producer_warpgroup(step, c)) return reason;
+  if (c.stages != 1)
+    return "step " + std::to_string(step) +
+           " copies K and V with cp.async into one buffer each: stages must be 1, not " +
+           std::to_string(c.stages);
+  if (c.B_r % (4 * c.n_warps) != 0 || c.B_c % (4 * c.n_warps) != 0)
+    return "step " + std::to_string(step) + " copies blocks in patches of 32 * n_warps / 8 rows; " +
+           "B_r = " + std::to_string(c.B_r) + " and B_c = " + std::to_string(c.B_c) +
+           " must both be multiples of " + std::to_string(4 * c.n_warps);
+  return detail::no_register_reallocation(step, c);
+}
+
+// Step 18: wgmma warpgroups only, K and V loaded by TMA through a `stages`-deep mbarrier
+// pipeline that every consumer thread drives.
+inline std::optional<std::string> warpgroups_with_tma(int step, const KernelConfig& c) {
+  if (auto reason = detail::no_producer_warpgroup(step, c)) return reason;
+  return detail::no_register_reallocation(step, c);
+}
+
+// Steps 19+: one producer warpgroup issuing TMA loads into a circular buffer of `stages` K/V
+// slots, two consumer warpgroups, registers moved to the consumers with setmaxnreg.
+inline std::optional<std::string> warp_specialized(int step, const KernelConfig& c) {
+  const std::string name = "step " + std::to_string(step);
+  if (consumer_warpgroups(c) != 2)
+    return name + " runs one producer and two consumer warpgroups: B_r must be 128, not " +
+           std::to_string(c.B_r);
+  if (producer_warpgroups(c) != 1)
+    return name + " needs the producer warpgroup: n_warps must be 12, not " +
+           std::to_string(c.n_warps);
+  if (c.consumer_regs == 0)
+    return name + " reallocates registers with setmaxnreg: consumer_regs (regs_N) must be set";
+  if (c.stages < 2)
+    return name + " overlaps loads with compute through a circular buffer: stages must be >= 2";
+  return std::nullopt;
+}
+
+}  // namespace flashscope::step_rules

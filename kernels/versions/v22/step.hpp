@@ -1,0 +1,52 @@
+// What the host knows about the step in this folder: its descriptor
+// (kernels/common/step_descriptor.hpp), listed in kernels/versions/steps.hpp. The kernel code
+// next to it is frozen; docs/adding-a-step.md says what each field drives.
+#pragma once
+
+#include "kernels/common/step_descriptor.hpp"
+#include "kernels/common/step_rules.hpp"
+
+namespace flashscope::versions {
+
+// Steps 19–21's rules, and the shared memory of the separate O tile (docs/versions/22.md): O is
+// stored from a tile of its own so the next tile's Q can load while O leaves, one B_r x d_head
+// tile more than smem_bytes() counts.
+inline std::optional<std::string> persistent_with_own_O_tile(int step, const KernelConfig& c) {
+  if (auto reason = step_rules::warp_specialized(step, c)) return reason;
+  const int bytes = smem_bytes(c) + c.B_r * c.d_head * kElementBytes;
+  if (bytes > kHopperMaxSmemBytes)
+    return "step " + std::to_string(step) +
+           " keeps Q, O and stages x (K + V) tiles in shared memory: " + std::to_string(bytes) +
+           " bytes at B_c = " + std::to_string(c.B_c) +
+           " and stages = " + std::to_string(c.stages) +
+           " exceed the 232448 bytes (227 KB) a block may opt in to";
+  return std::nullopt;
+}
+
+inline constexpr StepDescriptor kStep22{
+    .number = 22,
+    .title = "Persistent kernel with a tile scheduler",
+    .track = Track::hopper,
+    .source_folder = "v22",
+    .cpp_namespace = "v22",
+    .dtypes = {DType::FP16, DType::BF16},
+    .d_heads = {128},
+    .static_head_counts = {},
+    // The config the step was designed around (step 21's, whose O tile it separates: at B_c = 128
+    // that leaves room for two K/V stages only); the picks are the fastest of its tune set at
+    // N = 4096, B = 16, H = 16, fp16 (CUDA events, median; results/h200/hopper.csv,
+    // results/h100/hopper.csv).
+    .picks = {.progression = "(FP16, 128, 128, 128, 12): stages_2+regs_240",
+              .hopper_h200 = "(FP16, 128, 128, 128, 12): stages_2+regs_224",
+              .hopper_h100 = "(FP16, 128, 128, 128, 12): stages_2+regs_240"},
+    .tuning = {.by_default = true,
+               .B_r = {128},
+               .B_c = {64, 128},
+               .stages = {2, 3, 4},  // the O tile leaves room for 4 at B_c = 64 only
+               .consumer_regs = {224, 240},
+               .producer_warpgroups = 1},
+    .rules = persistent_with_own_O_tile,
+    .kernel = {.header = "kernel.cuh", .register_function = "register_kernel"},
+};
+
+}  // namespace flashscope::versions
