@@ -86,6 +86,24 @@ std::string busiest_run(const RowSet& set, Wanted wanted) {
   return best;
 }
 
+// The run that measured the most (step or reference, dtype) pairs among the wanted rows: the one
+// that covers the most steps, however many configs each. The ceilings block reads every step
+// from one run, so a run of the whole progression wins over a tune sweep of a few steps.
+template <typename Wanted>
+std::string widest_run(const RowSet& set, Wanted wanted) {
+  std::map<std::string, std::set<std::pair<std::string, std::string>>> covered;
+  for (const ResultRow* row : set.rows())
+    if (is_usable(*row) && wanted(*row)) covered[run_key(*row)].insert({row->step, row->dtype});
+  std::string best;
+  std::size_t most = 0;
+  for (const auto& [run, pairs] : covered)
+    if (pairs.size() > most) {
+      best = run;
+      most = pairs.size();
+    }
+  return best;
+}
+
 // The progression's run: the one that measured the most (step, dtype, N) of numbered steps.
 // Tables built from it compare steps measured on one host, by one build, in one sweep; rows of
 // other runs (a tune sweep on another host) have tables of their own.
@@ -278,12 +296,10 @@ std::string versus_previous_block(const RowSet& all, int step) {
     return value ? fixed(*value, 1, " %") : std::string("–");
   };
   std::string out = "| dtype | N | step " + std::to_string(step - 1) + " TFLOP/s | step " +
-                    std::to_string(step) + " TFLOP/s | step " + std::to_string(step) +
-                    " / step " + std::to_string(step - 1) +
-                    " | tensor pipe active | SM-active share | step " + std::to_string(step) +
-                    " config |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |
-";
+                    std::to_string(step) + " TFLOP/s | step " + std::to_string(step) + " / step " +
+                    std::to_string(step - 1) + " | tensor pipe active | SM-active share | step " +
+                    std::to_string(step) +
+                    " config |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
   bool any = false;
   for (const std::string& dtype : dtypes_of(set))
     for (const int seq_len : set.seq_lens(dtype)) {
@@ -300,8 +316,7 @@ std::string versus_previous_block(const RowSet& all, int step) {
              optional_percent(tensor_pipe_percent(before)) + " → " +
              optional_percent(tensor_pipe_percent(after)) + " | " +
              optional_percent(sm_active_percent(before)) + " → " +
-             optional_percent(sm_active_percent(after)) + " | `" + current->config + "` |
-";
+             optional_percent(sm_active_percent(after)) + " | `" + current->config + "` |\n";
     }
   return any ? out : "";
 }
@@ -364,7 +379,7 @@ std::string ceilings_block(const RowSet& all) {
     out += "| " + ceiling.name + " | – | " + fixed(ceiling.gbytes_per_s, 0, " GB/s") + " | " +
            fixed(ceiling.row->sm_clock_mhz, 0) + " | " + run_label(*ceiling.row) + " |\n";
 
-  const std::string run = busiest_run(all, [](const ResultRow& row) {
+  const std::string run = widest_run(all, [](const ResultRow& row) {
     return row.seq_len == kHeadlineSeqLen && arithmetic_intensity(row).has_value();
   });
   if (run.empty()) return out;
