@@ -55,9 +55,9 @@ struct GuiOptions {
 void add_gui_options(CLI::App& app, GuiOptions& options);
 
 // Every problem of the parsed options, each naming the option, the value and the rule: --results
-// files and a --results-dir that do not exist, a view, step, tab or frame count out of range. main reports
-// them all (exit 2) before the window opens or a GPU is looked for. A file that exists but does
-// not read is shown in the window instead, as one opened with the Open box is, and so is a
+// files and a --results-dir that do not exist, a view, step, tab or frame count out of range. main
+// reports them all (exit 2) before the window opens or a GPU is looked for. A file that exists but
+// does not read is shown in the window instead, as one opened with the Open box is, and so is a
 // --sass-dir without an artifact (on the SASS tab).
 std::vector<std::string> gui_option_problems(const GuiOptions& options);
 
