@@ -52,6 +52,21 @@ function(folder_step_range index first_var last_var)
   set(${last_var} ${last} PARENT_SCOPE)
 endfunction()
 
+# Copies kernels/versions/<folder> to <destination>/<folder> with the folder's own name in the
+# namespace and in include paths written as vNN (flashscope::v21 -> flashscope::vNN,
+# kernels/versions/v21/ -> kernels/versions/vNN/): every snapshot repeats its neighbour under its
+# own name, and a diff of the raw folders would show those renames on every line that names them,
+# burying the step's one technique. scripts/step_diff.sh does the same for the command line.
+function(copy_normalized_folder folder destination)
+  file(GLOB_RECURSE files RELATIVE "${versions_dir}/${folder}" "${versions_dir}/${folder}/*")
+  foreach(file IN LISTS files)
+    file(READ "${versions_dir}/${folder}/${file}" content)
+    string(REPLACE "flashscope::${folder}" "flashscope::vNN" content "${content}")
+    string(REPLACE "kernels/versions/${folder}/" "kernels/versions/vNN/" content "${content}")
+    file(WRITE "${destination}/${folder}/${file}" "${content}")
+  endforeach()
+endfunction()
+
 # Appends `text` to `code_var` as a raw string literal.
 function(append_literal code_var text)
   string(FIND "${text}" ")${delimiter}\"" clash)
@@ -119,13 +134,20 @@ foreach(index RANGE 0 ${last_index})
     elseif(NOT DIFF_EXECUTABLE)
       set(summary "The `diff` program was not found when this explorer was built.")
     else()
+      set(normalized_root "${OUTPUT}.folders")
+      file(REMOVE_RECURSE "${normalized_root}")
+      copy_normalized_folder("${previous_folder}" "${normalized_root}")
+      copy_normalized_folder("${folder}" "${normalized_root}")
       execute_process(
         COMMAND "${DIFF_EXECUTABLE}" -ruN "${previous_folder}" "${folder}"
-        WORKING_DIRECTORY "${versions_dir}"
+        WORKING_DIRECTORY "${normalized_root}"
         RESULT_VARIABLE diff_status
         OUTPUT_VARIABLE diff_text
         ERROR_VARIABLE diff_error)
-      set(summary "diff -ruN kernels/versions/${previous_folder} kernels/versions/${folder}")
+      file(REMOVE_RECURSE "${normalized_root}")
+      string(CONCAT summary "scripts/step_diff.sh ${step}: diff -ruN kernels/versions/"
+                    "${previous_folder} kernels/versions/${folder}, each folder's own name in "
+                    "namespaces and include paths written as vNN")
       if(NOT previous_folder STREQUAL expected_folder)
         string(APPEND summary " (kernels/versions/${expected_folder} did not exist)")
       endif()

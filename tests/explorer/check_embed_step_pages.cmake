@@ -8,10 +8,13 @@ cmake_minimum_required(VERSION 3.21)
 set(tree "${WORK_DIR}/tree")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(WRITE "${tree}/kernels/versions/v01_07/forward.cuh" "int tile = 64;\nint warps = 4;\n")
-file(WRITE "${tree}/kernels/versions/v08/forward.cuh" "int tile = 64;\nint warps = 8;\n")
+# Each snapshot names its own namespace and include paths: the diff writes both folders' names as
+# vNN, so only the technique shows.
+file(WRITE "${tree}/kernels/versions/v08/forward.cuh"
+     "namespace flashscope::v08 {\n#include \"kernels/versions/v08/x.cuh\"\nint tile = 64;\nint warps = 8;\n")
 # v09 is missing; v10 must be diffed against v08.
 file(WRITE "${tree}/kernels/versions/v10/forward.cuh"
-     "int tile = 64;\nint warps = 8;\n// \"quoted\"; [brackets] \\backslash\n")
+     "namespace flashscope::v10 {\n#include \"kernels/versions/v10/x.cuh\"\nint tile = 64;\nint warps = 8;\n// \"quoted\"; [brackets] \\backslash\n")
 file(WRITE "${tree}/docs/versions/08.md" "# Step 8\n\nStatic swizzle; \"quotes\" [x] \\n\n")
 
 set(generated "${WORK_DIR}/step_pages_data.cpp")
@@ -40,11 +43,13 @@ endfunction()
 
 expect("Static swizzle; \"quotes\" [x] \\n" "step 8's page, verbatim")
 expect("diff -ruN kernels/versions/v01_07 kernels/versions/v08" "the v01_07 -> v08 summary")
-expect("-int warps = 4;\n+int warps = 8;" "the v01_07 -> v08 change")
+expect("+int warps = 8;" "the v01_07 -> v08 change")
 expect("(kernels/versions/v09 did not exist)" "the note on the missing v09")
 expect("+// \"quoted\"; [brackets] \\backslash" "the v08 -> v10 change")
 expect("kernels/versions/v09 was not in the source tree" "step 9's missing folder")
 expect("step 3 differs from step 2 only in its kernel configuration" "the shared 1-7 tree")
 expect("--- v01_07/forward.cuh\n" "a diff header without its timestamp")
 expect_not("\t20" "diff timestamps")
+expect_not("flashscope::v10" "a namespace rename between neighbours")
+expect_not("kernels/versions/v10/x.cuh" "an include-path rename between neighbours")
 message(STATUS "embed_step_pages.cmake output checked")
