@@ -1,4 +1,4 @@
-#include "explorer/gui/profiling_sweep_runner.hpp"
+#include "explorer/gui/sweep_engine_adapter.hpp"
 
 #include <charconv>
 #include <iostream>
@@ -10,9 +10,9 @@
 #include "explorer/sweep_mode.hpp"
 #include "kernels/common/registry.hpp"
 #include "profiling/device.hpp"
-#include "profiling/references/reference_attention.hpp"
-#include "profiling/sweep_plan.hpp"
-#include "profiling/sweep_runner.hpp"
+#include "profiling/baselines/baseline_attention.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
+#include "profiling/sweep/sweep_parent.hpp"
 
 namespace flashscope::explorer {
 
@@ -30,7 +30,7 @@ SweepOptions sweep_options_for(const SweepRequest& request) {
     if (!dtype) throw std::invalid_argument("unknown dtype \"" + name + "\"");
     options.dtypes.push_back(*dtype);
   }
-  if (!request.include_references) options.references.clear();
+  if (!request.include_baselines) options.baselines.clear();
   return options;
 }
 
@@ -47,7 +47,7 @@ class ProfilingSweepPlanner final : public SweepPlanner {
     SweepPreview preview;
     try {
       const SweepPlan plan =
-          plan_sweep(sweep_options_for(request), built_kernels(), built_references());
+          plan_sweep(sweep_options_for(request), built_kernels(), built_baselines());
       std::map<int, std::set<std::string>> kernels;
       for (const SweepUnit& unit : plan.units)
         for (const MeasurementItem& item : unit.items)
@@ -105,8 +105,7 @@ class ProfilingSweepRunner final : public SweepRunner {
 
 }  // namespace
 
-std::shared_ptr<SweepRunner> make_profiling_sweep_runner(int device,
-                                                         std::string& unavailable_reason) {
+std::shared_ptr<SweepRunner> make_sweep_engine_runner(int device, std::string& unavailable_reason) {
   try {
     const DeviceDescription description = describe_device(device);
     return std::make_shared<ProfilingSweepRunner>(device, description.name);
@@ -116,7 +115,7 @@ std::shared_ptr<SweepRunner> make_profiling_sweep_runner(int device,
   }
 }
 
-std::shared_ptr<SweepPlanner> make_profiling_sweep_planner() {
+std::shared_ptr<SweepPlanner> make_sweep_engine_planner() {
   return std::make_shared<ProfilingSweepPlanner>();
 }
 

@@ -1,4 +1,4 @@
-#include "explorer/model/sweep_runner.hpp"
+#include "explorer/model/sweep_session.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
-// The seam between the explorer and the sweep engine. explorer/gui/profiling_sweep_runner.hpp
-// implements SweepRunner over the headless sweep (profiling/sweep_runner.hpp); the run panel runs
-// it on a worker thread through SweepSession and streams its rows into the views. Nothing here
+// The seam between the explorer and the sweep engine. explorer/gui/sweep_engine_adapter.hpp
+// implements SweepRunner over the headless sweep (profiling/sweep/sweep_parent.hpp); the run panel
+// runs it on a worker thread through SweepSession and streams its rows into the views. Nothing here
 // needs a GPU, so the session logic is tested with fake runners.
 #pragma once
 
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 
 namespace flashscope::explorer {
 
@@ -25,7 +25,7 @@ struct SweepRequest {
   std::vector<int> steps;           // kernel steps (SweepPlanner::steps() lists those built)
   std::vector<int> seq_lens;        // N values
   std::vector<std::string> dtypes;  // "fp16", "bf16"
-  bool include_references = true;   // also measure FA2 and cuDNN at each (dtype, N)
+  bool include_baselines = true;    // also measure FA2 and cuDNN at each (dtype, N)
   bool operator==(const SweepRequest&) const = default;
 };
 
@@ -58,7 +58,7 @@ std::string_view track_name(int step);
 std::vector<StepTrack> group_by_track(std::vector<RunnableStep> steps);
 
 // What a request would measure, worked out from the build's kernels before anything runs (no GPU
-// needed): the sweep's own plan (profiling/sweep_plan.hpp), so the numbers are the sweep's.
+// needed): the sweep's own plan (profiling/sweep/sweep_plan.hpp), so the numbers are the sweep's.
 struct SweepPreview {
   std::map<int, std::size_t> configs_per_step;  // distinct (config, dtype) kernels measured
   std::size_t rows = 0;                         // rows the sweep writes, references included

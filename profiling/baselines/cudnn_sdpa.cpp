@@ -1,7 +1,7 @@
 // cuDNN SDPA forward through the backend API, descriptors built by hand (no cudnn-frontend):
 // tensors -> operation(s) -> operation graph -> engine heuristics -> execution plan, then a
 // variant pack binding our device pointers for each execution.
-#include "profiling/references/cudnn_sdpa.hpp"
+#include "profiling/baselines/cudnn_sdpa.hpp"
 
 #include <cudnn.h>
 
@@ -38,7 +38,7 @@ namespace {
 
 // ---- Status checking --------------------------------------------------------------------------
 
-// A failed cuDNN call. prepare() turns these into ReferenceUnavailable when they only mean "this
+// A failed cuDNN call. prepare() turns these into BaselineUnavailable when they only mean "this
 // graph is not supported here"; elsewhere they propagate as runtime errors.
 class CudnnStatusError : public std::runtime_error {
  public:
@@ -463,9 +463,9 @@ std::string version_text(std::size_t version) {
 
 // ---- The reference ----------------------------------------------------------------------------
 
-class CudnnSdpaReference final : public ReferenceAttention {
+class CudnnSdpaBaseline final : public BaselineAttention {
  public:
-  explicit CudnnSdpaReference(CudnnSdpaGraph graph) : requested_graph_(graph) {}
+  explicit CudnnSdpaBaseline(CudnnSdpaGraph graph) : requested_graph_(graph) {}
 
   std::string_view name() const override { return "cudnn"; }
 
@@ -488,13 +488,13 @@ class CudnnSdpaReference final : public ReferenceAttention {
   void prepare(const AttentionShape& shape, DType dtype) override {
     release_plan();
     if (shape.batch <= 0 || shape.seq_len <= 0 || shape.heads <= 0 || shape.d_head <= 0)
-      throw ReferenceUnavailable("cuDNN SDPA: every dimension must be positive");
+      throw BaselineUnavailable("cuDNN SDPA: every dimension must be positive");
     // The fp16/bf16 fused engines' documented head-dimension range.
     if (shape.d_head % 8 != 0 || shape.d_head > 256)
-      throw ReferenceUnavailable("cuDNN SDPA supports d_head a multiple of 8 up to 256, not " +
-                                 std::to_string(shape.d_head));
+      throw BaselineUnavailable("cuDNN SDPA supports d_head a multiple of 8 up to 256, not " +
+                                std::to_string(shape.d_head));
     if (dtype != DType::FP16 && dtype != DType::BF16)
-      throw ReferenceUnavailable("cuDNN SDPA: dtype must be fp16 or bf16");
+      throw BaselineUnavailable("cuDNN SDPA: dtype must be fp16 or bf16");
 
     // A handle belongs to the device current when it was created.
     int device = 0;
@@ -541,9 +541,9 @@ class CudnnSdpaReference final : public ReferenceAttention {
       }
     }
     if (!plan_) {
-      throw ReferenceUnavailable("cuDNN " + version_text(cudnnGetVersion()) +
-                                 " has no SDPA forward plan for " + shape_text(shape) + " " +
-                                 std::string(dtype_label(dtype)) + ":" + reasons);
+      throw BaselineUnavailable("cuDNN " + version_text(cudnnGetVersion()) +
+                                " has no SDPA forward plan for " + shape_text(shape) + " " +
+                                std::string(dtype_label(dtype)) + ":" + reasons);
     }
     // The scale is a by-value tensor: the variant pack points at this host float.
     scale_ = 1.0f / std::sqrt(static_cast<float>(shape.d_head));
@@ -609,8 +609,8 @@ class CudnnSdpaReference final : public ReferenceAttention {
 
 }  // namespace
 
-std::unique_ptr<ReferenceAttention> make_cudnn_sdpa_reference(CudnnSdpaGraph graph) {
-  return std::make_unique<CudnnSdpaReference>(graph);
+std::unique_ptr<BaselineAttention> make_cudnn_sdpa_baseline(CudnnSdpaGraph graph) {
+  return std::make_unique<CudnnSdpaBaseline>(graph);
 }
 
 }  // namespace flashscope

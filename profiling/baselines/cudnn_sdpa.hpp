@@ -5,7 +5,7 @@
 #include <memory>
 #include <string_view>
 
-#include "profiling/references/reference_attention.hpp"
+#include "profiling/baselines/baseline_attention.hpp"
 
 namespace flashscope {
 
@@ -23,8 +23,8 @@ enum class CudnnSdpaGraph {
 
 std::string_view cudnn_sdpa_graph_name(CudnnSdpaGraph graph);
 
-// The "cudnn" reference. Needs no GPU until prepare().
-std::unique_ptr<ReferenceAttention> make_cudnn_sdpa_reference(
+// The "cudnn" baseline. Needs no GPU until prepare().
+std::unique_ptr<BaselineAttention> make_cudnn_sdpa_baseline(
     CudnnSdpaGraph graph = CudnnSdpaGraph::automatic);
 
 }  // namespace flashscope

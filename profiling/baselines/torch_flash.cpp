@@ -1,6 +1,6 @@
 // The FlashAttention-2 forward compiled into PyTorch, run on flashscope's buffers without copying
 // the inputs: at::from_blob views over our [b, N, h, d] memory, enqueued on our stream.
-#include "profiling/references/torch_flash.hpp"
+#include "profiling/baselines/torch_flash.hpp"
 
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -89,9 +89,9 @@ void forward_via_sdpa_op(const at::Tensor& q, const at::Tensor& k, const at::Ten
   o.copy_(std::get<0>(outputs).transpose(1, 2));
 }
 
-class TorchFlashReference final : public ReferenceAttention {
+class TorchFlashBaseline final : public BaselineAttention {
  public:
-  explicit TorchFlashReference(TorchFlashEntry requested)
+  explicit TorchFlashBaseline(TorchFlashEntry requested)
       : entry_(requested == TorchFlashEntry::automatic
                    ? (in_place_entry_available() ? TorchFlashEntry::in_place
                                                  : TorchFlashEntry::sdpa_op)
@@ -112,25 +112,25 @@ class TorchFlashReference final : public ReferenceAttention {
     prepared_ = false;
     cached_pointers_ = {};
     if (entry_ == TorchFlashEntry::in_place && !in_place_entry_available())
-      throw ReferenceUnavailable(
+      throw BaselineUnavailable(
           std::string("PyTorch FA2 in place: this libtorch (") + TORCH_VERSION +
           ") exports no pytorch_flash::mha_fwd with the parameters flashscope was written for");
     if (shape.batch <= 0 || shape.seq_len <= 0 || shape.heads <= 0 || shape.d_head <= 0)
-      throw ReferenceUnavailable("PyTorch FA2: every dimension must be positive");
+      throw BaselineUnavailable("PyTorch FA2: every dimension must be positive");
     // FlashAttention-2's forward kernels exist for head dimensions up to 256.
     if (shape.d_head % 8 != 0 || shape.d_head > 256)
-      throw ReferenceUnavailable("PyTorch FA2 supports d_head a multiple of 8 up to 256, not " +
-                                 std::to_string(shape.d_head));
+      throw BaselineUnavailable("PyTorch FA2 supports d_head a multiple of 8 up to 256, not " +
+                                std::to_string(shape.d_head));
     if (dtype != DType::FP16 && dtype != DType::BF16)
-      throw ReferenceUnavailable("PyTorch FA2: dtype must be fp16 or bf16");
+      throw BaselineUnavailable("PyTorch FA2: dtype must be fp16 or bf16");
 
     int device = 0;
     FS_CUDA_CHECK(cudaGetDevice(&device));
     int major = 0;
     FS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     if (major < 8)
-      throw ReferenceUnavailable("PyTorch FA2 needs compute capability 8.0 or newer (device " +
-                                 std::to_string(device) + " is " + std::to_string(major) + ".x)");
+      throw BaselineUnavailable("PyTorch FA2 needs compute capability 8.0 or newer (device " +
+                                std::to_string(device) + " is " + std::to_string(major) + ".x)");
 
     shape_ = shape;
     scalar_type_ = dtype == DType::BF16 ? at::kBFloat16 : at::kHalf;
@@ -180,8 +180,8 @@ class TorchFlashReference final : public ReferenceAttention {
 
 }  // namespace
 
-std::unique_ptr<ReferenceAttention> make_torch_flash_reference(TorchFlashEntry entry) {
-  return std::make_unique<TorchFlashReference>(entry);
+std::unique_ptr<BaselineAttention> make_torch_flash_baseline(TorchFlashEntry entry) {
+  return std::make_unique<TorchFlashBaseline>(entry);
 }
 
 }  // namespace flashscope

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string_view>
 
-#include "profiling/references/reference_attention.hpp"
+#include "profiling/baselines/baseline_attention.hpp"
 
 namespace flashscope {
 
@@ -23,9 +23,9 @@ enum class TorchFlashEntry {
 
 std::string_view torch_flash_entry_name(TorchFlashEntry entry);
 
-// The "fa2" reference. Needs no GPU until prepare(); a requested entry this libtorch lacks makes
-// prepare() throw ReferenceUnavailable.
-std::unique_ptr<ReferenceAttention> make_torch_flash_reference(
+// The "fa2" baseline. Needs no GPU until prepare(); a requested entry this libtorch lacks makes
+// prepare() throw BaselineUnavailable.
+std::unique_ptr<BaselineAttention> make_torch_flash_baseline(
     TorchFlashEntry entry = TorchFlashEntry::automatic);
 
 }  // namespace flashscope

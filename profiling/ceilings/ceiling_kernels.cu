@@ -1,4 +1,4 @@
-#include "profiling/ceiling_kernels.hpp"
+#include "profiling/ceilings/ceiling_kernels.hpp"
 
 #include <algorithm>
 

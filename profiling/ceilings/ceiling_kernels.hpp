@@ -1,5 +1,5 @@
-// The microbenchmarks behind `explorer peak` (profiling/ceilings.hpp): host-side launchers of
-// kernels that do nothing but issue one instruction family as fast as the device allows.
+// The microbenchmarks behind `explorer peak` (profiling/ceilings/ceilings.hpp): host-side launchers
+// of kernels that do nothing but issue one instruction family as fast as the device allows.
 #pragma once
 
 #include <cuda_runtime.h>

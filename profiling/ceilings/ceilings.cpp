@@ -1,4 +1,4 @@
-#include "profiling/ceilings.hpp"
+#include "profiling/ceilings/ceilings.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,12 +6,12 @@
 
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/cuda_check.hpp"
-#include "profiling/ceiling_kernels.hpp"
+#include "profiling/ceilings/ceiling_kernels.hpp"
 #include "profiling/device.hpp"
 #include "profiling/nvtx_ranges.hpp"
-#include "profiling/source_state.hpp"
-#include "profiling/sweep_runner.hpp"
-#include "profiling/sweep_worker.hpp"
+#include "profiling/results/source_state.hpp"
+#include "profiling/sweep/sweep_parent.hpp"
+#include "profiling/sweep/sweep_worker.hpp"
 
 namespace flashscope {
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "kernels/common/config.hpp"
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 #include "profiling/timing.hpp"
 
 namespace flashscope {

@@ -1,4 +1,4 @@
-#include "profiling/reference_drift.hpp"
+#include "profiling/results/baseline_drift.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -17,29 +17,29 @@ std::string percent(double change, int decimals = 1) {
 
 }  // namespace
 
-std::vector<ReferenceDrift> reference_drift(const std::vector<const ResultRow*>& rows) {
+std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& rows) {
   // (run, reference, dtype) -> (device, cache, d, B, H, N, seed) -> pass -> row
   using ShapeKey = std::tuple<std::string, std::string, int, int, int, int, std::uint64_t>;
   std::map<std::tuple<std::string, std::string, std::string>,
            std::map<ShapeKey, std::map<int, const ResultRow*>>>
       passes;
   for (const ResultRow* row : rows) {
-    if (!row->is_reference() || !row->reference_pass || row->status != "ok" ||
+    if (!row->is_baseline_or_ceiling() || !row->reference_pass || row->status != "ok" ||
         row->verdict == "fail" || !(row->median_ms > 0))
       continue;
     passes[{run_key(*row), row->step, row->dtype}]
           [{row->device, row->cache_mode, row->d_head, row->batch, row->heads, row->seq_len,
             row->input_seed}][*row->reference_pass] = row;
   }
-  std::vector<ReferenceDrift> drifts;
+  std::vector<BaselineDrift> drifts;
   for (const auto& [group, shapes] : passes) {
-    ReferenceDrift drift;
-    drift.reference = std::get<1>(group);
+    BaselineDrift drift;
+    drift.baseline = std::get<1>(group);
     drift.dtype = std::get<2>(group);
     for (const auto& [shape, by_pass] : shapes) {
       const auto first = by_pass.find(1);
       if (first == by_pass.end() || by_pass.rbegin()->first == 1) continue;
-      ReferenceDriftPoint point;
+      BaselineDriftPoint point;
       point.first = first->second;
       point.last = by_pass.rbegin()->second;
       point.time_change = point.last->median_ms / point.first->median_ms - 1;
@@ -52,7 +52,7 @@ std::vector<ReferenceDrift> reference_drift(const std::vector<const ResultRow*>&
               [](const auto& a, const auto& b) { return a.first->seq_len < b.first->seq_len; });
     drift.run = run_label(*drift.points.front().first);
     std::vector<double> times;
-    for (const ReferenceDriftPoint& point : drift.points) {
+    for (const BaselineDriftPoint& point : drift.points) {
       times.push_back(point.time_change);
       if (point.cycles_change) {
         drift.cycles_min =
@@ -78,8 +78,8 @@ std::vector<ReferenceDrift> reference_drift(const std::vector<const ResultRow*>&
   return drifts;
 }
 
-std::string describe_drift(const ReferenceDrift& drift) {
-  std::string text = drift.reference + " " + drift.dtype + ": time " + percent(drift.time_min) +
+std::string describe_drift(const BaselineDrift& drift) {
+  std::string text = drift.baseline + " " + drift.dtype + ": time " + percent(drift.time_min) +
                      " .. " + percent(drift.time_max) + " % (median " + percent(drift.time_median) +
                      " %) over " + std::to_string(drift.points.size()) + " N";
   if (drift.cycles_min)

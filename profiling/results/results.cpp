@@ -1,7 +1,7 @@
 // The results CSV (docs/csv-schema.md): RFC 4180 quoting, one header, one record per ResultRow.
 // Reading is strict: every problem is reported with the file, the line the record starts on and
 // the column, because a silently misread number would end up in a plot.
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 
 #include <algorithm>
 #include <array>
@@ -615,7 +615,7 @@ struct ResultsCsvParser::State {
       } catch (const ConfigParseError& error) {
         fail(kConfig, error.what());
       }
-    } else if (!row.is_reference()) {
+    } else if (!row.is_baseline_or_ceiling()) {
       fail(kConfig, "is empty on a kernel row (step " + excerpt(row.step) + ")");
     }
     if (row.is_ceiling() && !row.config.empty())
@@ -692,7 +692,7 @@ struct ResultsCsvParser::State {
       fail(kLockedSmClockMhz,
            "'" + excerpt(field(kLockedSmClockMhz)) + "' is not a positive clock");
     row.reference_pass = optional_int(kReferencePass);
-    if (row.reference_pass && (*row.reference_pass < 1 || !row.is_reference()))
+    if (row.reference_pass && (*row.reference_pass < 1 || !row.is_baseline_or_ceiling()))
       fail(kReferencePass, "'" + excerpt(field(kReferencePass)) +
                                "' must be empty on kernel rows and 1 or more on reference rows");
     row.pct_fa2_cycles = optional_double(kPctFa2Cycles);

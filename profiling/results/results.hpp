@@ -66,7 +66,7 @@ struct ResultRow {
   std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
 
   std::optional<int> step_number() const;  // nullopt for references and ceilings
-  bool is_reference() const { return !step_number().has_value(); }  // true for ceilings too
+  bool is_baseline_or_ceiling() const { return !step_number().has_value(); }
   bool is_ceiling() const { return step.starts_with(kCeilingStepPrefix); }
 };
 

@@ -1,4 +1,4 @@
-#include "profiling/source_state.hpp"
+#include "profiling/results/source_state.hpp"
 
 namespace flashscope {
 

@@ -1,4 +1,4 @@
-#include "profiling/result_merge.hpp"
+#include "profiling/sweep/result_merge.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -22,7 +22,7 @@ AttentionShape shape_of(const ResultRow& row) {
 // A measurement's place in the plan: its cell and, for a reference, its pass (1 before the
 // shape's kernels, 2 after them; a file from before passes existed has pass 1 only).
 std::string measurement_key_of(const ResultRow& row) {
-  const int pass = row.is_reference() ? row.reference_pass.value_or(1) : 0;
+  const int pass = row.is_baseline_or_ceiling() ? row.reference_pass.value_or(1) : 0;
   return plan_cell_key(row.step, row.config, row.dtype, shape_of(row)) + "#" + std::to_string(pass);
 }
 
@@ -36,7 +36,7 @@ std::string describe(const ResultRow& row) {
   text += " " + row.dtype + " B=" + std::to_string(row.batch) + " H=" + std::to_string(row.heads) +
           " N=" + std::to_string(row.seq_len);
   if (row.d_head != 128) text += " d=" + std::to_string(row.d_head);
-  if (row.is_reference() && row.reference_pass.value_or(1) > 1)
+  if (row.is_baseline_or_ceiling() && row.reference_pass.value_or(1) > 1)
     text += " (reference pass " + std::to_string(*row.reference_pass) + ")";
   return text + " on " + (row.device.empty() ? "an unnamed device" : row.device);
 }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "profiling/results.hpp"
-#include "profiling/sweep_plan.hpp"
+#include "profiling/results/results.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
 
 namespace flashscope {
 

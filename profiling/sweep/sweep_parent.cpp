@@ -1,4 +1,4 @@
-#include "profiling/sweep_runner.hpp"
+#include "profiling/sweep/sweep_parent.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -27,9 +27,9 @@
 #include "kernels/common/cuda_check.hpp"
 #include "profiling/cupti_metrics.hpp"
 #include "profiling/device.hpp"
-#include "profiling/reference_drift.hpp"
-#include "profiling/references/reference_attention.hpp"
-#include "profiling/sweep_worker.hpp"
+#include "profiling/results/baseline_drift.hpp"
+#include "profiling/baselines/baseline_attention.hpp"
+#include "profiling/sweep/sweep_worker.hpp"
 
 extern char** environ;
 
@@ -184,9 +184,9 @@ bool metrics_available(const SweepOptions& options, std::ostream& log) {
 
 // Reference medians are paired with kernel rows of the same device only: another GPU, even of the
 // same model, runs at its own clock.
-using ReferenceKey = std::tuple<int, std::string, std::string, int, int, int, int>;
+using BaselineKey = std::tuple<int, std::string, std::string, int, int, int, int>;
 
-ReferenceKey reference_key(int device, const std::string& name, const ResultRow& row) {
+BaselineKey baseline_key(int device, const std::string& name, const ResultRow& row) {
   return {device, name, row.dtype, row.d_head, row.batch, row.heads, row.seq_len};
 }
 
@@ -298,10 +298,10 @@ class SweepParent {
   // One line per (reference, dtype) whose first and repeated passes were both measured.
   std::vector<std::string> drift_lines() const {
     std::vector<const ResultRow*> rows;
-    for (const ResultRow& row : reference_rows_)
+    for (const ResultRow& row : baseline_rows_)
       rows.push_back(&row);
     std::vector<std::string> lines;
-    for (const ReferenceDrift& drift : reference_drift(rows))
+    for (const BaselineDrift& drift : baseline_drift(rows))
       lines.push_back(describe_drift(drift));
     return lines;
   }
@@ -483,27 +483,27 @@ class SweepParent {
     const MeasurementItem& item = unit.items[slot.assignment->next];
     const int device = slot.device.description.index;
     if (row.status == "ok") {
-      if (item.is_reference()) {
+      if (item.is_baseline()) {
         // Kernel rows pair with the first pass on their own GPU, measured just before them;
         // later passes only show the drift.
         if (row.reference_pass.value_or(1) == 1)
-          references_[reference_key(device, row.step, row)] = row;
-        reference_rows_.push_back(row);
+          baselines_[baseline_key(device, row.step, row)] = row;
+        baseline_rows_.push_back(row);
       } else {
         const auto paired = [&](const std::string& name) -> const ResultRow* {
-          const auto found = references_.find(reference_key(device, name, row));
-          return found == references_.end() ? nullptr : &found->second;
+          const auto found = baselines_.find(baseline_key(device, name, row));
+          return found == baselines_.end() ? nullptr : &found->second;
         };
-        const auto by_time = [&](const ResultRow* reference) -> std::optional<double> {
-          if (!reference || !(row.median_ms > 0)) return std::nullopt;
-          return reference->median_ms / row.median_ms * 100.0;
+        const auto by_time = [&](const ResultRow* baseline) -> std::optional<double> {
+          if (!baseline || !(row.median_ms > 0)) return std::nullopt;
+          return baseline->median_ms / row.median_ms * 100.0;
         };
         // Cycles count the same work whatever the clock: the comparison a clock difference
         // between the two rows cannot move (docs/profiling.md, "Time and cycles").
-        const auto by_cycles = [&](const ResultRow* reference) -> std::optional<double> {
-          if (!reference || !reference->cycles || !row.cycles || !(*row.cycles > 0))
+        const auto by_cycles = [&](const ResultRow* baseline) -> std::optional<double> {
+          if (!baseline || !baseline->cycles || !row.cycles || !(*row.cycles > 0))
             return std::nullopt;
-          return *reference->cycles / *row.cycles * 100.0;
+          return *baseline->cycles / *row.cycles * 100.0;
         };
         const ResultRow* fa2 = paired("fa2");
         const ResultRow* cudnn = paired("cudnn");
@@ -528,7 +528,7 @@ class SweepParent {
       if (row.verdict == "fail") ++summary_.failed_checks;
       if (observer_.on_row) observer_.on_row(row);
     } else {
-      ++summary_.baselines;
+      ++summary_.unrecorded_baselines;
     }
     if (++slot.assignment->next == unit.items.size()) {
       slot.assignment.reset();
@@ -571,8 +571,8 @@ class SweepParent {
   std::deque<Assignment> queue_;
   std::size_t completed_ = 0;
   SweepSummary summary_;
-  std::map<ReferenceKey, ResultRow> references_;  // first-pass reference rows, per GPU
-  std::vector<ResultRow> reference_rows_;         // every measured reference row
+  std::map<BaselineKey, ResultRow> baselines_;  // first-pass baseline rows, per GPU
+  std::vector<ResultRow> baseline_rows_;        // every measured baseline row
   Clock::time_point started_;
 };
 
@@ -622,11 +622,11 @@ SweepSummary run_sweep_on_devices(const SweepPlan& plan, const std::vector<Sweep
 
 SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& worker_command,
                        const SweepObserver& observer, std::ostream& log) {
-  const SweepPlan plan = plan_sweep(options, built_kernels(), built_references());
-  for (const std::string& name : options.references) {
+  const SweepPlan plan = plan_sweep(options, built_kernels(), built_baselines());
+  for (const std::string& name : options.baselines) {
     try {
-      make_reference(name);
-    } catch (const ReferenceUnavailable& error) {
+      make_baseline(name);
+    } catch (const BaselineUnavailable& error) {
       log << "note: " << error.what() << "\n";
     }
   }
@@ -666,8 +666,8 @@ SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& wor
       << " skipped, " << summary.failed_checks << " failed the §1.4 check) in "
       << format_fixed(summary.seconds, 1) << " s, " << format_fixed(summary.rows_per_second(), 2)
       << " rows/s on " << devices.size() << " device" << (devices.size() == 1 ? "" : "s");
-  if (summary.baselines > 0)
-    log << "; " << summary.baselines << " baseline reference measurements not written";
+  if (summary.unrecorded_baselines > 0)
+    log << "; " << summary.unrecorded_baselines << " baseline reference measurements not written";
   log << (summary.stopped ? "; stopped early" : "") << "\n";
   if (devices.size() > 1)
     for (const DeviceSummary& device : summary.devices)

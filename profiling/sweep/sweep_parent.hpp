@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "profiling/device.hpp"
-#include "profiling/results.hpp"
-#include "profiling/sweep_plan.hpp"
+#include "profiling/results/results.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
 
 namespace flashscope {
 
@@ -42,13 +42,13 @@ struct DeviceSummary {
 };
 
 struct SweepSummary {
-  std::vector<std::string> drift;  // per reference and dtype (reference_drift.hpp), for the log
+  std::vector<std::string> drift;  // per reference and dtype (baseline_drift.hpp), for the log
   std::size_t rows = 0;            // rows written
   std::size_t faults = 0;
   std::size_t skipped = 0;
-  std::size_t failed_checks = 0;  // rows whose §1.4 verdict is fail
-  std::size_t baselines = 0;      // reference measurements another shard writes the row of
-  bool stopped = false;           // stop_requested ended the sweep early
+  std::size_t failed_checks = 0;         // rows whose §1.4 verdict is fail
+  std::size_t unrecorded_baselines = 0;  // baseline measurements another shard writes the row of
+  bool stopped = false;                  // stop_requested ended the sweep early
   double seconds = 0;
   std::vector<DeviceSummary> devices;  // in the order of the sweep's devices
   bool device_failed() const;

@@ -1,4 +1,4 @@
-#include "profiling/sweep_plan.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -291,7 +291,7 @@ std::size_t SweepPlan::recorded_count() const {
 }
 
 SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry,
-                     const std::vector<std::string>& built_references) {
+                     const std::vector<std::string>& built_baselines) {
   validate_sweep_options(options);
   SweepPlan plan;
   const std::vector<DType> dtypes =
@@ -308,15 +308,15 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
   // A worker makes the inputs and both §1.4 references of a (dtype, N) once and measures every
   // reference and kernel of that shape on them: a unit per shape. A fault costs only its own
   // row: the parent restarts a worker at the next item. The references come first, so every
-  // kernel row can be paired with them as it arrives, and (repeat_references) again after the
+  // kernel row can be paired with them as it arrives, and (repeat_baselines) again after the
   // kernels: the two passes bracket the kernels and bound how far clocks drifted meanwhile.
-  std::vector<std::string> references;
-  for (const std::string& name : options.references) {
-    if (std::find(built_references.begin(), built_references.end(), name) == built_references.end())
+  std::vector<std::string> baselines;
+  for (const std::string& name : options.baselines) {
+    if (std::find(built_baselines.begin(), built_baselines.end(), name) == built_baselines.end())
       plan.notes.push_back("reference '" + name + "' is not built into this binary; no " + name +
                            " rows");
     else
-      references.push_back(name);
+      baselines.push_back(name);
   }
   std::vector<std::pair<int, std::vector<KernelConfig>>> kernels_by_step;
   const std::vector<int> steps = options.steps.empty() ? registry.steps() : options.steps;
@@ -359,59 +359,59 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
     throw std::invalid_argument(message);
   }
 
-  // One unit per (dtype, N): its references, every step's configs, the references again, on one
+  // One unit per (dtype, N): its baselines, every step's configs, the baselines again, on one
   // input set.
   std::size_t other_shards = 0;
   for (const DType dtype : dtypes)
     for (const int seq_len : options.seq_lens) {
       SweepUnit unit{std::string(dtype_lower_name(dtype)) + " N=" + std::to_string(seq_len), {}};
-      const auto reference_item = [&](const std::string& name, int pass) {
+      const auto baseline_item = [&](const std::string& name, int pass) {
         MeasurementItem item{name, std::nullopt, dtype, shape_for(seq_len, 128)};
         item.reference_pass = pass;
         return item;
       };
-      std::vector<MeasurementItem> references_here;
-      for (const std::string& name : references)
-        references_here.push_back(reference_item(name, 1));
+      std::vector<MeasurementItem> baselines_here;
+      for (const std::string& name : baselines)
+        baselines_here.push_back(baseline_item(name, 1));
       std::vector<MeasurementItem> kernels_here;
       for (const auto& [step, built] : kernels_by_step)
         for (const KernelConfig& c : built)
           if (c.dtype == dtype)
             kernels_here.push_back({std::to_string(step), c, dtype, shape_for(seq_len, c.d_head)});
-      std::vector<MeasurementItem> references_after;
-      if (options.repeat_references && !kernels_here.empty())
-        for (const std::string& name : references)
-          references_after.push_back(reference_item(name, 2));
+      std::vector<MeasurementItem> baselines_after;
+      if (options.repeat_baselines && !kernels_here.empty())
+        for (const std::string& name : baselines)
+          baselines_after.push_back(baseline_item(name, 2));
       if (options.shard) {
         const auto owned = [&](const MeasurementItem& item) {
           return shard_of_cell(plan_cell_key(item), options.shard->count) == options.shard->index;
         };
         const std::size_t before =
-            kernels_here.size() + references_here.size() + references_after.size();
+            kernels_here.size() + baselines_here.size() + baselines_after.size();
         std::erase_if(kernels_here, [&](const MeasurementItem& item) { return !owned(item); });
         // Both passes of a reference are one cell: the same owner writes both rows.
-        bool any_reference_owned = false;
-        for (std::vector<MeasurementItem>* list : {&references_here, &references_after})
+        bool any_baseline_owned = false;
+        for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
           for (MeasurementItem& item : *list) {
             item.recorded = owned(item);
-            any_reference_owned = any_reference_owned || item.recorded;
+            any_baseline_owned = any_baseline_owned || item.recorded;
           }
         // Baselines are measured only where this shard has kernels to compare with them.
         if (kernels_here.empty())
-          for (std::vector<MeasurementItem>* list : {&references_here, &references_after})
+          for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
             std::erase_if(*list, [](const MeasurementItem& item) { return !item.recorded; });
         std::size_t kept = kernels_here.size();
-        for (const std::vector<MeasurementItem>* list : {&references_here, &references_after})
+        for (const std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
           for (const MeasurementItem& item : *list)
             kept += item.recorded;
         other_shards += before - kept;
-        if (kernels_here.empty() && !any_reference_owned) continue;
+        if (kernels_here.empty() && !any_baseline_owned) continue;
       }
-      for (MeasurementItem& item : references_here)
+      for (MeasurementItem& item : baselines_here)
         unit.items.push_back(std::move(item));
       for (MeasurementItem& item : kernels_here)
         unit.items.push_back(std::move(item));
-      for (MeasurementItem& item : references_after)
+      for (MeasurementItem& item : baselines_after)
         unit.items.push_back(std::move(item));
       if (!unit.items.empty()) plan.units.push_back(std::move(unit));
     }

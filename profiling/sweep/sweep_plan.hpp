@@ -59,10 +59,12 @@ struct SweepOptions {
   // Profiled launches per row; each metric is their median (counters such as the L2 hit rate
   // vary by about a point from launch to launch).
   int metric_runs = 3;
-  std::vector<std::string> references = {"fa2", "cudnn"};
-  // Measure every reference a second time after the kernels of its (dtype, N), so the drift of
+  // The speed baselines measured at each (dtype, N) (profiling/baselines), `--reference` on the
+  // command line.
+  std::vector<std::string> baselines = {"fa2", "cudnn"};
+  // Measure every baseline a second time after the kernels of its (dtype, N), so the drift of
   // clocks and temperature over that stretch of the sweep shows in the data (reference_pass 2).
-  bool repeat_references = true;
+  bool repeat_baselines = true;
   // The SM clock the caller locked for this sweep (nvidia-smi -lgc), recorded in every row; the
   // sweep never changes clocks itself. Unset: clocks as the card sets them.
   std::optional<int> locked_sm_clock_mhz;
@@ -103,7 +105,7 @@ struct MeasurementItem {
   // shard owns its row, so it is not written (each plan cell is written by exactly one shard).
   bool recorded = true;
   int reference_pass = 0;  // references: 1 before the shape's kernels, 2 after them; kernels: 0
-  bool is_reference() const { return !config.has_value(); }
+  bool is_baseline() const { return !config.has_value(); }
   std::string label() const;  // "7 (FP16, 128, ...): ... fp16 B=16 H=16 N=4096" for messages
 };
 
@@ -119,7 +121,7 @@ std::string plan_cell_key(const MeasurementItem& item);
 int shard_of_cell(const std::string& cell_key, int count);
 
 // The items one worker measures in a row on one input set: the references, every kernel, then the
-// references again (reference_pass 2, with repeat_references), of one (dtype, N). Units are what
+// references again (reference_pass 2, with repeat_baselines), of one (dtype, N). Units are what
 // the parent hands out to devices; a fault ends the worker and the parent restarts the unit after
 // the faulting item.
 struct SweepUnit {
@@ -138,7 +140,7 @@ struct SweepPlan {
 // Throws std::invalid_argument when the options select nothing to measure (for a shard: when the
 // selection is empty; a shard that owns none of its cells gets an empty plan and a note).
 SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry,
-                     const std::vector<std::string>& built_references);
+                     const std::vector<std::string>& built_baselines);
 
 // The deterministic seed of one (dtype, N, batch, heads) input set: every step and reference of a
 // sweep sees the same Q, K, V at a given shape.

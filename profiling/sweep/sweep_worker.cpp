@@ -1,4 +1,4 @@
-#include "profiling/sweep_worker.hpp"
+#include "profiling/sweep/sweep_worker.hpp"
 
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -23,8 +23,8 @@
 #include "profiling/cupti_metrics.hpp"
 #include "profiling/device.hpp"
 #include "profiling/kernel_attributes.hpp"
-#include "profiling/references/reference_attention.hpp"
-#include "profiling/source_state.hpp"
+#include "profiling/baselines/baseline_attention.hpp"
+#include "profiling/results/source_state.hpp"
 
 namespace flashscope {
 
@@ -220,7 +220,7 @@ class UnitRunner {
       row.status = "ok";
     } catch (const LaunchValidationError& error) {
       row.status = std::string("skipped: ") + error.what();
-    } catch (const ReferenceUnavailable& error) {
+    } catch (const BaselineUnavailable& error) {
       row.status = std::string("skipped: ") + error.what();
     } catch (const CudaError& error) {
       if (error.code() == cudaErrorMemoryAllocation && !cuda_context_broken())
@@ -267,12 +267,12 @@ class UnitRunner {
 
     std::function<void(cudaStream_t)> launch;
     std::string range_name;
-    if (item.is_reference()) {
-      ReferenceAttention& reference = reference_named(item.step);
-      reference.prepare(item.shape, item.dtype);
-      if (item.step == "fa2") row.fa2_entry_point = reference.variant();
-      launch = [&reference, &inputs](cudaStream_t stream) {
-        reference.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
+    if (item.is_baseline()) {
+      BaselineAttention& baseline = baseline_named(item.step);
+      baseline.prepare(item.shape, item.dtype);
+      if (item.step == "fa2") row.fa2_entry_point = baseline.variant();
+      launch = [&baseline, &inputs](cudaStream_t stream) {
+        baseline.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
       };
       range_name = measurement_range_name(item.step, std::string(dtype_name(item.dtype)),
                                           item.shape.seq_len);
@@ -364,9 +364,9 @@ class UnitRunner {
     }
   }
 
-  ReferenceAttention& reference_named(const std::string& name) {
-    auto found = references_.find(name);
-    if (found == references_.end()) found = references_.emplace(name, make_reference(name)).first;
+  BaselineAttention& baseline_named(const std::string& name) {
+    auto found = baselines_.find(name);
+    if (found == baselines_.end()) found = baselines_.emplace(name, make_baseline(name)).first;
     return *found->second;
   }
 
@@ -379,7 +379,7 @@ class UnitRunner {
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<KernelProfiler> profiler_;
   std::unique_ptr<InputSet> inputs_;
-  std::map<std::string, std::unique_ptr<ReferenceAttention>> references_;
+  std::map<std::string, std::unique_ptr<BaselineAttention>> baselines_;
   PhaseClock phases_;
   std::size_t measured_ = 0;
 };
@@ -412,7 +412,7 @@ ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
   row.host = host_name();
   row.run_id = options.run_id;
   row.locked_sm_clock_mhz = options.locked_sm_clock_mhz;
-  if (item.is_reference()) row.reference_pass = item.reference_pass;
+  if (item.is_baseline()) row.reference_pass = item.reference_pass;
   row.input_seed = input_seed_for(options.seed, item.dtype, item.shape);
   return row;
 }
@@ -481,7 +481,7 @@ int run_sweep_worker(const SweepOptions& options, int row_fd, int command_fd) {
   std::size_t written = 0;
   std::unique_ptr<UnitRunner> runner;
   try {
-    const SweepPlan plan = plan_sweep(options, built_kernels(), built_references());
+    const SweepPlan plan = plan_sweep(options, built_kernels(), built_baselines());
     runner = std::make_unique<UnitRunner>(options, std::cerr);
     ResultsCsvWriter writer(rows, extra_metric_columns(options));
     LineReader commands(command_fd);

@@ -1,5 +1,5 @@
 // One sweep worker: a process on one GPU that measures the plan units its parent hands it, one row
-// per item. The parent (sweep_runner.hpp) runs one worker per device and sends it "UNIT START"
+// per item. The parent (sweep_parent.hpp) runs one worker per device and sends it "UNIT START"
 // lines on its stdin; the worker answers with CSV rows on a pipe. A kernel that corrupts the CUDA
 // context costs only the worker, never the rows already written.
 #pragma once
@@ -9,8 +9,8 @@
 #include <stdexcept>
 
 #include "profiling/device.hpp"
-#include "profiling/results.hpp"
-#include "profiling/sweep_plan.hpp"
+#include "profiling/results/results.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
 
 namespace flashscope {
 

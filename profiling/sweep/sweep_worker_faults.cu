@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "kernels/common/cuda_check.hpp"
-#include "profiling/sweep_worker.hpp"
+#include "profiling/sweep/sweep_worker.hpp"
 
 namespace flashscope {
 
@@ -38,7 +38,7 @@ void inject_test_setup_failure_if_requested(int device) {
 
 void inject_test_fault_if_requested(const MeasurementItem& item, cudaStream_t stream) {
   const char* request = std::getenv("FLASHSCOPE_TEST_FAULT");
-  if (request == nullptr || item.is_reference()) return;
+  if (request == nullptr || item.is_baseline()) return;
   const std::string text = request;
   if (text.starts_with(kSetupPrefix)) return;  // inject_test_setup_failure_if_requested's
   const std::size_t first = text.find(':');

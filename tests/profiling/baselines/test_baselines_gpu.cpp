@@ -1,4 +1,4 @@
-// GPU tests of the external references (profiling/references): each built reference, each cuDNN
+// GPU tests of the external references (profiling/baselines): each built reference, each cuDNN
 // graph form and each way into PyTorch's FA2, against attention computed in fp64 on the host.
 // Linked with the GPU test main, which reports "SKIPPED: no CUDA device (...)" when there is none
 // and "SKIPPED: <reason>" for a case that had nothing to compare.
@@ -18,13 +18,13 @@
 #include <vector>
 
 #include "kernels/common/cuda_check.hpp"
-#include "profiling/references/reference_attention.hpp"
+#include "profiling/baselines/baseline_attention.hpp"
 #include "tests/support/gpu_presence.hpp"
 #ifdef FLASHSCOPE_HAVE_CUDNN
-#include "profiling/references/cudnn_sdpa.hpp"
+#include "profiling/baselines/cudnn_sdpa.hpp"
 #endif
 #ifdef FLASHSCOPE_HAVE_TORCH_FA2
-#include "profiling/references/torch_flash.hpp"
+#include "profiling/baselines/torch_flash.hpp"
 #endif
 
 using namespace flashscope;
@@ -178,7 +178,7 @@ struct Comparison {
   std::int64_t nan_count = 0;
 };
 
-Comparison check_against_cpu(ReferenceAttention& reference, const CaseData& data) {
+Comparison check_against_cpu(BaselineAttention& reference, const CaseData& data) {
   const AttentionShape& s = data.shape;
   const std::size_t bytes = static_cast<std::size_t>(s.elements()) * 2;
   DeviceBuffer dq = device_alloc(bytes), dk = device_alloc(bytes), dv = device_alloc(bytes),
@@ -219,7 +219,7 @@ Comparison check_against_cpu(ReferenceAttention& reference, const CaseData& data
 // 1.2e-3 in bf16, i.e. output rounding. A layout or indexing mistake gives errors of order 1.
 constexpr double kMaxAbsErrorTolerance = 2e-2;
 
-void check_reference(ReferenceAttention& reference) {
+void check_reference(BaselineAttention& reference) {
   for (const DType dtype : {DType::FP16, DType::BF16}) {
     for (std::size_t case_index = 0; case_index < gpu_cases().size(); ++case_index) {
       const CaseData& data = case_data(case_index, dtype);
@@ -247,13 +247,13 @@ void check_reference(ReferenceAttention& reference) {
 // pass that checked nothing. The cases exist in every build for the same reason.
 
 TEST_CASE("every built reference matches fp64 attention") {
-  const std::vector<std::string> built = built_references();
+  const std::vector<std::string> built = built_baselines();
   if (built.empty()) {
     std::string reasons;
-    for (const std::string& name : known_references()) {
+    for (const std::string& name : known_baselines()) {
       try {
-        make_reference(name);
-      } catch (const ReferenceUnavailable& error) {
+        make_baseline(name);
+      } catch (const BaselineUnavailable& error) {
         reasons += std::string(reasons.empty() ? "" : "; ") + error.what();
       }
     }
@@ -262,7 +262,7 @@ TEST_CASE("every built reference matches fp64 attention") {
   }
   for (const std::string& name : built) {
     CAPTURE(name);
-    const std::unique_ptr<ReferenceAttention> reference = make_reference(name);
+    const std::unique_ptr<BaselineAttention> reference = make_baseline(name);
     check_reference(*reference);
   }
 }
@@ -272,11 +272,11 @@ namespace {
 // The reference made by `make`, checked if it prepares here; otherwise a skip with the reason.
 template <typename Make>
 void check_variant(const std::string& what, Make make) {
-  std::unique_ptr<ReferenceAttention> reference;
+  std::unique_ptr<BaselineAttention> reference;
   try {
     reference = make();
     reference->prepare(gpu_cases().front().shape, DType::FP16);
-  } catch (const ReferenceUnavailable& error) {
+  } catch (const BaselineUnavailable& error) {
     testing::skip_test_case(what + " unavailable here: " + error.what());
     return;
   }
@@ -288,35 +288,35 @@ void check_variant(const std::string& what, Make make) {
 TEST_CASE("cuDNN unified graph matches fp64 attention") {
 #ifdef FLASHSCOPE_HAVE_CUDNN
   check_variant("cuDNN unified graph",
-                [] { return make_cudnn_sdpa_reference(CudnnSdpaGraph::unified); });
+                [] { return make_cudnn_sdpa_baseline(CudnnSdpaGraph::unified); });
 #else
-  check_variant("cuDNN", [] { return make_reference("cudnn"); });
+  check_variant("cuDNN", [] { return make_baseline("cudnn"); });
 #endif
 }
 
 TEST_CASE("cuDNN composite graph matches fp64 attention") {
 #ifdef FLASHSCOPE_HAVE_CUDNN
   check_variant("cuDNN composite graph",
-                [] { return make_cudnn_sdpa_reference(CudnnSdpaGraph::composite); });
+                [] { return make_cudnn_sdpa_baseline(CudnnSdpaGraph::composite); });
 #else
-  check_variant("cuDNN", [] { return make_reference("cudnn"); });
+  check_variant("cuDNN", [] { return make_baseline("cudnn"); });
 #endif
 }
 
 TEST_CASE("PyTorch FA2 in_place entry matches fp64 attention") {
 #ifdef FLASHSCOPE_HAVE_TORCH_FA2
   check_variant("PyTorch FA2 entry in_place",
-                [] { return make_torch_flash_reference(TorchFlashEntry::in_place); });
+                [] { return make_torch_flash_baseline(TorchFlashEntry::in_place); });
 #else
-  check_variant("PyTorch FA2", [] { return make_reference("fa2"); });
+  check_variant("PyTorch FA2", [] { return make_baseline("fa2"); });
 #endif
 }
 
 TEST_CASE("PyTorch FA2 sdpa_op entry matches fp64 attention") {
 #ifdef FLASHSCOPE_HAVE_TORCH_FA2
   check_variant("PyTorch FA2 entry sdpa_op",
-                [] { return make_torch_flash_reference(TorchFlashEntry::sdpa_op); });
+                [] { return make_torch_flash_baseline(TorchFlashEntry::sdpa_op); });
 #else
-  check_variant("PyTorch FA2", [] { return make_reference("fa2"); });
+  check_variant("PyTorch FA2", [] { return make_baseline("fa2"); });
 #endif
 }

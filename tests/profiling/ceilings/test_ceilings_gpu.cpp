@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "kernels/common/build_info.hpp"
-#include "profiling/ceilings.hpp"
+#include "profiling/ceilings/ceilings.hpp"
 #include "profiling/device.hpp"
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 
 using namespace flashscope;
 

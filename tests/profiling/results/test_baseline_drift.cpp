@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "profiling/reference_drift.hpp"
+#include "profiling/results/baseline_drift.hpp"
 
 using namespace flashscope;
 
@@ -89,10 +89,10 @@ TEST_CASE("repeated reference passes give the drift per reference and dtype") {
   faulted.status = "fault: x";
   rows.push_back(faulted);
 
-  const std::vector<ReferenceDrift> drifts = reference_drift(pointers(rows));
+  const std::vector<BaselineDrift> drifts = baseline_drift(pointers(rows));
   REQUIRE(drifts.size() == 1);
-  const ReferenceDrift& drift = drifts[0];
-  CHECK(drift.reference == "fa2");
+  const BaselineDrift& drift = drifts[0];
+  CHECK(drift.baseline == "fa2");
   CHECK(drift.dtype == "fp16");
   CHECK(drift.run == "gpu-1, abc");
   REQUIRE(drift.points.size() == 3);
@@ -116,5 +116,5 @@ TEST_CASE("repeated reference passes give the drift per reference and dtype") {
 TEST_CASE("rows without passes (older files) give no drift") {
   std::vector<ResultRow> rows = {reference("fa2", 512, 1, 1, 1, 1)};
   rows[0].reference_pass.reset();
-  CHECK(reference_drift(pointers(rows)).empty());
+  CHECK(baseline_drift(pointers(rows)).empty());
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 
 using namespace flashscope;
 
@@ -235,7 +235,7 @@ TEST_CASE("rows survive a write/read round trip, optional and quoted fields incl
     CAPTURE(i);
     check_equal(back[i], rows[i]);
   }
-  CHECK(back[1].is_reference());
+  CHECK(back[1].is_baseline_or_ceiling());
   CHECK(back[0].step_number() == 7);
   CHECK_FALSE(back[1].step_number().has_value());
   CHECK(back[1].extra_metrics.empty());  // an empty metric field reads as absent
@@ -470,7 +470,7 @@ TEST_CASE("ceiling rows: peak:<benchmark> steps, no config, no dtype for memory 
   check_equal(read[0], rows[0]);
   check_equal(read[1], rows[1]);
   CHECK(read[0].is_ceiling());
-  CHECK(read[0].is_reference());
+  CHECK(read[0].is_baseline_or_ceiling());
   CHECK_FALSE(read[0].step_number());
   CHECK(*read[1].gbytes_per_s == 4321.5);
 

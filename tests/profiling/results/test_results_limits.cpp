@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 
 using namespace flashscope;
 

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "kernels/common/registry.hpp"
-#include "profiling/references/reference_attention.hpp"
-#include "profiling/result_merge.hpp"
-#include "profiling/results.hpp"
-#include "profiling/sweep_plan.hpp"
-#include "tests/profiling/scratch_files.hpp"
+#include "profiling/baselines/baseline_attention.hpp"
+#include "profiling/sweep/result_merge.hpp"
+#include "profiling/results/results.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
+#include "tests/profiling/sweep/scratch_files.hpp"
 
 using namespace flashscope;
 
@@ -70,7 +70,7 @@ ResultRow row_for(const MeasurementItem& item, int device, double tflops = 100) 
   row.cache_mode = "warm";
   row.git_commit = "0123456789ab";
   row.input_seed = 42;
-  if (item.is_reference()) row.reference_pass = item.reference_pass;
+  if (item.is_baseline()) row.reference_pass = item.reference_pass;
   return row;
 }
 
@@ -92,7 +92,7 @@ SweepOptions selection_options() {
   options.steps = {first_fp16_kernel().step};
   options.dtypes = {DType::FP16};
   options.seq_lens = {512, 1024, 2048, 4096};
-  options.references = {"cudnn"};
+  options.baselines = {"cudnn"};
   options.set_key = "built";
   return options;
 }
@@ -102,7 +102,7 @@ std::string write_shard(const std::string& dir, int index, int count,
                         const std::vector<std::string>& extra_metrics = {}) {
   SweepOptions options = selection_options();
   if (count > 1) options.shard = PlanShard{index, count};
-  const SweepPlan plan = plan_sweep(options, built_kernels(), built_references());
+  const SweepPlan plan = plan_sweep(options, built_kernels(), built_baselines());
   const std::string path = dir + "/shard" + std::to_string(index) + ".csv";
   std::ofstream out(path);
   ResultsCsvWriter writer(out, extra_metrics);
@@ -131,7 +131,7 @@ ResultsFileContents contents_of(std::vector<ResultRow> rows, std::string path,
 }  // namespace
 
 TEST_CASE("merge joins shards that fit and lists the plan cells none of them has") {
-  const SweepPlan plan = plan_sweep(selection_options(), built_kernels(), built_references());
+  const SweepPlan plan = plan_sweep(selection_options(), built_kernels(), built_baselines());
   std::vector<MeasurementItem> items;
   for (const SweepUnit& unit : plan.units)
     items.insert(items.end(), unit.items.begin(), unit.items.end());
@@ -161,7 +161,7 @@ TEST_CASE("merge joins shards that fit and lists the plan cells none of them has
 }
 
 TEST_CASE("merge refuses a measurement twice and columns that differ, naming the files") {
-  const SweepPlan plan = plan_sweep(selection_options(), built_kernels(), built_references());
+  const SweepPlan plan = plan_sweep(selection_options(), built_kernels(), built_baselines());
   const MeasurementItem& item = plan.units[0].items[1];
   const ResultRow row = row_for(item, 0);
   ResultRow same_cell_other_gpu = row_for(item, 1);  // same model: the same measurement
@@ -202,7 +202,7 @@ TEST_CASE("merge refuses a measurement twice and columns that differ, naming the
 }
 
 TEST_CASE("merge warns when shards ran different commits or runs, or did not share a seed") {
-  const SweepPlan plan = plan_sweep(selection_options(), built_kernels(), built_references());
+  const SweepPlan plan = plan_sweep(selection_options(), built_kernels(), built_baselines());
   ResultRow a = row_for(plan.units[0].items[0], 0);
   ResultRow b = row_for(plan.units[0].items[1], 1);
   b.git_commit = "fedcba987654";
@@ -246,7 +246,7 @@ TEST_CASE("explorer merge: shards in, one file out; refusals write nothing") {
   INFO(merged.output);
   CHECK(merged.exit_code == 0);
   const std::size_t plan_cells =
-      plan_sweep(selection_options(), built_kernels(), built_references()).recorded_count();
+      plan_sweep(selection_options(), built_kernels(), built_baselines()).recorded_count();
   CHECK(shard_rows == plan_cells);
   CHECK(read_results_file(output).size() == plan_cells);
   CHECK(contains(merged.output, "every one of the " + std::to_string(plan_cells) +
@@ -345,7 +345,7 @@ TEST_CASE("explorer merge: shards in, one file out; refusals write nothing") {
 
 TEST_CASE("explorer compare: pairs two runs row by row, per GPU of B, with limits") {
   const std::string dir = testing::scratch_folder("flashscope_test_result_merge", "compare");
-  const SweepPlan plan = plan_sweep(selection_options(), built_kernels(), built_references());
+  const SweepPlan plan = plan_sweep(selection_options(), built_kernels(), built_baselines());
   // A: everything on GPU 0. B: the same cells spread over GPUs 0 and 1, GPU 1 1 % faster and
   // GPU 0 3 % faster, one cell missing.
   std::vector<const MeasurementItem*> items;

@@ -16,9 +16,9 @@
 #include "explorer/sweep_mode.hpp"
 #include "explorer/usage.hpp"
 #include "profiling/check.hpp"
-#include "profiling/sweep_plan.hpp"
-#include "profiling/sweep_worker.hpp"
-#include "tests/profiling/scratch_files.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
+#include "profiling/sweep/sweep_worker.hpp"
+#include "tests/profiling/sweep/scratch_files.hpp"
 
 using namespace flashscope;
 
@@ -127,8 +127,8 @@ TEST_CASE("sweep defaults follow the seed's benchmark shapes") {
   CHECK(options.collect_metrics);
   CHECK(options.extra_metrics.empty());
   CHECK(options.metric_runs == 3);
-  CHECK(options.references == std::vector<std::string>{"fa2", "cudnn"});
-  CHECK(options.repeat_references);
+  CHECK(options.baselines == std::vector<std::string>{"fa2", "cudnn"});
+  CHECK(options.repeat_baselines);
   CHECK_FALSE(options.locked_sm_clock_mhz.has_value());
   // Spec §1.2's batch table, and the same rule beyond it.
   std::vector<int> batches;
@@ -193,19 +193,19 @@ TEST_CASE("sweep options are parsed and converted") {
   // A default metric named again gets no second column.
   CHECK(extra_metric_columns(options) == std::vector<std::string>{"dram__bytes_read.sum"});
   CHECK(sweep_metric_names(options).size() == 4);
-  CHECK(options.references == std::vector<std::string>{"cudnn"});
+  CHECK(options.baselines == std::vector<std::string>{"cudnn"});
   CHECK(options.device == 1);
   CHECK(options.seed == 42);
   CHECK(options.timeout_s == 12.5);
   CHECK(options.set_key == "128,64");
-  CHECK_FALSE(options.repeat_references);
+  CHECK_FALSE(options.repeat_baselines);
   CHECK(options.locked_sm_clock_mhz == 1500);
   CHECK(options.run_id == "h200 night run");
 
   const SweepOptions off = parse_sweep({"--csv", "--metrics", "none", "--reference", "none"});
   CHECK_FALSE(off.collect_metrics);
   CHECK(sweep_metric_names(off).empty());
-  CHECK(off.references.empty());
+  CHECK(off.baselines.empty());
 
   const SweepOptions explicit_configs = parse_sweep(
       {"--csv", "--config", "(BF16, 128, 64, 64, 4): async+load_0_0_0_tiles", "--config",
@@ -297,8 +297,8 @@ TEST_CASE("the worker command line parses back to the same options") {
   options.timing.cache_mode = CacheMode::cold;
   options.extra_metrics = {"dram__bytes_read.sum"};
   options.metric_runs = 5;
-  options.references = {};
-  options.repeat_references = false;
+  options.baselines = {};
+  options.repeat_baselines = false;
   options.locked_sm_clock_mhz = 1410;
   options.run_id = "gpu-2 2026-11-21T07:35:40Z";
   options.device = 1;
@@ -328,8 +328,8 @@ TEST_CASE("the worker command line parses back to the same options") {
   CHECK(back.collect_metrics);
   CHECK(back.extra_metrics == options.extra_metrics);
   CHECK(back.metric_runs == 5);
-  CHECK(back.references.empty());
-  CHECK_FALSE(back.repeat_references);
+  CHECK(back.baselines.empty());
+  CHECK_FALSE(back.repeat_baselines);
   CHECK(back.locked_sm_clock_mhz == 1410);
   CHECK(back.run_id == options.run_id);
   CHECK(back.device == 1);
@@ -353,9 +353,9 @@ TEST_CASE("the worker command line parses back to the same options") {
   CHECK_FALSE(back2.collect_metrics);
   CHECK(back2.set_key == "tune");
   CHECK_FALSE(back2.shard.has_value());
-  CHECK_FALSE(back2.repeat_references);  // options.repeat_references is still false
+  CHECK_FALSE(back2.repeat_baselines);  // options.repeat_baselines is still false
 
-  options.repeat_references = true;
+  options.repeat_baselines = true;
   options.locked_sm_clock_mhz.reset();
   const std::vector<std::string> defaults = cli::sweep_worker_arguments(options, 3);
   CLI::App app3;
@@ -364,7 +364,7 @@ TEST_CASE("the worker command line parses back to the same options") {
   std::vector<std::string> reversed3(defaults.rbegin(), defaults.rend());
   app3.parse(reversed3);
   const SweepOptions back3 = cli::sweep_options_from_cli(sweep3);
-  CHECK(back3.repeat_references);
+  CHECK(back3.repeat_baselines);
   CHECK_FALSE(back3.locked_sm_clock_mhz.has_value());
 }
 
@@ -425,12 +425,12 @@ TEST_CASE("--set prog measures each step's own picks as built, references before
     ++per_step[item.step];
   CHECK(per_step == std::map<std::string, int>{{"cudnn", 24}, {"1", 12}, {"3", 6}, {"8", 6}});
 
-  options.repeat_references = false;
+  options.repeat_baselines = false;
   const SweepPlan once = plan_sweep(options, registry, {"cudnn"});
   CHECK(once.item_count() == 36);
   for (const SweepUnit& unit : once.units)
     for (const MeasurementItem& item : unit.items)
-      CHECK(item.reference_pass == (item.is_reference() ? 1 : 0));
+      CHECK(item.reference_pass == (item.is_baseline() ? 1 : 0));
 
   bool noted_fa2 = false, noted_step3 = false;
   for (const std::string& note : plan.notes) {
@@ -445,7 +445,7 @@ TEST_CASE("--set prog measures each step's own picks as built, references before
 TEST_CASE("other sets intersect with what is built for each step") {
   const KernelRegistry registry = synthetic_registry();
   SweepOptions options;
-  options.references = {};
+  options.baselines = {};
   options.seq_lens = {2048};
 
   options.set_key = "built";
@@ -474,8 +474,8 @@ TEST_CASE("other sets intersect with what is built for each step") {
 TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name the closest") {
   const KernelRegistry registry = synthetic_registry();
   SweepOptions options;
-  options.references = {"cudnn"};
-  options.repeat_references = false;
+  options.baselines = {"cudnn"};
+  options.repeat_baselines = false;
   options.seq_lens = {1024};
   options.configs = {bf16(configs::progression()[0]), fp16(configs::progression()[1])};
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
@@ -758,12 +758,12 @@ TEST_CASE("shards cover the plan exactly once, whatever N") {
         // them, else as the baseline of its kernels' pct_* columns.
         bool has_kernels = false;
         for (const MeasurementItem& item : unit.items) {
-          if (!item.is_reference()) has_kernels = true;
-          if (!item.recorded) CHECK(item.is_reference());
+          if (!item.is_baseline()) has_kernels = true;
+          if (!item.recorded) CHECK(item.is_baseline());
           if (item.recorded) CHECK(shard_of_cell(plan_cell_key(item), count) == index);
         }
-        if (has_kernels) CHECK(unit.items[0].is_reference());
-        if (has_kernels) CHECK(unit.items[1].is_reference());
+        if (has_kernels) CHECK(unit.items[0].is_baseline());
+        if (has_kernels) CHECK(unit.items[1].is_baseline());
       }
     }
     // Every cell once: no cell in two shards (disjoint), none left out (coverage).

@@ -17,10 +17,10 @@
 
 #include "kernels/common/registry.hpp"
 #include "profiling/device.hpp"
-#include "profiling/references/reference_attention.hpp"
-#include "profiling/results.hpp"
-#include "profiling/sweep_plan.hpp"
-#include "tests/profiling/scratch_files.hpp"
+#include "profiling/baselines/baseline_attention.hpp"
+#include "profiling/results/results.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
+#include "tests/profiling/sweep/scratch_files.hpp"
 #include "tests/support/gpu_presence.hpp"
 
 using namespace flashscope;
@@ -81,7 +81,7 @@ struct ShortSweep {
     SweepOptions options;
     options.steps = {step};
     options.seq_lens = {512, 1024};
-    plan = plan_sweep(options, built_kernels(), built_references());
+    plan = plan_sweep(options, built_kernels(), built_baselines());
   }
 };
 
@@ -120,7 +120,7 @@ TEST_CASE("--devices all spreads the plan over every GPU; each row names its GPU
     used.insert(*row.device_index);
     devices_of_unit[row.dtype + " N=" + std::to_string(row.seq_len)].insert(*row.device_index);
     // Kernels are compared with the references measured on their own GPU.
-    if (!row.is_reference() && !built_references().empty())
+    if (!row.is_baseline_or_ceiling() && !built_baselines().empty())
       CHECK((row.pct_fa2.has_value() || row.pct_cudnn.has_value()));
   }
   // Every GPU got a unit (four units, handed out one per free GPU), and a unit stayed on one.

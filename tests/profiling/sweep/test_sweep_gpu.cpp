@@ -13,12 +13,12 @@
 #include "explorer/sweep_mode.hpp"
 #include "kernels/common/registry.hpp"
 #include "profiling/device.hpp"
-#include "profiling/references/reference_attention.hpp"
-#include "profiling/results.hpp"
-#include "profiling/source_state.hpp"
-#include "profiling/sweep_plan.hpp"
-#include "profiling/sweep_worker.hpp"
-#include "tests/profiling/scratch_files.hpp"
+#include "profiling/baselines/baseline_attention.hpp"
+#include "profiling/results/results.hpp"
+#include "profiling/results/source_state.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
+#include "profiling/sweep/sweep_worker.hpp"
+#include "tests/profiling/sweep/scratch_files.hpp"
 
 using namespace flashscope;
 
@@ -88,13 +88,13 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
   SweepOptions options;
   options.steps = {kernel.step};
   options.seq_lens = {512, 1024};
-  const SweepPlan plan = plan_sweep(options, built_kernels(), built_references());
+  const SweepPlan plan = plan_sweep(options, built_kernels(), built_baselines());
   const std::vector<ResultRow> rows = read_results_file(output);
   REQUIRE(rows.size() == plan.item_count());
 
   const DeviceDescription device = describe_device(0);
   const double peak = tensor_peak_tflops_bound(device);
-  const bool have_fa2 = !built_references().empty() && built_references().front() == "fa2";
+  const bool have_fa2 = !built_baselines().empty() && built_baselines().front() == "fa2";
   std::size_t with_metrics = 0, ok_rows = 0;
   for (const ResultRow& row : rows) {
     CAPTURE(row.step);
@@ -127,7 +127,7 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
     CHECK(row.run_id.starts_with(row.host + " 20"));  // "<host> <UTC start>"
     CHECK(row.run_id == rows.front().run_id);         // one sweep, one run
     CHECK_FALSE(row.locked_sm_clock_mhz.has_value());
-    if (row.is_reference()) {
+    if (row.is_baseline_or_ceiling()) {
       CHECK(row.config.empty());
       CHECK_FALSE(row.registers.has_value());
       CHECK((row.reference_pass == 1 || row.reference_pass == 2));
@@ -167,9 +167,9 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
   // The worker's closing line says where its time went.
   CHECK(contains(run.output, "worker: " + std::to_string(rows.size()) + " measurements in "));
   // Each reference was measured again after the kernels, and the drift is reported.
-  if (!built_references().empty()) {
+  if (!built_baselines().empty()) {
     CHECK(contains(run.output, "reference drift, repeated pass vs first pass"));
-    CHECK(contains(run.output, built_references().front() + " fp16: time "));
+    CHECK(contains(run.output, built_baselines().front() + " fp16: time "));
   }
 }
 
@@ -238,7 +238,7 @@ TEST_CASE("SIGINT stops the sweep, ends its workers and keeps every row written 
   INFO(run.output);
   CHECK(contains(run.output, "exit=130"));
   SweepOptions options;
-  const std::size_t planned = plan_sweep(options, built_kernels(), built_references()).item_count();
+  const std::size_t planned = plan_sweep(options, built_kernels(), built_baselines()).item_count();
   const std::vector<ResultRow> rows = read_results_file(partial);
   CHECK(rows.size() >= 2);
   CHECK(rows.size() < planned);

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "configs/config_sets.hpp"
-#include "profiling/results.hpp"
-#include "profiling/sweep_plan.hpp"
-#include "profiling/sweep_runner.hpp"
-#include "profiling/sweep_worker.hpp"
-#include "tests/profiling/scratch_files.hpp"
+#include "profiling/results/results.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
+#include "profiling/sweep/sweep_parent.hpp"
+#include "profiling/sweep/sweep_worker.hpp"
+#include "tests/profiling/sweep/scratch_files.hpp"
 
 using namespace flashscope;
 
@@ -117,7 +117,7 @@ struct FakeSweep {
           ResultRow row = row_skeleton(item, device.options, device.description);
           row.runs = 10;
           // References take 1 ms, kernels 2 ms: every kernel is at 50 % of each reference.
-          row.median_ms = item.is_reference() ? 1.0 : 2.0;
+          row.median_ms = item.is_baseline() ? 1.0 : 2.0;
           row.min_ms = row.median_ms;
           row.max_ms = row.median_ms;
           row.tflops = 100;
@@ -189,7 +189,7 @@ TEST_CASE("one device measures the units in plan order") {
       CHECK(run.rows[r].step == item.step);
       CHECK(run.rows[r].seq_len == item.shape.seq_len);
       CHECK(run.rows[r].device_index == 0);
-      if (!item.is_reference()) CHECK(run.rows[r].pct_fa2.value_or(0) == doctest::Approx(50));
+      if (!item.is_baseline()) CHECK(run.rows[r].pct_fa2.value_or(0) == doctest::Approx(50));
       ++r;
     }
   CHECK(run.summary.rows == run.rows.size());
@@ -211,7 +211,7 @@ TEST_CASE("several devices share the plan: each unit on one device, every cell o
   for (const ResultRow& row : run.rows) {
     devices_of_shape[row.dtype + std::to_string(row.seq_len)].insert(*row.device_index);
     CHECK(row.device_uuid == fake_device(*row.device_index).uuid);
-    if (!row.is_reference()) CHECK(row.pct_cudnn.value_or(0) == doctest::Approx(50));
+    if (!row.is_baseline_or_ceiling()) CHECK(row.pct_cudnn.value_or(0) == doctest::Approx(50));
   }
   for (const auto& [shape, devices] : devices_of_shape)
     CHECK(devices.size() == 1);
@@ -335,8 +335,9 @@ TEST_CASE("a shard's baseline references are measured for pct_* but not written"
   INFO(run.log);
   check_complete(sweep.plan, run.rows);
   CHECK(run.summary.rows == sweep.plan.recorded_count());
-  CHECK(run.summary.baselines == sweep.plan.item_count() - sweep.plan.recorded_count());
+  CHECK(run.summary.unrecorded_baselines == sweep.plan.item_count() - sweep.plan.recorded_count());
   for (const ResultRow& row : run.rows)
-    if (!row.is_reference()) CHECK(row.pct_fa2.value_or(0) == doctest::Approx(50));
-  if (run.summary.baselines > 0) CHECK(contains(run.log, "another shard writes this row"));
+    if (!row.is_baseline_or_ceiling()) CHECK(row.pct_fa2.value_or(0) == doctest::Approx(50));
+  if (run.summary.unrecorded_baselines > 0)
+    CHECK(contains(run.log, "another shard writes this row"));
 }
