@@ -52,7 +52,7 @@ else()
   set(dirty_value "std::nullopt")
 endif()
 set(content "// Generated at build time by cmake/SourceState.cmake; do not edit.
-#include \"profiling/source_state.hpp\"
+#include \"profiling/results/source_state.hpp\"
 
 namespace flashscope {
 

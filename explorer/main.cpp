@@ -18,11 +18,11 @@
 #include "explorer/usage.hpp"
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/registry.hpp"
-#include "profiling/source_state.hpp"
+#include "profiling/results/source_state.hpp"
 
 #ifdef FLASHSCOPE_WITH_GUI
 #include "explorer/gui/gui_app.hpp"
-#include "explorer/gui/profiling_sweep_runner.hpp"
+#include "explorer/gui/sweep_engine_adapter.hpp"
 #endif
 
 namespace {
@@ -168,8 +168,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 #ifdef FLASHSCOPE_WITH_GUI
-  gui.sweep_planner = explorer::make_profiling_sweep_planner();
-  gui.sweep_runner = explorer::make_profiling_sweep_runner(0, gui.sweep_unavailable_reason);
+  gui.sweep_planner = explorer::make_sweep_engine_planner();
+  gui.sweep_runner = explorer::make_sweep_engine_runner(0, gui.sweep_unavailable_reason);
   return explorer::run_gui(gui);
 #else
   std::cout << app.help()

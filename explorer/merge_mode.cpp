@@ -6,8 +6,8 @@
 
 #include "explorer/usage.hpp"
 #include "kernels/common/registry.hpp"
-#include "profiling/references/reference_attention.hpp"
-#include "profiling/result_merge.hpp"
+#include "profiling/baselines/baseline_attention.hpp"
+#include "profiling/sweep/result_merge.hpp"
 
 namespace flashscope::cli {
 
@@ -46,7 +46,7 @@ int run_merge_mode(const MergeCli& cli) {
   if (selection_given) {
     problems.check([&] {
       const SweepOptions options = sweep_options_from_cli(cli.selection);
-      plan = plan_sweep(options, built_kernels(), built_references());
+      plan = plan_sweep(options, built_kernels(), built_baselines());
     });
   }
   if (!problems.empty()) {

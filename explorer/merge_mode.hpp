@@ -1,5 +1,5 @@
 // `explorer merge`: joins the CSVs of a sharded sweep into one, after checking they fit together
-// (profiling/result_merge.hpp does the checking). Command-line layer only.
+// (profiling/sweep/result_merge.hpp does the checking). Command-line layer only.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "explorer/usage.hpp"
-#include "profiling/ceilings.hpp"
+#include "profiling/ceilings/ceilings.hpp"
 #include "profiling/device.hpp"
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 
 namespace flashscope::cli {
 

@@ -1,5 +1,5 @@
-// `explorer peak`: the device's ceilings (profiling/ceilings.hpp) as results rows. Command-line
-// layer only.
+// `explorer peak`: the device's ceilings (profiling/ceilings/ceilings.hpp) as results rows.
+// Command-line layer only.
 #pragma once
 
 #include <CLI/CLI.hpp>

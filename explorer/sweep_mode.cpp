@@ -19,10 +19,10 @@
 #include "kernels/common/registry.hpp"
 #include "profiling/cupti_metrics.hpp"
 #include "profiling/device.hpp"
-#include "profiling/references/reference_attention.hpp"
-#include "profiling/results.hpp"
-#include "profiling/sweep_runner.hpp"
-#include "profiling/sweep_worker.hpp"
+#include "profiling/baselines/baseline_attention.hpp"
+#include "profiling/results/results.hpp"
+#include "profiling/sweep/sweep_parent.hpp"
+#include "profiling/sweep/sweep_worker.hpp"
 
 namespace flashscope::cli {
 
@@ -279,19 +279,19 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
     }
   }
   options.metric_runs = cli.metric_runs;
-  options.references.clear();
+  options.baselines.clear();
   if (cli.reference != "none") {
-    const std::vector<std::string> known = known_references();
+    const std::vector<std::string> known = known_baselines();
     for (const std::string& name : split_list(cli.reference)) {
       if (std::find(known.begin(), known.end(), name) == known.end())
         fail("--reference",
              "'" + name + "' is not a reference (known: " + join(known) + ", or none)");
-      else if (std::find(options.references.begin(), options.references.end(), name) ==
-               options.references.end())
-        options.references.push_back(name);
+      else if (std::find(options.baselines.begin(), options.baselines.end(), name) ==
+               options.baselines.end())
+        options.baselines.push_back(name);
     }
   }
-  options.repeat_references = !cli.no_reference_repeat;
+  options.repeat_baselines = !cli.no_reference_repeat;
   options.locked_sm_clock_mhz = cli.locked_sm_clock_mhz;
   options.run_id = cli.run_id;
   options.device = cli.device;
@@ -348,8 +348,8 @@ std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, int
   else if (!options.extra_metrics.empty())
     add("--metrics", join(options.extra_metrics));
   add("--metric-runs", std::to_string(options.metric_runs));
-  add("--reference", options.references.empty() ? "none" : join(options.references));
-  if (!options.repeat_references) args.push_back("--no-reference-repeat");
+  add("--reference", options.baselines.empty() ? "none" : join(options.baselines));
+  if (!options.repeat_baselines) args.push_back("--no-reference-repeat");
   if (options.locked_sm_clock_mhz)
     add("--locked-sm-clock", std::to_string(*options.locked_sm_clock_mhz));
   if (!options.run_id.empty()) add("--run-id", options.run_id);
@@ -383,7 +383,7 @@ int run_sweep_mode(const SweepCli& cli) {
   }
   // The plan needs no GPU: a selection that measures nothing is a usage error too.
   if (options_valid)
-    problems.check([&] { plan_sweep(options, built_kernels(), built_references()); });
+    problems.check([&] { plan_sweep(options, built_kernels(), built_baselines()); });
   if (!problems.empty()) return problems.report(std::cerr, "explorer --csv");
 
   if (!cli.seed) {

@@ -1,5 +1,5 @@
 // `explorer --csv`: the headless sweep. This file is the command-line layer only (option names,
-// parsing, messages, exit codes); profiling/sweep_runner.hpp does the work.
+// parsing, messages, exit codes); profiling/sweep/sweep_parent.hpp does the work.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "profiling/sweep_plan.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
 
 namespace flashscope::cli {
 

@@ -91,7 +91,7 @@ export PATH="$PATH:/usr/local/cuda/bin"
 start=$(date +%s)
 mkdir -p "$BUILD"
 # Only the fuzz targets are built: the kernel set is the smallest, and no test, GUI or
-# reference library is configured.
+# baseline (FA2/cuDNN) library is configured.
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++-14 -DFLASHSCOPE_SANITIZE=address,undefined -DFLASHSCOPE_BUILD_FUZZERS=ON \
   -DFLASHSCOPE_BUILD_TESTS=OFF -DFLASHSCOPE_BUILD_GUI=OFF -DFLASHSCOPE_WITH_TORCH=OFF \

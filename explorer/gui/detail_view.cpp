@@ -126,7 +126,7 @@ void DetailView::draw(ExplorerState& state) {
 void DetailView::draw_changes(ExplorerState& state, const Progression& progression, int step) {
   const RowSet& set = state.rows();
   const StepChange change =
-      change_from_previous_step(progression, step, set, state.selection.reference);
+      change_from_previous_step(progression, step, set, state.selection.baseline);
   if (change.current == nullptr) {
     ImGui::TextColored(kWarningColour,
                        "Step %d has no usable rows for %s at this N: nothing to compare.", step,

@@ -31,7 +31,7 @@ std::optional<ViewId> view_from_name(std::string_view name);
 struct Selection {
   std::string dtype;           // empty until data arrives
   std::optional<int> seq_len;  // nullopt: harmonic mean over N
-  Reference reference = Reference::fa2;
+  Baseline baseline = Baseline::fa2;
   PercentBasis basis = PercentBasis::time;  // % read by time or by cycles
   ValueMode mode = ValueMode::tflops;
   int detail_step = 1;

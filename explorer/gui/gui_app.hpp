@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "explorer/model/sweep_runner.hpp"
+#include "explorer/model/sweep_session.hpp"
 
 namespace CLI {
 class App;

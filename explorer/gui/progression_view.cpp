@@ -103,7 +103,7 @@ void step_value_tooltip(const RowSet& set, const StepValue& value, const Progres
 
 const Progression& ProgressionCache::get(ExplorerState& state) {
   const Selection& selection = state.selection;
-  const ProgressionQuery query{selection.dtype, selection.seq_len, selection.reference};
+  const ProgressionQuery query{selection.dtype, selection.seq_len, selection.baseline};
   if (generation_ != state.generation() || !(query == query_)) {
     if (rows_ == Rows::with_dram) {
       dram_rows_ = rows_with_dram(state.rows());
@@ -182,7 +182,7 @@ void ProgressionView::draw(ExplorerState& state) {
                      describe_seq_lens(progression, harmonic_mean).c_str(),
                      harmonic_mean ? "one config per step (the one measured at the most N)"
                                    : "each step's fastest config");
-  if (progression.steps.empty() && progression.references.empty()) {
+  if (progression.steps.empty() && progression.baselines.empty()) {
     empty_view_message(
         "No usable rows for this dtype and N. Pick another dtype or N above, or enable more "
         "files on the left.");
@@ -190,7 +190,7 @@ void ProgressionView::draw(ExplorerState& state) {
   }
 
   std::vector<double> values;
-  for (const auto* group : {&progression.steps, &progression.references})
+  for (const auto* group : {&progression.steps, &progression.baselines})
     for (const StepValue& value : *group)
       if (const auto shown = shown_value(value, mode, selection.basis)) values.push_back(*shown);
   for (const ComputeCeiling* ceiling : shown_ceilings)
@@ -226,7 +226,7 @@ void ProgressionView::draw(ExplorerState& state) {
   plot::Axis y_axis;
   y_axis.title = mode == ValueMode::tflops
                      ? "TFLOP/s"
-                     : "% of " + std::string(reference_label(selection.reference)) + " " +
+                     : "% of " + std::string(baseline_label(selection.baseline)) + " " +
                            std::string(percent_basis_label(selection.basis));
   y_axis.fit = plot::fit_range(values, plot::AxisScale::linear, 0.12, true);
   y_axis.zoomable = false;
@@ -245,13 +245,12 @@ void ProgressionView::draw(ExplorerState& state) {
                   std::string(family_name(ceiling->family)).c_str(), ceiling->tflops);
     levels.push_back({ceiling->tflops, ceiling_colour(ceiling->family), label});
   }
-  for (const StepValue& value : progression.references) {
+  for (const StepValue& value : progression.baselines) {
     const auto shown = shown_value(value, mode, selection.basis);
-    const auto reference = reference_from_key(value.step);
-    if (shown && reference)
-      levels.push_back(
-          {*shown, reference_colour(*reference),
-           std::string(reference_label(*reference)) + " " + format_value(*shown, mode)});
+    const auto baseline = baseline_from_key(value.step);
+    if (shown && baseline)
+      levels.push_back({*shown, baseline_colour(*baseline),
+                        std::string(baseline_label(*baseline)) + " " + format_value(*shown, mode)});
   }
   float label_column = 0;
   for (const LevelLine& level : levels)
@@ -313,7 +312,7 @@ void ProgressionView::draw(ExplorerState& state) {
                              "run (counters off?), so no percentage by cycles."
                            : "%d step(s) have no %s row at the same shape in the same run, so no "
                              "percentage.",
-                       missing_percent, std::string(reference_label(selection.reference)).c_str());
+                       missing_percent, std::string(baseline_label(selection.baseline)).c_str());
 
   // The same numbers as a table, with each step's change over the one before it.
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersInnerV |
@@ -332,8 +331,8 @@ void ProgressionView::draw(ExplorerState& state) {
     ImGui::TableSetupColumn("step");
     ImGui::TableSetupColumn("iteration");
     ImGui::TableSetupColumn("TFLOP/s");
-    const std::string reference_name(reference_label(selection.reference));
-    const std::string percent_header = "% of " + reference_name + " by time";
+    const std::string baseline_name(baseline_label(selection.baseline));
+    const std::string percent_header = "% of " + baseline_name + " by time";
     const std::string cycles_header = "by cycles";
     ImGui::TableSetupColumn(percent_header.c_str());
     ImGui::TableSetupColumn(cycles_header.c_str());
@@ -379,7 +378,7 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::TextUnformatted(value.config.c_str());
       previous = &value;
     }
-    for (const StepValue& value : progression.references) {
+    for (const StepValue& value : progression.baselines) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(step_label(value.step).c_str());

@@ -18,7 +18,7 @@ const ImU32 kMemoryRoofColour = IM_COL32(120, 200, 200, 255);
 const ImU32 kRoofColours[] = {IM_COL32(255, 100, 170, 255), IM_COL32(190, 130, 255, 255)};
 
 ImU32 point_colour(const std::string& step) {
-  if (const auto reference = reference_from_key(step)) return reference_colour(*reference);
+  if (const auto baseline = baseline_from_key(step)) return baseline_colour(*baseline);
   return step_colour(step_order(step));
 }
 
@@ -121,9 +121,8 @@ void RooflineView::draw(ExplorerState& state) {
                     roofline.memory_roof->gbytes_per_s, roofline.memory_roof->name.c_str());
     legend.push_back({label, kMemoryRoofColour, nullptr});
   }
-  for (const Reference reference : kReferences)
-    legend.push_back(
-        {std::string(reference_label(reference)), reference_colour(reference), nullptr});
+  for (const Baseline baseline : kBaselines)
+    legend.push_back({std::string(baseline_label(baseline)), baseline_colour(baseline), nullptr});
   legend.push_back({"steps (colour by step)", step_colour(8), nullptr});
   plot::Plot chart("##roofline", ImVec2(0, 0), x_axis, y_axis, {label_column, legend});
 

@@ -74,7 +74,7 @@ SweepRequest RunPanel::request() const {
     if (chosen) request.seq_lens.push_back(seq_len);
   if (fp16_) request.dtypes.push_back("fp16");
   if (bf16_) request.dtypes.push_back("bf16");
-  request.include_references = references_;
+  request.include_baselines = baselines_;
   return request;
 }
 
@@ -87,7 +87,7 @@ void RunPanel::refresh_preview() {
   every_step.steps.clear();
   for (const auto& [step, ticked] : steps_)
     every_step.steps.push_back(step);
-  every_step.include_references = false;
+  every_step.include_baselines = false;
   if (every_step.seq_lens.empty()) every_step.seq_lens = {4096};
   if (every_step.dtypes.empty()) every_step.dtypes = {"fp16"};
   every_step_ = planner_->preview(every_step);
@@ -214,7 +214,7 @@ void RunPanel::draw(ExplorerState& state) {
   ImGui::SameLine();
   ImGui::Checkbox("bf16", &bf16_);
   ImGui::SameLine();
-  ImGui::Checkbox("FA2 + cuDNN", &references_);
+  ImGui::Checkbox("FA2 + cuDNN", &baselines_);
   ImGui::EndDisabled();
 
   refresh_preview();

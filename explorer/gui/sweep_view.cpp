@@ -10,7 +10,7 @@ namespace flashscope::explorer::gui {
 namespace {
 
 ImU32 series_colour(const SweepSeries& series) {
-  if (const auto reference = reference_from_key(series.step)) return reference_colour(*reference);
+  if (const auto baseline = baseline_from_key(series.step)) return baseline_colour(*baseline);
   return step_colour(step_order(series.step));
 }
 
@@ -39,7 +39,7 @@ void SweepView::draw(ExplorerState& state) {
     available_steps_ = available_series_steps(set);
     steps_generation_ = state.generation();
   }
-  SweepQuery query{available_steps_, dtypes_, selection.mode, selection.reference, selection.basis};
+  SweepQuery query{available_steps_, dtypes_, selection.mode, selection.baseline, selection.basis};
   std::sort(query.dtypes.begin(), query.dtypes.end());
   if (generation_ != state.generation() || !(query == query_)) {
     series_ = build_sweep_series(set, query);
@@ -95,7 +95,7 @@ void SweepView::draw(ExplorerState& state) {
   plot::Axis y_axis;
   y_axis.title = selection.mode == ValueMode::tflops
                      ? "TFLOP/s"
-                     : "% of " + std::string(reference_label(selection.reference)) + " " +
+                     : "% of " + std::string(baseline_label(selection.baseline)) + " " +
                            std::string(percent_basis_label(selection.basis));
   y_axis.fit = plot::fit_range(shown_values, plot::AxisScale::linear, 0.08, true);
 

@@ -20,7 +20,7 @@
 #include "explorer/model/markdown.hpp"
 #include "explorer/model/progression.hpp"
 #include "explorer/model/step_pages.hpp"
-#include "explorer/model/sweep_runner.hpp"
+#include "explorer/model/sweep_session.hpp"
 #include "explorer/model/sweep_series.hpp"
 
 namespace flashscope::explorer::gui {
@@ -228,7 +228,7 @@ class RunPanel {
   std::vector<std::pair<int, bool>> seq_lens_;
   bool fp16_ = true;
   bool bf16_ = false;
-  bool references_ = true;
+  bool baselines_ = true;
   // The plans of the chosen set over every step (the per-step counts) and of the request.
   std::optional<SweepRequest> previewed_;
   SweepPreview every_step_;

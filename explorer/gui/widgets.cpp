@@ -8,9 +8,9 @@
 
 namespace flashscope::explorer::gui {
 
-ImU32 reference_colour(Reference reference) {
+ImU32 baseline_colour(Baseline baseline) {
   // Orange and pink stay clear of the blue-to-yellow ramp that colours the steps.
-  return reference == Reference::fa2 ? IM_COL32(242, 142, 43, 255) : IM_COL32(240, 90, 140, 255);
+  return baseline == Baseline::fa2 ? IM_COL32(242, 142, 43, 255) : IM_COL32(240, 90, 140, 255);
 }
 
 ImU32 step_colour(int step, float alpha) {
@@ -123,12 +123,12 @@ void value_mode_controls(Selection& selection) {
   ImGui::RadioButton("TFLOP/s", &mode, 0);
   ImGui::SameLine();
   ImGui::RadioButton("% of", &mode, 1);
-  selection.mode = mode == 0 ? ValueMode::tflops : ValueMode::percent_of_reference;
+  selection.mode = mode == 0 ? ValueMode::tflops : ValueMode::percent_of_baseline;
   ImGui::SameLine();
-  int reference = selection.reference == Reference::fa2 ? 0 : 1;
+  int baseline = selection.baseline == Baseline::fa2 ? 0 : 1;
   ImGui::SetNextItemWidth(80);
-  ImGui::Combo("##reference", &reference, "FA2\0cuDNN\0");
-  selection.reference = reference == 0 ? Reference::fa2 : Reference::cudnn;
+  ImGui::Combo("##reference", &baseline, "FA2\0cuDNN\0");
+  selection.baseline = baseline == 0 ? Baseline::fa2 : Baseline::cudnn;
   ImGui::SameLine();
   // By time the percentage moves with the clock each row ran at; by cycles it does not.
   int basis = selection.basis == PercentBasis::time ? 0 : 1;

@@ -23,7 +23,7 @@ inline const ImVec4 kHeadingColour(0.55f, 0.75f, 1.0f, 1.0f);
 inline const ImVec4 kWarningColour(1.0f, 0.75f, 0.30f, 1.0f);
 
 // Colours of the reference levels, the same in every chart.
-ImU32 reference_colour(Reference reference);
+ImU32 baseline_colour(Baseline baseline);
 // Steps 1..16 along a blue-to-yellow ramp, so neighbouring steps look related.
 ImU32 step_colour(int step, float alpha = 1.0f);
 

@@ -18,7 +18,7 @@ namespace {
 using MeasurementKey = std::tuple<std::string, std::string, std::string, int, int, int, int, int>;
 
 MeasurementKey key_of(const ResultRow& row) {
-  const int pass = row.is_reference() ? row.reference_pass.value_or(1) : 0;
+  const int pass = row.is_baseline_or_ceiling() ? row.reference_pass.value_or(1) : 0;
   return {row.step, row.config, row.dtype, row.d_head, row.batch, row.heads, row.seq_len, pass};
 }
 

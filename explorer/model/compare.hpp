@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "explorer/model/result_files.hpp"
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 
 namespace flashscope::explorer {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 
 namespace flashscope::explorer {
 

@@ -69,8 +69,8 @@ bool is_numeric_field(Field field) {
   }
 }
 
-Field percent_field(Reference reference, PercentBasis basis) {
-  if (reference == Reference::fa2)
+Field percent_field(Baseline baseline, PercentBasis basis) {
+  if (baseline == Baseline::fa2)
     return basis == PercentBasis::time ? Field::pct_fa2 : Field::pct_fa2_cycles;
   return basis == PercentBasis::time ? Field::pct_cudnn : Field::pct_cudnn_cycles;
 }
@@ -133,13 +133,13 @@ std::optional<double> numeric_field(const RowSet& set, const ResultRow& row, Fie
     case Field::tflops:
       return row.tflops;
     case Field::pct_fa2:
-      return set.percent_of_reference(row, Reference::fa2);
+      return set.percent_of_baseline(row, Baseline::fa2);
     case Field::pct_cudnn:
-      return set.percent_of_reference(row, Reference::cudnn);
+      return set.percent_of_baseline(row, Baseline::cudnn);
     case Field::pct_fa2_cycles:
-      return set.percent_of_reference(row, Reference::fa2, PercentBasis::cycles);
+      return set.percent_of_baseline(row, Baseline::fa2, PercentBasis::cycles);
     case Field::pct_cudnn_cycles:
-      return set.percent_of_reference(row, Reference::cudnn, PercentBasis::cycles);
+      return set.percent_of_baseline(row, Baseline::cudnn, PercentBasis::cycles);
     case Field::median_ms:
       return row.median_ms;
     case Field::sm_clock_mhz:

@@ -46,7 +46,7 @@ std::string_view field_label(Field field);  // column header / axis title, with 
 bool is_numeric_field(Field field);
 
 // The % field of a reference read by time or by cycles.
-Field percent_field(Reference reference, PercentBasis basis);
+Field percent_field(Baseline baseline, PercentBasis basis);
 
 // Nullopt for text fields and for values the row does not have (e.g. no profiler metrics).
 std::optional<double> numeric_field(const RowSet& set, const ResultRow& row, Field field);

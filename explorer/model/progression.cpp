@@ -24,10 +24,10 @@ std::map<std::string, RowsByConfigAndN> group_usable_rows(const RowSet& set,
 
 std::optional<double> percent_harmonic_mean(const RowSet& set,
                                             const std::vector<const ResultRow*>& rows,
-                                            Reference reference, PercentBasis basis) {
+                                            Baseline baseline, PercentBasis basis) {
   std::vector<double> percents;
   for (const ResultRow* row : rows) {
-    const auto percent = set.percent_of_reference(*row, reference, basis);
+    const auto percent = set.percent_of_baseline(*row, baseline, basis);
     if (!percent) return std::nullopt;  // a partial mean would not be comparable
     percents.push_back(*percent);
   }
@@ -35,7 +35,7 @@ std::optional<double> percent_harmonic_mean(const RowSet& set,
 }
 
 std::optional<StepValue> value_at_seq_len(const std::string& step, const RowsByConfigAndN& configs,
-                                          int seq_len, const RowSet& set, Reference reference) {
+                                          int seq_len, const RowSet& set, Baseline baseline) {
   const ResultRow* fastest = nullptr;
   for (const auto& [config, by_n] : configs) {
     const auto found = by_n.find(seq_len);
@@ -46,14 +46,14 @@ std::optional<StepValue> value_at_seq_len(const std::string& step, const RowsByC
   return StepValue{step,
                    fastest->config,
                    fastest->tflops,
-                   set.percent_of_reference(*fastest, reference, PercentBasis::time),
-                   set.percent_of_reference(*fastest, reference, PercentBasis::cycles),
+                   set.percent_of_baseline(*fastest, baseline, PercentBasis::time),
+                   set.percent_of_baseline(*fastest, baseline, PercentBasis::cycles),
                    {fastest}};
 }
 
 std::optional<StepValue> harmonic_mean_value(const std::string& step,
                                              const RowsByConfigAndN& configs, const RowSet& set,
-                                             Reference reference) {
+                                             Baseline baseline) {
   std::optional<StepValue> best;
   for (const auto& [config, by_n] : configs) {
     StepValue candidate{step, config, 0, std::nullopt, std::nullopt, {}};
@@ -70,8 +70,8 @@ std::optional<StepValue> harmonic_mean_value(const std::string& step,
     if (better) best = std::move(candidate);
   }
   if (best) {
-    best->percent = percent_harmonic_mean(set, best->rows, reference, PercentBasis::time);
-    best->percent_cycles = percent_harmonic_mean(set, best->rows, reference, PercentBasis::cycles);
+    best->percent = percent_harmonic_mean(set, best->rows, baseline, PercentBasis::time);
+    best->percent_cycles = percent_harmonic_mean(set, best->rows, baseline, PercentBasis::cycles);
   }
   return best;
 }
@@ -98,9 +98,9 @@ const StepValue* Progression::find_step(int step) const {
   return nullptr;
 }
 
-const StepValue* Progression::find_reference(Reference reference) const {
-  for (const StepValue& value : references)
-    if (value.step == reference_key(reference)) return &value;
+const StepValue* Progression::find_baseline(Baseline baseline) const {
+  for (const StepValue& value : baselines)
+    if (value.step == baseline_key(baseline)) return &value;
   return nullptr;
 }
 
@@ -121,11 +121,11 @@ Progression build_progression(const RowSet& set, const ProgressionQuery& query) 
 
   for (const auto& [step, configs] : by_step) {
     const std::optional<StepValue> value =
-        query.seq_len ? value_at_seq_len(step, configs, *query.seq_len, set, query.reference)
-                      : harmonic_mean_value(step, configs, set, query.reference);
+        query.seq_len ? value_at_seq_len(step, configs, *query.seq_len, set, query.baseline)
+                      : harmonic_mean_value(step, configs, set, query.baseline);
     if (!value) continue;
-    if (reference_from_key(step))
-      progression.references.push_back(*value);
+    if (baseline_from_key(step))
+      progression.baselines.push_back(*value);
     else if (step_order(step) < 1000)
       progression.steps.push_back(*value);
   }
@@ -133,7 +133,7 @@ Progression build_progression(const RowSet& set, const ProgressionQuery& query) 
     return step_less(a.step, b.step);
   };
   std::sort(progression.steps.begin(), progression.steps.end(), by_step_order);
-  std::sort(progression.references.begin(), progression.references.end(), by_step_order);
+  std::sort(progression.baselines.begin(), progression.baselines.end(), by_step_order);
   return progression;
 }
 
@@ -143,7 +143,7 @@ std::optional<double> MetricChange::relative_change() const {
 }
 
 StepChange change_from_previous_step(const Progression& progression, int step, const RowSet& set,
-                                     Reference reference) {
+                                     Baseline baseline) {
   StepChange change;
   change.current = progression.find_step(step);
   for (const StepValue& value : progression.steps)
@@ -159,7 +159,7 @@ StepChange change_from_previous_step(const Progression& progression, int step, c
       return value ? value->percent_by(basis) : std::nullopt;
     };
     change.changes.push_back(
-        {percent_field(reference, basis), percent(change.previous), percent(change.current)});
+        {percent_field(baseline, basis), percent(change.previous), percent(change.current)});
   }
   for (Field field :
        {Field::median_ms, Field::registers, Field::smem_bytes, Field::local_bytes,

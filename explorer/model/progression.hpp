@@ -14,7 +14,7 @@ namespace flashscope::explorer {
 struct ProgressionQuery {
   std::string dtype = "fp16";
   std::optional<int> seq_len;  // nullopt: harmonic mean over every N of the dtype
-  Reference reference = Reference::fa2;
+  Baseline baseline = Baseline::fa2;
   bool operator==(const ProgressionQuery&) const = default;
 };
 
@@ -37,12 +37,12 @@ struct StepValue {
 };
 
 struct Progression {
-  std::vector<StepValue> steps;       // numbered steps with data, ascending
-  std::vector<StepValue> references;  // FA2 / cuDNN levels that have data
-  std::vector<int> seq_lens;          // the N the harmonic mean runs over (or the single N)
+  std::vector<StepValue> steps;      // numbered steps with data, ascending
+  std::vector<StepValue> baselines;  // FA2 / cuDNN levels that have data
+  std::vector<int> seq_lens;         // the N the harmonic mean runs over (or the single N)
 
   const StepValue* find_step(int step) const;
-  const StepValue* find_reference(Reference reference) const;
+  const StepValue* find_baseline(Baseline baseline) const;
 };
 
 Progression build_progression(const RowSet& set, const ProgressionQuery& query);
@@ -65,6 +65,6 @@ struct StepChange {
 // hit, cycles, ...) are the row's at one N, or their mean over the StepValue's rows for the
 // harmonic mean.
 StepChange change_from_previous_step(const Progression& progression, int step, const RowSet& set,
-                                     Reference reference);
+                                     Baseline baseline);
 
 }  // namespace flashscope::explorer

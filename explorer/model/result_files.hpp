@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 
 namespace flashscope::explorer {
 

@@ -18,7 +18,7 @@ std::optional<double> arithmetic_intensity(const ResultRow& row) {
 Roofline build_roofline(const Progression& progression, const Ceilings& ceilings,
                         const std::string& dtype) {
   Roofline roofline;
-  for (const auto* group : {&progression.steps, &progression.references}) {
+  for (const auto* group : {&progression.steps, &progression.baselines}) {
     for (const StepValue& value : *group) {
       for (const ResultRow* row : value.rows) {
         if (roofline.device.empty()) roofline.device = row->device;
@@ -51,7 +51,7 @@ RowSet rows_with_dram(const RowSet& rows) {
 
 std::vector<std::string> steps_not_placed(const Progression& all, const Roofline& placed) {
   std::vector<std::string> missing;
-  for (const auto* group : {&all.steps, &all.references})
+  for (const auto* group : {&all.steps, &all.baselines})
     for (const StepValue& value : *group) {
       const bool found =
           std::any_of(placed.points.begin(), placed.points.end(),

@@ -8,17 +8,17 @@
 
 namespace flashscope::explorer {
 
-std::string_view reference_key(Reference reference) {
-  return reference == Reference::fa2 ? "fa2" : "cudnn";
+std::string_view baseline_key(Baseline baseline) {
+  return baseline == Baseline::fa2 ? "fa2" : "cudnn";
 }
 
-std::string_view reference_label(Reference reference) {
-  return reference == Reference::fa2 ? "FA2" : "cuDNN";
+std::string_view baseline_label(Baseline baseline) {
+  return baseline == Baseline::fa2 ? "FA2" : "cuDNN";
 }
 
-std::optional<Reference> reference_from_key(std::string_view step) {
-  if (step == "fa2") return Reference::fa2;
-  if (step == "cudnn") return Reference::cudnn;
+std::optional<Baseline> baseline_from_key(std::string_view step) {
+  if (step == "fa2") return Baseline::fa2;
+  if (step == "cudnn") return Baseline::cudnn;
   return std::nullopt;
 }
 
@@ -59,7 +59,7 @@ bool step_less(std::string_view a, std::string_view b) {
 }
 
 std::string step_label(std::string_view step) {
-  if (auto reference = reference_from_key(step)) return std::string(reference_label(*reference));
+  if (auto baseline = baseline_from_key(step)) return std::string(baseline_label(*baseline));
   if (step_order(step) < 1000) return "step " + std::string(step);
   return std::string(step);
 }
@@ -147,11 +147,11 @@ RowSet::RowSet(std::vector<const ResultRow*> rows) {
     seq_lens[""].insert(row->seq_len);
     runs.insert(run_label(*row));
     if (step_order(row->step) < 1000) steps.insert(step_order(row->step));
-    const auto reference = reference_from_key(row->step);
-    if (!reference || !is_usable(*row)) continue;
+    const auto baseline = baseline_from_key(row->step);
+    if (!baseline || !is_usable(*row)) continue;
     // The first pass, as the sweep pairs it; among equal passes (repeated sweeps of one run)
     // the fastest, as repeated measurements are alternatives.
-    const ResultRow*& paired = paired_reference_[static_cast<int>(*reference)][shape_of(*row)];
+    const ResultRow*& paired = paired_baseline_[static_cast<int>(*baseline)][shape_of(*row)];
     const auto rank = [](const ResultRow* r) {
       return std::make_pair(r->reference_pass.value_or(1), r->median_ms);
     };
@@ -164,27 +164,27 @@ RowSet::RowSet(std::vector<const ResultRow*> rows) {
   steps_.assign(steps.begin(), steps.end());
 }
 
-const ResultRow* RowSet::reference_for(const ResultRow& row, Reference reference) const {
-  const auto& by_shape = paired_reference_[static_cast<int>(reference)];
+const ResultRow* RowSet::baseline_for(const ResultRow& row, Baseline baseline) const {
+  const auto& by_shape = paired_baseline_[static_cast<int>(baseline)];
   const auto found = by_shape.find(shape_of(row));
   return found == by_shape.end() ? nullptr : found->second;
 }
 
-std::optional<double> RowSet::percent_of_reference(const ResultRow& row, Reference reference,
-                                                   PercentBasis basis) const {
-  const bool fa2 = reference == Reference::fa2;
+std::optional<double> RowSet::percent_of_baseline(const ResultRow& row, Baseline baseline,
+                                                  PercentBasis basis) const {
+  const bool fa2 = baseline == Baseline::fa2;
   const std::optional<double>& stored = basis == PercentBasis::time
                                             ? (fa2 ? row.pct_fa2 : row.pct_cudnn)
                                             : (fa2 ? row.pct_fa2_cycles : row.pct_cudnn_cycles);
   if (stored) return stored;
-  const ResultRow* reference_row = reference_for(row, reference);
-  if (reference_row == nullptr) return std::nullopt;
+  const ResultRow* baseline_row = baseline_for(row, baseline);
+  if (baseline_row == nullptr) return std::nullopt;
   if (basis == PercentBasis::time) {
     if (!(row.median_ms > 0)) return std::nullopt;
-    return reference_row->median_ms / row.median_ms * 100.0;
+    return baseline_row->median_ms / row.median_ms * 100.0;
   }
-  if (!reference_row->cycles || !row.cycles || !(*row.cycles > 0)) return std::nullopt;
-  return *reference_row->cycles / *row.cycles * 100.0;
+  if (!baseline_row->cycles || !row.cycles || !(*row.cycles > 0)) return std::nullopt;
+  return *baseline_row->cycles / *row.cycles * 100.0;
 }
 
 const std::vector<int>& RowSet::seq_lens(std::string_view dtype) const {

@@ -1,4 +1,4 @@
-// The rows a view works on, plus the lookups every view needs: reference rows by problem shape
+// The rows a view works on, plus the lookups every view needs: baseline rows by problem shape
 // (for "% of FA2 / cuDNN"), and the distinct dtypes, sequence lengths and steps present.
 #pragma once
 
@@ -10,20 +10,22 @@
 #include <vector>
 
 #include "explorer/model/result_files.hpp"
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 
 namespace flashscope::explorer {
 
-enum class Reference { fa2, cudnn };
-inline constexpr Reference kReferences[] = {Reference::fa2, Reference::cudnn};
+// The speed baselines a kernel row is compared with (profiling/baselines); not the correctness
+// reference of kernels/common/reference.hpp.
+enum class Baseline { fa2, cudnn };
+inline constexpr Baseline kBaselines[] = {Baseline::fa2, Baseline::cudnn};
 
-std::string_view reference_key(Reference reference);    // the step column's value: "fa2"
-std::string_view reference_label(Reference reference);  // for people: "FA2", "cuDNN"
-std::optional<Reference> reference_from_key(std::string_view step);
+std::string_view baseline_key(Baseline baseline);    // the step column's value: "fa2"
+std::string_view baseline_label(Baseline baseline);  // for people: "FA2", "cuDNN"
+std::optional<Baseline> baseline_from_key(std::string_view step);
 
-// How a percentage of a reference is read. By time: reference median / row median, which moves
+// How a percentage of a baseline is read. By time: baseline median / row median, which moves
 // with the SM clock each row ran at (a power-capped GPU runs different kernels at different
-// clocks). By cycles: reference cycles / row cycles (sm__cycles_elapsed.max of the profiled
+// clocks). By cycles: baseline cycles / row cycles (sm__cycles_elapsed.max of the profiled
 // launches), the same comparison at a common clock (docs/profiling.md, "Time and cycles").
 enum class PercentBasis { time, cycles };
 inline constexpr PercentBasis kPercentBases[] = {PercentBasis::time, PercentBasis::cycles};
@@ -82,12 +84,12 @@ class RowSet {
   // The usable reference row of the same run (run_key), dtype and problem shape: its first pass
   // (measured before that shape's kernels, as the sweep pairs them), the fastest among equals.
   // Never a reference of another run: another host or build is not a like-for-like baseline.
-  const ResultRow* reference_for(const ResultRow& row, Reference reference) const;
+  const ResultRow* baseline_for(const ResultRow& row, Baseline baseline) const;
 
-  // Reference / row · 100 by time (medians) or by cycles. Uses the row's own pct column when the
-  // sweep wrote it (paired at measurement time), else pairs it with reference_for().
-  std::optional<double> percent_of_reference(const ResultRow& row, Reference reference,
-                                             PercentBasis basis = PercentBasis::time) const;
+  // Baseline / row · 100 by time (medians) or by cycles. Uses the row's own pct column when the
+  // sweep wrote it (paired at measurement time), else pairs it with baseline_for().
+  std::optional<double> percent_of_baseline(const ResultRow& row, Baseline baseline,
+                                            PercentBasis basis = PercentBasis::time) const;
 
   // The runs (run_label) the rows come from; more than one means the views compare rows
   // measured on different hosts or builds.
@@ -105,7 +107,7 @@ class RowSet {
 
   std::vector<const ResultRow*> rows_;
   std::vector<const ResultRow*> ceiling_rows_;
-  std::map<ShapeKey, const ResultRow*> paired_reference_[2];  // indexed by Reference
+  std::map<ShapeKey, const ResultRow*> paired_baseline_[2];  // indexed by Baseline
   std::vector<std::string> run_labels_;
   std::vector<std::string> dtypes_;
   std::map<std::string, std::vector<int>, std::less<>> seq_lens_;  // by dtype; "" = any

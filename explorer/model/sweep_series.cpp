@@ -23,8 +23,8 @@ std::vector<SweepSeries> build_sweep_series(const RowSet& set, const SweepQuery&
       SweepSeries line{step, dtype, step_label(step) + " " + dtype, {}};
       for (const auto& [seq_len, row] : found->second) {
         std::optional<double> value = row->tflops;
-        if (query.mode == ValueMode::percent_of_reference)
-          value = set.percent_of_reference(*row, query.reference, query.basis);
+        if (query.mode == ValueMode::percent_of_baseline)
+          value = set.percent_of_baseline(*row, query.baseline, query.basis);
         if (value) line.points.push_back({seq_len, *value, row});
       }
       if (!line.points.empty()) series.push_back(std::move(line));

@@ -10,7 +10,7 @@
 
 namespace flashscope::explorer {
 
-enum class ValueMode { tflops, percent_of_reference };
+enum class ValueMode { tflops, percent_of_baseline };
 
 struct SeriesPoint {
   int seq_len = 0;
@@ -29,8 +29,8 @@ struct SweepQuery {
   std::vector<std::string> steps;  // step column values; references included as "fa2"/"cudnn"
   std::vector<std::string> dtypes;
   ValueMode mode = ValueMode::tflops;
-  Reference reference = Reference::fa2;     // for percent_of_reference
-  PercentBasis basis = PercentBasis::time;  // for percent_of_reference
+  Baseline baseline = Baseline::fa2;        // for percent_of_baseline
+  PercentBasis basis = PercentBasis::time;  // for percent_of_baseline
   bool operator==(const SweepQuery&) const = default;
 };
 

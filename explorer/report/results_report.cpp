@@ -18,7 +18,7 @@
 #include "explorer/model/fields.hpp"
 #include "explorer/model/progression.hpp"
 #include "explorer/model/roofline.hpp"
-#include "profiling/reference_drift.hpp"
+#include "profiling/results/baseline_drift.hpp"
 
 namespace flashscope::explorer {
 
@@ -110,7 +110,7 @@ std::string widest_run(const RowSet& set, Wanted wanted) {
 std::string progression_run(const RowSet& set) {
   std::map<std::string, std::set<std::tuple<std::string, std::string, int>>> covered;
   for (const ResultRow* row : set.rows())
-    if (is_usable(*row) && !row->is_reference())
+    if (is_usable(*row) && !row->is_baseline_or_ceiling())
       covered[run_key(*row)].insert({row->step, row->dtype, row->seq_len});
   std::string best;
   std::size_t most = 0;
@@ -143,8 +143,8 @@ std::string progression_block(const RowSet& all) {
 
   std::map<std::string, Progression> at_headline, harmonic;
   for (const std::string& dtype : dtypes) {
-    at_headline[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
-    harmonic[dtype] = build_progression(set, {dtype, std::nullopt, Reference::fa2});
+    at_headline[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Baseline::fa2});
+    harmonic[dtype] = build_progression(set, {dtype, std::nullopt, Baseline::fa2});
   }
   const auto percent_of = [](const StepValue* value, PercentBasis basis) {
     return value ? value->percent_by(basis) : std::nullopt;
@@ -171,11 +171,11 @@ std::string progression_block(const RowSet& all) {
       out += " – | – | – | – |\n";
     }
   }
-  for (const Reference reference : kReferences) {
-    out += "| | " + std::string(reference_label(reference)) + " (TFLOP/s) |";
+  for (const Baseline baseline : kBaselines) {
+    out += "| | " + std::string(baseline_label(baseline)) + " (TFLOP/s) |";
     for (const std::string& dtype : dtypes) {
-      const StepValue* now = at_headline[dtype].find_reference(reference);
-      const StepValue* mean = harmonic[dtype].find_reference(reference);
+      const StepValue* now = at_headline[dtype].find_baseline(baseline);
+      const StepValue* mean = harmonic[dtype].find_baseline(baseline);
       out += " " + fixed(now ? std::optional<double>(now->tflops) : std::nullopt, 1) + " | | " +
              fixed(mean ? std::optional<double>(mean->tflops) : std::nullopt, 1) + " | | |";
     }
@@ -188,7 +188,8 @@ std::string progression_block(const RowSet& all) {
 std::string hopper_run(const RowSet& set) {
   std::map<std::string, std::set<std::tuple<std::string, std::string, int>>> covered;
   for (const ResultRow* row : set.rows())
-    if (is_usable(*row) && !row->is_reference() && std::atoi(row->step.c_str()) >= kFirstHopperStep)
+    if (is_usable(*row) && !row->is_baseline_or_ceiling() &&
+        std::atoi(row->step.c_str()) >= kFirstHopperStep)
       covered[run_key(*row)].insert({row->step, row->dtype, row->seq_len});
   std::string best;
   std::size_t most = 0;
@@ -220,9 +221,9 @@ std::string hopper_block(const RowSet& all) {
   };
   std::map<std::string, Progression> fa2_now, cudnn_now, cudnn_mean;
   for (const std::string& dtype : dtypes) {
-    fa2_now[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
-    cudnn_now[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Reference::cudnn});
-    cudnn_mean[dtype] = build_progression(set, {dtype, std::nullopt, Reference::cudnn});
+    fa2_now[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Baseline::fa2});
+    cudnn_now[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Baseline::cudnn});
+    cudnn_mean[dtype] = build_progression(set, {dtype, std::nullopt, Baseline::cudnn});
   }
   for (int step = kFirstHopperStep - 1; step <= configs::kLastStep; ++step) {
     out += "| " + std::to_string(step) + " | " + std::string(configs::step_info(step).title) + " |";
@@ -251,8 +252,8 @@ std::string per_n_block(const RowSet& all, int step) {
   bool any = false;
   for (const std::string& dtype : dtypes_of(set))
     for (const int seq_len : set.seq_lens(dtype)) {
-      const Progression fa2 = build_progression(set, {dtype, seq_len, Reference::fa2});
-      const Progression cudnn = build_progression(set, {dtype, seq_len, Reference::cudnn});
+      const Progression fa2 = build_progression(set, {dtype, seq_len, Baseline::fa2});
+      const Progression cudnn = build_progression(set, {dtype, seq_len, Baseline::cudnn});
       const StepValue* versus_fa2 = fa2.find_step(step);
       const StepValue* versus_cudnn = cudnn.find_step(step);
       if (!versus_fa2 || versus_fa2->rows.empty()) continue;
@@ -303,7 +304,7 @@ std::string versus_previous_block(const RowSet& all, int step) {
   bool any = false;
   for (const std::string& dtype : dtypes_of(set))
     for (const int seq_len : set.seq_lens(dtype)) {
-      const Progression progression = build_progression(set, {dtype, seq_len, Reference::fa2});
+      const Progression progression = build_progression(set, {dtype, seq_len, Baseline::fa2});
       const StepValue* previous = progression.find_step(step - 1);
       const StepValue* current = progression.find_step(step);
       if (!previous || !current || previous->rows.empty() || current->rows.empty()) continue;
@@ -332,8 +333,7 @@ std::string tensor_pipe_block(const RowSet& all) {
       "| # | step or reference | dtype | config | TFLOP/s | tensor pipe active | SM clock "
       "(MHz) | cycles (M) |\n| --- | --- | --- | --- | ---: | ---: | ---: | ---: |\n";
   for (const std::string& dtype : dtypes_of(set)) {
-    const Progression progression =
-        build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
+    const Progression progression = build_progression(set, {dtype, kHeadlineSeqLen, Baseline::fa2});
     const auto line = [&](const StepValue& value, const std::string& number,
                           const std::string& name) {
       if (value.rows.empty()) return;
@@ -354,7 +354,7 @@ std::string tensor_pipe_block(const RowSet& all) {
       if (step >= kFirstHopperStep - 1)
         line(value, value.step, std::string(configs::step_info(step).title));
     }
-    for (const StepValue& value : progression.references)
+    for (const StepValue& value : progression.baselines)
       line(value, "", value.step == "fa2" ? "FA2" : "cuDNN");
   }
   return any ? out : "";
@@ -396,7 +396,7 @@ std::string ceilings_block(const RowSet& all) {
   out += "\n" + rule + "\n";
   std::map<std::string, Progression> progressions;
   for (const std::string& dtype : dtypes)
-    progressions[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
+    progressions[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Baseline::fa2});
   const auto cells = [&](const StepValue* value, std::optional<InstructionFamily> family) {
     if (value == nullptr || value->rows.empty()) return std::string(" – | – | – |");
     const ResultRow& row = *value->rows.front();
@@ -415,10 +415,10 @@ std::string ceilings_block(const RowSet& all) {
       out += cells(progressions[dtype].find_step(step), family);
     out += "\n";
   }
-  for (const Reference reference : kReferences) {
-    out += "| | " + std::string(reference_label(reference)) + " |";
+  for (const Baseline baseline : kBaselines) {
+    out += "| | " + std::string(baseline_label(baseline)) + " |";
     for (const std::string& dtype : dtypes)
-      out += cells(progressions[dtype].find_reference(reference), std::nullopt);
+      out += cells(progressions[dtype].find_baseline(baseline), std::nullopt);
     out += "\n";
   }
   return out;
@@ -431,20 +431,19 @@ std::string references_block(const RowSet& set) {
   std::string out = "| run | N | batch |";
   std::string rule = "| --- | ---: | ---: |";
   for (const std::string& dtype : dtypes) {
-    for (const Reference reference : kReferences)
-      out += " " + std::string(reference_label(reference)) + " " + dtype + " |";
+    for (const Baseline baseline : kBaselines)
+      out += " " + std::string(baseline_label(baseline)) + " " + dtype + " |";
     out += " cuDNN ÷ FA2 " + dtype + ", time / cycles |";
     rule += " ---: | ---: | ---: |";
   }
   out += "\n" + rule + "\n";
-  std::map<std::string,
-           std::map<int, std::map<std::pair<std::string, Reference>, const ResultRow*>>>
+  std::map<std::string, std::map<int, std::map<std::pair<std::string, Baseline>, const ResultRow*>>>
       by_run;  // run label -> N -> (dtype, reference) -> row
   for (const ResultRow* row : set.rows()) {
-    const auto reference = reference_from_key(row->step);
-    if (!reference || !is_usable(*row)) continue;
-    const ResultRow* paired = set.reference_for(*row, *reference);
-    if (paired == row) by_run[run_label(*row)][row->seq_len][{row->dtype, *reference}] = row;
+    const auto baseline = baseline_from_key(row->step);
+    if (!baseline || !is_usable(*row)) continue;
+    const ResultRow* paired = set.baseline_for(*row, *baseline);
+    if (paired == row) by_run[run_label(*row)][row->seq_len][{row->dtype, *baseline}] = row;
   }
   const auto ratio = [](std::optional<double> value) {
     if (!value) return std::string("–");
@@ -457,17 +456,17 @@ std::string references_block(const RowSet& set) {
       std::optional<int> batch;
       std::string line;
       for (const std::string& dtype : dtypes) {
-        const auto row_of = [&](Reference reference) -> const ResultRow* {
-          const auto found = cells.find({dtype, reference});
+        const auto row_of = [&](Baseline baseline) -> const ResultRow* {
+          const auto found = cells.find({dtype, baseline});
           return found == cells.end() ? nullptr : found->second;
         };
-        for (const Reference reference : kReferences) {
-          const ResultRow* row = row_of(reference);
+        for (const Baseline baseline : kBaselines) {
+          const ResultRow* row = row_of(baseline);
           if (row) batch = row->batch;
           line += " " + fixed(row ? std::optional<double>(row->tflops) : std::nullopt, 1) + " |";
         }
-        const ResultRow* fa2 = row_of(Reference::fa2);
-        const ResultRow* cudnn = row_of(Reference::cudnn);
+        const ResultRow* fa2 = row_of(Baseline::fa2);
+        const ResultRow* cudnn = row_of(Baseline::cudnn);
         std::optional<double> by_time, by_cycles;
         if (fa2 && cudnn) {
           by_time = fa2->median_ms / cudnn->median_ms;
@@ -548,14 +547,13 @@ std::string versus_fa2_block(const RowSet& all, int step) {
       "SM clock (MHz) | FA2's SM clock (MHz) |\n"
       "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const ResultRow* row : rows) {
-    const ResultRow* fa2 = set.reference_for(*row, Reference::fa2);
+    const ResultRow* fa2 = set.baseline_for(*row, Baseline::fa2);
     std::optional<double> by_duration;
     if (fa2 && fa2->cupti_duration_ms && row->cupti_duration_ms && *row->cupti_duration_ms > 0)
       by_duration = *fa2->cupti_duration_ms / *row->cupti_duration_ms * 100.0;
     out += "| " + row->dtype + " | `" + row->config + "` | " + fixed(row->median_ms, 3) + " | " +
-           percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::time)) +
-           " | " +
-           percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::cycles)) +
+           percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::time)) + " | " +
+           percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::cycles)) +
            " | " + percent_text(by_duration) + " | " +
            (row->sm_clock_mhz > 0 ? std::to_string(row->sm_clock_mhz) : "–") + " | " +
            (fa2 && fa2->sm_clock_mhz > 0 ? std::to_string(fa2->sm_clock_mhz) : "–") + " |\n";
@@ -565,7 +563,7 @@ std::string versus_fa2_block(const RowSet& all, int step) {
 
 // How far the references moved between their first pass and the repeat after the kernels.
 std::string drift_block(const RowSet& set) {
-  const std::vector<ReferenceDrift> drifts = reference_drift(set.rows());
+  const std::vector<BaselineDrift> drifts = baseline_drift(set.rows());
   if (drifts.empty())
     return "No run in the data measured its references twice (the `reference_pass` column, "
            "added after these sweeps), so the drift over a sweep is not known for it.\n";
@@ -578,12 +576,12 @@ std::string drift_block(const RowSet& set) {
       "| run | reference | dtype | N measured twice | time, repeat vs first | median | cycles, "
       "repeat vs first | SM clock first -> repeat (MHz) |\n"
       "| --- | --- | --- | ---: | --- | ---: | --- | --- |\n";
-  for (const ReferenceDrift& drift : drifts) {
+  for (const BaselineDrift& drift : drifts) {
     const auto range = [](int low, int high) {
       return low == high ? std::to_string(low) : std::to_string(low) + "–" + std::to_string(high);
     };
     out +=
-        "| " + drift.run + " | " + drift.reference + " | " + drift.dtype + " | " +
+        "| " + drift.run + " | " + drift.baseline + " | " + drift.dtype + " | " +
         std::to_string(drift.points.size()) + " | " + percent(drift.time_min, 1) + " .. " +
         percent(drift.time_max, 1) + " | " + percent(drift.time_median, 1) + " | " +
         (drift.cycles_min ? percent(*drift.cycles_min, 2) + " .. " + percent(*drift.cycles_max, 2)
@@ -594,7 +592,7 @@ std::string drift_block(const RowSet& set) {
   return out;
 }
 
-// Rows whose values fail a sanity check (profiling/results.hpp, sanity_warnings).
+// Rows whose values fail a sanity check (profiling/results/results.hpp, sanity_warnings).
 std::string warnings_block(const RowSet& set) {
   std::string out;
   for (const ResultRow* row : set.rows())
@@ -632,8 +630,8 @@ std::string autotune_block(const RowSet& all, const std::string& step) {
         "| " + row->dtype + " | " + std::to_string(row->seq_len) + " | " +
         std::to_string(configs_measured[{row->dtype, row->seq_len}]) + " | `" + row->config +
         "` | " + fixed(row->tflops, 1) + " | " +
-        percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::time)) + " | " +
-        percent_text(set.percent_of_reference(*row, Reference::fa2, PercentBasis::cycles)) + " | " +
+        percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::time)) + " | " +
+        percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::cycles)) + " | " +
         fixed(row->registers ? std::optional<double>(*row->registers) : std::nullopt, 0) + " |\n";
   }
   return out;
@@ -654,9 +652,8 @@ std::string step_block(const RowSet& all, int step) {
       "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   bool any = false;
   for (const std::string& dtype : dtypes_of(set)) {
-    const Progression progression =
-        build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
-    const StepChange change = change_from_previous_step(progression, step, set, Reference::fa2);
+    const Progression progression = build_progression(set, {dtype, kHeadlineSeqLen, Baseline::fa2});
+    const StepChange change = change_from_previous_step(progression, step, set, Baseline::fa2);
     if (!change.current || change.current->rows.empty()) continue;
     any = true;
     const ResultRow& row = *change.current->rows.front();
@@ -760,25 +757,25 @@ std::string run_comparison_block(const RowSet& set) {
   std::string out;
   for (auto a = by_run.begin(); a != by_run.end(); ++a)
     for (auto b = std::next(a); b != by_run.end(); ++b) {
-      std::vector<double> all, references;
+      std::vector<double> all, baselines;
       for (const auto& [item, row_a] : a->second) {
         const auto found = b->second.find(item);
         if (found == b->second.end()) continue;
         const double ratio = found->second->median_ms / row_a->median_ms;
         all.push_back(ratio);
-        if (row_a->is_reference()) references.push_back(ratio);
+        if (row_a->is_baseline_or_ceiling()) baselines.push_back(ratio);
       }
       if (all.empty()) continue;
       std::sort(all.begin(), all.end());
-      std::sort(references.begin(), references.end());
+      std::sort(baselines.begin(), baselines.end());
       const std::size_t n = all.size();
       const double median = n % 2 ? all[n / 2] : (all[n / 2 - 1] + all[n / 2]) / 2;
       out += "| " + a->first + " | " + b->first + " | " + std::to_string(n) + " | " +
              time_change_text(median) + " | " + time_change_text(all.front()) + " .. " +
              time_change_text(all.back()) + " | " +
-             (references.empty() ? std::string("–")
-                                 : time_change_text(references.front()) + " .. " +
-                                       time_change_text(references.back())) +
+             (baselines.empty() ? std::string("–")
+                                : time_change_text(baselines.front()) + " .. " +
+                                      time_change_text(baselines.back())) +
              " |\n";
     }
   if (out.empty()) return "No two runs in the data measured the same item.\n";
@@ -821,15 +818,15 @@ std::string counter_value(double value) {
 // A step's extra hardware counters (metric:<name> columns) against the step before it, at
 // N = 4096, from the run that collected the most rows with such counters (a counters sweep).
 std::string counters_block(const RowSet& all, int step) {
-  const std::string run = busiest_run(
-      all, [](const ResultRow& row) { return !row.is_reference() && !row.extra_metrics.empty(); });
+  const std::string run = busiest_run(all, [](const ResultRow& row) {
+    return !row.is_baseline_or_ceiling() && !row.extra_metrics.empty();
+  });
   if (run.empty()) return "";
   const RowSet set(rows_of_run(all, run));
   std::string out;
   for (const std::string& dtype : dtypes_of(set)) {
-    const Progression progression =
-        build_progression(set, {dtype, kHeadlineSeqLen, Reference::fa2});
-    const StepChange change = change_from_previous_step(progression, step, set, Reference::fa2);
+    const Progression progression = build_progression(set, {dtype, kHeadlineSeqLen, Baseline::fa2});
+    const StepChange change = change_from_previous_step(progression, step, set, Baseline::fa2);
     if (!change.current || change.current->rows.empty()) continue;
     const ResultRow& current = *change.current->rows.front();
     const ResultRow* previous =

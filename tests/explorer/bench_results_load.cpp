@@ -30,7 +30,7 @@
 #include "explorer/model/progression.hpp"
 #include "explorer/model/sweep_series.hpp"
 #include "kernels/common/config.hpp"
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 
 namespace {
 
@@ -111,10 +111,10 @@ void write_synthetic(const std::string& path, std::uint64_t rows) {
                                   written, commit));
             ++written;
           }
-    for (const char* reference : {"fa2", "cudnn"})
+    for (const char* baseline : {"fa2", "cudnn"})
       for (const char* dtype : {"fp16", "bf16"})
         for (int n = 0; n < 6 && written < rows; ++n) {
-          writer.write(make_row(reference, "", dtype, n, written, commit));
+          writer.write(make_row(baseline, "", dtype, n, written, commit));
           ++written;
         }
   }
@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
     const explorer::RowSet& set = state.rows();
     const double progression_s = seconds_of([&] {
       (void)explorer::build_progression(
-          set, {state.selection.dtype, std::nullopt, explorer::Reference::fa2});
+          set, {state.selection.dtype, std::nullopt, explorer::Baseline::fa2});
     });
     std::printf("progression (harmonic mean):  %8.2f s\n", progression_s);
     explorer::SweepQuery sweep;

@@ -26,7 +26,7 @@
 
 #include "configs/config_sets.hpp"
 #include "kernels/common/config.hpp"
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 #include "tests/explorer/synthetic_sass.hpp"
 
 namespace {

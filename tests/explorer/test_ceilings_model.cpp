@@ -70,7 +70,7 @@ TEST_CASE("ceiling rows stay out of the progression's rows, N and dtypes") {
   CHECK(set.ceiling_rows().size() == 2);
   CHECK(set.dtypes() == std::vector<std::string>{"fp16"});
   CHECK(set.seq_lens("") == std::vector<int>{4096});
-  const Progression progression = build_progression(set, {"fp16", std::nullopt, Reference::fa2});
+  const Progression progression = build_progression(set, {"fp16", std::nullopt, Baseline::fa2});
   CHECK(progression.seq_lens == std::vector<int>{4096});
   CHECK(progression.steps.size() == 1);
 
@@ -138,7 +138,7 @@ TEST_CASE("roofline: intensity from the DRAM metrics, roofs of the rows' device 
   measured.extra_metrics[kDramWriteMetric] = flops / 1000 * 0.25;
   rows.add("9", kConfig, 4096, 310);  // profiled without the DRAM metrics
   const RowSet set = rows.set();
-  const Progression progression = build_progression(set, {"fp16", 4096, Reference::fa2});
+  const Progression progression = build_progression(set, {"fp16", 4096, Baseline::fa2});
   // The roofline points into the ceilings: they must outlive it.
   const Ceilings ceilings(set.ceiling_rows());
   const Roofline roofline = build_roofline(progression, ceilings, "fp16");
@@ -166,7 +166,7 @@ TEST_CASE("roofline over the rows with DRAM counts: a faster run without them hi
   rows.add("8", kConfig, 4096, 320);  // another run, faster, without the counters
   rows.add("9", kConfig, 4096, 330);  // a step no run profiled
   const RowSet all = rows.set();
-  const ProgressionQuery query{"fp16", 4096, Reference::fa2};
+  const ProgressionQuery query{"fp16", 4096, Baseline::fa2};
   const Progression everything = build_progression(all, query);
   const Ceilings ceilings(all.ceiling_rows());
   // Over every row, step 8's fastest row has no counters and the step would vanish.

@@ -101,12 +101,12 @@ TEST_CASE("percent of a reference: stored column first, else the matching refere
   other_shape.batch = 8;
   const RowSet set = rows.set();
 
-  CHECK(*set.percent_of_reference(kernel, Reference::fa2) == doctest::Approx(50));
-  CHECK(*set.percent_of_reference(kernel, Reference::cudnn) == doctest::Approx(25));
-  CHECK_FALSE(set.percent_of_reference(other_shape, Reference::fa2).has_value());
+  CHECK(*set.percent_of_baseline(kernel, Baseline::fa2) == doctest::Approx(50));
+  CHECK(*set.percent_of_baseline(kernel, Baseline::cudnn) == doctest::Approx(25));
+  CHECK_FALSE(set.percent_of_baseline(other_shape, Baseline::fa2).has_value());
 
   kernel.pct_fa2 = 61.5;  // written by the sweep at measurement time
-  CHECK(*set.percent_of_reference(kernel, Reference::fa2) == doctest::Approx(61.5));
+  CHECK(*set.percent_of_baseline(kernel, Baseline::fa2) == doctest::Approx(61.5));
 }
 
 TEST_CASE("percent by cycles: stored column first, else the reference row's cycles") {
@@ -117,19 +117,19 @@ TEST_CASE("percent by cycles: stored column first, else the reference row's cycl
   kernel.cycles = 10.1e6;                                     // ...1 % more cycles
   ResultRow& no_counters = rows.add("16", kConfig64, 4096, 150);
   const RowSet set = rows.set();
-  CHECK(*set.percent_of_reference(kernel, Reference::fa2) == doctest::Approx(102.5));
-  CHECK(*set.percent_of_reference(kernel, Reference::fa2, PercentBasis::cycles) ==
+  CHECK(*set.percent_of_baseline(kernel, Baseline::fa2) == doctest::Approx(102.5));
+  CHECK(*set.percent_of_baseline(kernel, Baseline::fa2, PercentBasis::cycles) ==
         doctest::Approx(100.0 / 1.01));
-  CHECK_FALSE(set.percent_of_reference(no_counters, Reference::fa2, PercentBasis::cycles));
+  CHECK_FALSE(set.percent_of_baseline(no_counters, Baseline::fa2, PercentBasis::cycles));
   CHECK(*numeric_field(set, kernel, Field::pct_fa2_cycles) == doctest::Approx(100.0 / 1.01));
-  CHECK(percent_field(Reference::cudnn, PercentBasis::cycles) == Field::pct_cudnn_cycles);
+  CHECK(percent_field(Baseline::cudnn, PercentBasis::cycles) == Field::pct_cudnn_cycles);
   CHECK(field_label(Field::pct_fa2_cycles) == "% of FA2 by cycles");
 
   kernel.pct_fa2_cycles = 97.25;  // written by the sweep at measurement time
-  CHECK(*set.percent_of_reference(kernel, Reference::fa2, PercentBasis::cycles) ==
+  CHECK(*set.percent_of_baseline(kernel, Baseline::fa2, PercentBasis::cycles) ==
         doctest::Approx(97.25));
 
-  const Progression progression = build_progression(set, {"fp16", 4096, Reference::fa2});
+  const Progression progression = build_progression(set, {"fp16", 4096, Baseline::fa2});
   const StepValue* step16 = progression.find_step(16);
   REQUIRE(step16 != nullptr);
   CHECK(step16->config == kConfig128);
@@ -148,9 +148,9 @@ TEST_CASE("a reference of another run is never the baseline; the first pass is")
   ResultRow& orphan = rows.add("9", kConfig128, 4096, 220);
   orphan.host = "host-c";  // no reference measured on its host
   RowSet set = rows.set();
-  CHECK(set.reference_for(kernel, Reference::fa2) == &fa2_host_a);
-  CHECK(*set.percent_of_reference(kernel, Reference::fa2) == doctest::Approx(110));
-  CHECK_FALSE(set.percent_of_reference(orphan, Reference::fa2).has_value());
+  CHECK(set.baseline_for(kernel, Baseline::fa2) == &fa2_host_a);
+  CHECK(*set.percent_of_baseline(kernel, Baseline::fa2) == doctest::Approx(110));
+  CHECK_FALSE(set.percent_of_baseline(orphan, Baseline::fa2).has_value());
   CHECK(set.run_labels() ==
         std::vector<std::string>{"host-a, no commit", "host-b, no commit", "host-c, no commit"});
 
@@ -160,7 +160,7 @@ TEST_CASE("a reference of another run is never the baseline; the first pass is")
   repeat.host = "host-a";
   repeat.reference_pass = 2;
   set = rows.set();
-  CHECK(set.reference_for(kernel, Reference::fa2) == &fa2_host_a);
+  CHECK(set.baseline_for(kernel, Baseline::fa2) == &fa2_host_a);
 
   // The run filter keeps one run's rows.
   ResultFile file;
@@ -186,9 +186,9 @@ TEST_CASE("a reference's level is its first pass, not a faster repeat") {
   repeat.reference_pass = 2;
   rows.add("9", kConfig128, 4096, 214);
   const RowSet set = rows.set();
-  const Progression progression = build_progression(set, {"fp16", 4096, Reference::fa2});
-  REQUIRE(progression.find_reference(Reference::fa2) != nullptr);
-  CHECK(progression.find_reference(Reference::fa2)->tflops == doctest::Approx(200));
+  const Progression progression = build_progression(set, {"fp16", 4096, Baseline::fa2});
+  REQUIRE(progression.find_baseline(Baseline::fa2) != nullptr);
+  CHECK(progression.find_baseline(Baseline::fa2)->tflops == doctest::Approx(200));
   CHECK(*progression.find_step(9)->percent == doctest::Approx(107));
   const std::vector<SweepSeries> series = build_sweep_series(set, {{"fa2"}, {"fp16"}});
   REQUIRE(series.size() == 1);
@@ -220,16 +220,16 @@ TEST_CASE("progression at one N takes each step's fastest usable config") {
   rows.add("2", kConfig128, 4096, 120);
   rows.add("1", kConfig64, 4096, 70, "bf16");  // other dtype: ignored
 
-  const Progression progression = build_progression(rows.set(), {"fp16", 4096, Reference::fa2});
+  const Progression progression = build_progression(rows.set(), {"fp16", 4096, Baseline::fa2});
   REQUIRE(progression.steps.size() == 2);
   CHECK(progression.steps[0].step == "1");
   CHECK(progression.steps[0].tflops == doctest::Approx(80));
   CHECK(progression.steps[0].config == kConfig128);
   CHECK(*progression.steps[0].percent == doctest::Approx(40));
   CHECK(progression.steps[1].tflops == doctest::Approx(120));  // the faulted row is skipped
-  REQUIRE(progression.find_reference(Reference::fa2) != nullptr);
-  CHECK(progression.find_reference(Reference::fa2)->tflops == doctest::Approx(200));
-  CHECK(progression.find_reference(Reference::cudnn) == nullptr);
+  REQUIRE(progression.find_baseline(Baseline::fa2) != nullptr);
+  CHECK(progression.find_baseline(Baseline::fa2)->tflops == doctest::Approx(200));
+  CHECK(progression.find_baseline(Baseline::cudnn) == nullptr);
   CHECK(progression.seq_lens == std::vector<int>{4096});
 }
 
@@ -244,7 +244,7 @@ TEST_CASE("harmonic-mean progression uses one config per step, over the N it was
   rows.add("3", kConfig128, 4096, 900);
 
   const Progression progression =
-      build_progression(rows.set(), {"fp16", std::nullopt, Reference::fa2});
+      build_progression(rows.set(), {"fp16", std::nullopt, Baseline::fa2});
   CHECK(progression.seq_lens == std::vector<int>{1024, 2048, 4096});
   REQUIRE(progression.steps.size() == 1);
   const StepValue& step = progression.steps.front();
@@ -253,7 +253,7 @@ TEST_CASE("harmonic-mean progression uses one config per step, over the N it was
   CHECK(step.tflops == doctest::Approx(3.0 / (1 / 100.0 + 1 / 100.0 + 1 / 400.0)));
   // Harmonic mean of the per-N percentages 50, 50, 200.
   CHECK(*step.percent == doctest::Approx(3.0 / (1 / 50.0 + 1 / 50.0 + 1 / 200.0)));
-  CHECK(progression.find_reference(Reference::fa2)->tflops == doctest::Approx(200));
+  CHECK(progression.find_baseline(Baseline::fa2)->tflops == doctest::Approx(200));
 }
 
 TEST_CASE("a harmonic mean of percentages needs every N's reference") {
@@ -262,7 +262,7 @@ TEST_CASE("a harmonic mean of percentages needs every N's reference") {
   rows.add("5", kConfig64, 1024, 100);
   rows.add("5", kConfig64, 2048, 100);  // no reference at 2048
   const Progression progression =
-      build_progression(rows.set(), {"fp16", std::nullopt, Reference::fa2});
+      build_progression(rows.set(), {"fp16", std::nullopt, Baseline::fa2});
   REQUIRE(progression.steps.size() == 1);
   CHECK(progression.steps[0].tflops == doctest::Approx(100));
   CHECK_FALSE(progression.steps[0].percent.has_value());
@@ -276,9 +276,9 @@ TEST_CASE("change from the previous step with data") {
   ResultRow& third = rows.add("3", kConfig128, 4096, 75);
   third.registers = 160;
   const RowSet set = rows.set();
-  const Progression progression = build_progression(set, {"fp16", 4096, Reference::fa2});
+  const Progression progression = build_progression(set, {"fp16", 4096, Baseline::fa2});
 
-  const StepChange change = change_from_previous_step(progression, 3, set, Reference::fa2);
+  const StepChange change = change_from_previous_step(progression, 3, set, Baseline::fa2);
   REQUIRE(change.previous != nullptr);
   CHECK(change.previous->step == "1");  // step 2 has no data
   const MetricChange& tflops = change.changes.front();
@@ -291,8 +291,8 @@ TEST_CASE("change from the previous step with data") {
     }
     if (metric.field == Field::l2_hit_pct) CHECK_FALSE(metric.current.has_value());
   }
-  CHECK(change_from_previous_step(progression, 1, set, Reference::fa2).previous == nullptr);
-  CHECK(change_from_previous_step(progression, 2, set, Reference::fa2).current == nullptr);
+  CHECK(change_from_previous_step(progression, 1, set, Baseline::fa2).previous == nullptr);
+  CHECK(change_from_previous_step(progression, 2, set, Baseline::fa2).current == nullptr);
 }
 
 TEST_CASE("sweep series: fastest row per N, in the query's order") {
@@ -305,7 +305,7 @@ TEST_CASE("sweep series: fastest row per N, in the query's order") {
   const RowSet set = rows.set();
 
   CHECK(available_series_steps(set) == std::vector<std::string>{"7", "fa2"});
-  SweepQuery query{{"fa2", "7", "9"}, {"fp16"}, ValueMode::tflops, Reference::fa2};
+  SweepQuery query{{"fa2", "7", "9"}, {"fp16"}, ValueMode::tflops, Baseline::fa2};
   const auto series = build_sweep_series(set, query);
   REQUIRE(series.size() == 2);  // step 9 has no rows
   CHECK(series[0].label == "FA2 fp16");
@@ -313,7 +313,7 @@ TEST_CASE("sweep series: fastest row per N, in the query's order") {
   CHECK(series[1].points[0].value == doctest::Approx(120));
   CHECK(series[1].points[1].seq_len == 4096);
 
-  query.mode = ValueMode::percent_of_reference;
+  query.mode = ValueMode::percent_of_baseline;
   const auto percent = build_sweep_series(set, query);
   CHECK(percent[1].points[0].value == doctest::Approx(50));
   CHECK(percent[1].points[1].value == doctest::Approx(50));

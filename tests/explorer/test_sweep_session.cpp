@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "configs/config_sets.hpp"
-#include "explorer/model/sweep_runner.hpp"
+#include "explorer/model/sweep_session.hpp"
 #include "kernels/common/config.hpp"
 
 using namespace flashscope;

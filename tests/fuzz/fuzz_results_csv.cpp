@@ -1,4 +1,4 @@
-// Fuzz target: the results CSV reader (profiling/results.hpp) on arbitrary bytes, as
+// Fuzz target: the results CSV reader (profiling/results/results.hpp) on arbitrary bytes, as
 // `--results`, the GUI's Open box, `explorer report` and a sweep worker's pipe hand them over.
 //
 // Properties, for every input:
@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 using flashscope::ResultRow;

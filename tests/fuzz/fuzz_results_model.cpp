@@ -28,7 +28,7 @@
 #include "explorer/model/progression.hpp"
 #include "explorer/model/sweep_series.hpp"
 #include "explorer/plot/scale.hpp"
-#include "profiling/results.hpp"
+#include "profiling/results/results.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 namespace explorer = flashscope::explorer;
@@ -114,10 +114,10 @@ void exercise_progression(const explorer::RowSet& set, const std::string& dtype)
   std::vector<std::optional<int>> seq_lens = {std::nullopt};
   for (const int n : set.seq_lens(dtype))
     seq_lens.push_back(n);
-  for (const explorer::Reference reference : explorer::kReferences) {
+  for (const explorer::Baseline baseline : explorer::kBaselines) {
     for (const std::optional<int>& seq_len : seq_lens) {
       const explorer::Progression progression =
-          explorer::build_progression(set, {dtype, seq_len, reference});
+          explorer::build_progression(set, {dtype, seq_len, baseline});
       for (std::size_t i = 0; i < progression.steps.size(); ++i) {
         const explorer::StepValue& value = progression.steps[i];
         FUZZ_CHECK(!value.rows.empty(), "step " + value.step + " has a value but no rows");
@@ -127,13 +127,13 @@ void exercise_progression(const explorer::RowSet& set, const std::string& dtype)
                          " before " + value.step);
         const int step = explorer::step_order(value.step);
         const explorer::StepChange change =
-            explorer::change_from_previous_step(progression, step, set, reference);
+            explorer::change_from_previous_step(progression, step, set, baseline);
         FUZZ_CHECK(change.current == &value,
                    "the change of step " + value.step + " is not about that step's value");
         for (const explorer::MetricChange& metric : change.changes)
           (void)metric.relative_change();
       }
-      (void)progression.find_reference(reference);
+      (void)progression.find_baseline(baseline);
     }
   }
 }
@@ -204,7 +204,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     sweep.steps = explorer::available_series_steps(set);
     sweep.dtypes = set.dtypes();
     for (const explorer::ValueMode mode :
-         {explorer::ValueMode::tflops, explorer::ValueMode::percent_of_reference}) {
+         {explorer::ValueMode::tflops, explorer::ValueMode::percent_of_baseline}) {
       sweep.mode = mode;
       for (const explorer::SweepSeries& series : explorer::build_sweep_series(set, sweep))
         for (std::size_t i = 1; i < series.points.size(); ++i)

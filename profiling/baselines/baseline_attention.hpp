@@ -1,0 +1,58 @@
+// The speed baselines: external attention forward implementations that flashscope times next to
+// its own kernels, FlashAttention-2 as PyTorch ships it ("fa2") and cuDNN's fused SDPA ("cudnn").
+// Both are optional at build time; built_baselines() says which this binary has.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/common/config.hpp"
+#include "kernels/common/reference.hpp"
+
+namespace flashscope {
+
+// An external attention forward on [batch, seq_len, heads, d_head] contiguous tensors (the layout
+// of our kernels), non-causal, softmax scale 1/sqrt(d_head), fp16 or bf16 in and out.
+class BaselineAttention {
+ public:
+  virtual ~BaselineAttention() = default;
+
+  virtual std::string_view name() const = 0;  // "fa2" or "cudnn"
+  // What exactly runs, e.g. "cuDNN 9.19.0 SDPA forward, backend API, unified graph, engine 9,
+  // workspace 256 B". The engine is known only after prepare().
+  virtual std::string description() const = 0;
+  // Which way in ran, as a short token recorded in the results (the fa2_entry_point column):
+  // FA2 "in_place" or "sdpa_op" (the latter also copies O inside the timed region), cuDNN's
+  // graph form "unified" or "composite" (known after prepare()).
+  virtual std::string variant() const = 0;
+
+  // Builds plans/graphs for this shape on the current device (not timed). Throws
+  // BaselineUnavailable, with the reason, if the shape or dtype is unsupported.
+  virtual void prepare(const AttentionShape& shape, DType dtype) = 0;
+
+  // Enqueues one forward on `stream`; the caller times it with events. q, k, v and o are device
+  // pointers laid out as prepared. Throws std::logic_error if prepare() has not succeeded.
+  virtual void run(const void* q, const void* k, const void* v, void* o, cudaStream_t stream) = 0;
+};
+
+class BaselineUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Names of the baselines compiled into this binary, in a fixed order ("fa2", "cudnn").
+std::vector<std::string> built_baselines();
+
+// Every name make_baseline() knows, built or not.
+std::vector<std::string> known_baselines();
+
+// Throws BaselineUnavailable for a known baseline that is not built (saying why CMake left it
+// out) and for an unknown name (listing the known ones). Needs no GPU.
+std::unique_ptr<BaselineAttention> make_baseline(std::string_view name);
+
+}  // namespace flashscope

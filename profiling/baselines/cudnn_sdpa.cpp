@@ -1,0 +1,616 @@
+// cuDNN SDPA forward through the backend API, descriptors built by hand (no cudnn-frontend):
+// tensors -> operation(s) -> operation graph -> engine heuristics -> execution plan, then a
+// variant pack binding our device pointers for each execution.
+#include "profiling/baselines/cudnn_sdpa.hpp"
+
+#include <cudnn.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kernels/common/cuda_check.hpp"
+
+namespace flashscope {
+
+std::string_view cudnn_sdpa_graph_name(CudnnSdpaGraph graph) {
+  switch (graph) {
+    case CudnnSdpaGraph::unified:
+      return "unified";
+    case CudnnSdpaGraph::composite:
+      return "composite";
+    case CudnnSdpaGraph::automatic:
+      return "automatic";
+  }
+  return "?";
+}
+
+namespace {
+
+// ---- Status checking --------------------------------------------------------------------------
+
+// A failed cuDNN call. prepare() turns these into BaselineUnavailable when they only mean "this
+// graph is not supported here"; elsewhere they propagate as runtime errors.
+class CudnnStatusError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// cudnnGetErrorString plus cuDNN's own explanation of the last failure, which is usually what
+// says *why* (e.g. which attribute an engine rejected).
+std::string describe_status(cudnnStatus_t status) {
+  std::string text = cudnnGetErrorString(status);
+  std::array<char, 1024> detail{};
+  cudnnGetLastErrorString(detail.data(), detail.size());
+  if (detail[0] != '\0') text += " (" + std::string(detail.data()) + ")";
+  return text;
+}
+
+[[noreturn]] void throw_cudnn_error(cudnnStatus_t status, const std::string& call, const char* file,
+                                    int line) {
+  throw CudnnStatusError(std::string(file) + ":" + std::to_string(line) + ": " + call +
+                         " failed: " + describe_status(status));
+}
+
+#define FS_CUDNN_CHECK(call)                                          \
+  do {                                                                \
+    const cudnnStatus_t fs_cudnn_status_ = (call);                    \
+    if (fs_cudnn_status_ != CUDNN_STATUS_SUCCESS)                     \
+      throw_cudnn_error(fs_cudnn_status_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+// An attribute id with its spelling, so a failed SetAttribute names the attribute.
+struct Attribute {
+  cudnnBackendAttributeName_t id;
+  const char* name;
+};
+#define FS_ATTR(attribute) \
+  Attribute {              \
+    attribute, #attribute  \
+  }
+
+// ---- RAII wrappers ----------------------------------------------------------------------------
+
+// One backend descriptor. `label` ("tensor Q", "matmul S = Q K^T", ...) goes into every error.
+class BackendDescriptor {
+ public:
+  BackendDescriptor(cudnnBackendDescriptorType_t type, std::string label)
+      : label_(std::move(label)) {
+    const cudnnStatus_t status = cudnnBackendCreateDescriptor(type, &descriptor_);
+    if (status != CUDNN_STATUS_SUCCESS)
+      throw CudnnStatusError("cudnnBackendCreateDescriptor(" + label_ + ", type " +
+                             std::to_string(static_cast<int>(type)) +
+                             ") failed: " + describe_status(status));
+  }
+  ~BackendDescriptor() {
+    if (descriptor_ != nullptr) cudnnBackendDestroyDescriptor(descriptor_);
+  }
+  BackendDescriptor(BackendDescriptor&& other) noexcept
+      : descriptor_(std::exchange(other.descriptor_, nullptr)), label_(std::move(other.label_)) {}
+  BackendDescriptor& operator=(BackendDescriptor&& other) noexcept {
+    if (this != &other) {
+      if (descriptor_ != nullptr) cudnnBackendDestroyDescriptor(descriptor_);
+      descriptor_ = std::exchange(other.descriptor_, nullptr);
+      label_ = std::move(other.label_);
+    }
+    return *this;
+  }
+  BackendDescriptor(const BackendDescriptor&) = delete;
+  BackendDescriptor& operator=(const BackendDescriptor&) = delete;
+
+  cudnnBackendDescriptor_t get() const { return descriptor_; }
+  const std::string& label() const { return label_; }
+
+  void set(Attribute attribute, cudnnBackendAttributeType_t type, std::int64_t count,
+           const void* values) {
+    const cudnnStatus_t status =
+        cudnnBackendSetAttribute(descriptor_, attribute.id, type, count, values);
+    if (status != CUDNN_STATUS_SUCCESS)
+      throw CudnnStatusError("cudnnBackendSetAttribute(" + label_ + ", " + attribute.name +
+                             ") failed: " + describe_status(status));
+  }
+  void set(Attribute attribute, const BackendDescriptor& value) {
+    const cudnnBackendDescriptor_t raw = value.get();
+    set(attribute, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw);
+  }
+  void set(Attribute attribute, std::span<const cudnnBackendDescriptor_t> values) {
+    set(attribute, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<std::int64_t>(values.size()),
+        values.data());
+  }
+  void set(Attribute attribute, std::span<const std::int64_t> values) {
+    set(attribute, CUDNN_TYPE_INT64, static_cast<std::int64_t>(values.size()), values.data());
+  }
+  void set(Attribute attribute, std::int64_t value) { set(attribute, CUDNN_TYPE_INT64, 1, &value); }
+  void set(Attribute attribute, bool value) { set(attribute, CUDNN_TYPE_BOOLEAN, 1, &value); }
+  void set(Attribute attribute, cudnnDataType_t value) {
+    set(attribute, CUDNN_TYPE_DATA_TYPE, 1, &value);
+  }
+  void set(Attribute attribute, cudnnPointwiseMode_t value) {
+    set(attribute, CUDNN_TYPE_POINTWISE_MODE, 1, &value);
+  }
+  void set(Attribute attribute, cudnnReduceTensorOp_t value) {
+    set(attribute, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &value);
+  }
+  void set(Attribute attribute, cudnnBackendHeurMode_t value) {
+    set(attribute, CUDNN_TYPE_HEUR_MODE, 1, &value);
+  }
+  void set(Attribute attribute, cudnnHandle_t value) {
+    set(attribute, CUDNN_TYPE_HANDLE, 1, &value);
+  }
+
+  // Reads a scalar int64 attribute (after finalize).
+  std::int64_t get_int64(Attribute attribute) const {
+    std::int64_t value = 0;
+    std::int64_t count = 0;
+    const cudnnStatus_t status =
+        cudnnBackendGetAttribute(descriptor_, attribute.id, CUDNN_TYPE_INT64, 1, &count, &value);
+    if (status != CUDNN_STATUS_SUCCESS)
+      throw CudnnStatusError("cudnnBackendGetAttribute(" + label_ + ", " + attribute.name +
+                             ") failed: " + describe_status(status));
+    return value;
+  }
+
+  cudnnStatus_t try_finalize() { return cudnnBackendFinalize(descriptor_); }
+  void finalize() {
+    const cudnnStatus_t status = try_finalize();
+    if (status != CUDNN_STATUS_SUCCESS)
+      throw CudnnStatusError("cudnnBackendFinalize(" + label_ +
+                             ") failed: " + describe_status(status));
+  }
+
+ private:
+  cudnnBackendDescriptor_t descriptor_ = nullptr;
+  std::string label_;
+};
+
+struct HandleDeleter {
+  void operator()(cudnnHandle_t handle) const { cudnnDestroy(handle); }
+};
+using UniqueHandle = std::unique_ptr<std::remove_pointer_t<cudnnHandle_t>, HandleDeleter>;
+
+struct DeviceFree {
+  void operator()(void* pointer) const { cudaFree(pointer); }
+};
+using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
+
+// ---- Graph construction -----------------------------------------------------------------------
+
+// Unique ids of the tensors the variant pack binds; virtual tensors get ids from 100 up.
+enum TensorUid : std::int64_t { kUidQ = 1, kUidK = 2, kUidV = 3, kUidO = 4, kUidScale = 5 };
+
+using Dims = std::array<std::int64_t, 4>;
+
+struct TensorSpec {
+  const char* label;
+  std::int64_t uid;
+  cudnnDataType_t data_type;
+  Dims dims;
+  Dims strides;
+  bool is_virtual = false;
+  bool by_value = false;  // a host scalar passed in the variant pack
+};
+
+BackendDescriptor make_tensor(const TensorSpec& spec) {
+  BackendDescriptor tensor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, std::string("tensor ") + spec.label);
+  tensor.set(FS_ATTR(CUDNN_ATTR_TENSOR_DATA_TYPE), spec.data_type);
+  tensor.set(FS_ATTR(CUDNN_ATTR_TENSOR_DIMENSIONS), std::span<const std::int64_t>(spec.dims));
+  tensor.set(FS_ATTR(CUDNN_ATTR_TENSOR_STRIDES), std::span<const std::int64_t>(spec.strides));
+  tensor.set(FS_ATTR(CUDNN_ATTR_TENSOR_UNIQUE_ID), spec.uid);
+  // cudaMalloc'd buffers are 256-byte aligned; 16 lets the engines use 128-bit accesses.
+  tensor.set(FS_ATTR(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT), std::int64_t{16});
+  if (spec.is_virtual) tensor.set(FS_ATTR(CUDNN_ATTR_TENSOR_IS_VIRTUAL), true);
+  if (spec.by_value) tensor.set(FS_ATTR(CUDNN_ATTR_TENSOR_IS_BY_VALUE), true);
+  tensor.finalize();
+  return tensor;
+}
+
+cudnnDataType_t cudnn_data_type(DType dtype) {
+  return dtype == DType::BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
+}
+
+std::string_view dtype_label(DType dtype) {
+  return dtype == DType::BF16 ? "bf16" : "fp16";
+}
+
+// The descriptors of one operation graph. Everything the graph references is kept alive with
+// it, since the plan built from it is used for the reference's whole lifetime. A deque, so the
+// references keep() hands out stay valid while more parts are added.
+struct OperationGraph {
+  std::deque<BackendDescriptor> parts;  // tensors, op-level descriptors, operations
+  std::vector<cudnnBackendDescriptor_t> operations;
+  std::optional<BackendDescriptor> graph;
+
+  const BackendDescriptor& keep(BackendDescriptor descriptor) {
+    parts.push_back(std::move(descriptor));
+    return parts.back();
+  }
+  void add_operation(BackendDescriptor operation) {
+    operations.push_back(operation.get());
+    keep(std::move(operation));
+  }
+  void finalize(cudnnHandle_t handle) {
+    graph.emplace(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph");
+    graph->set(FS_ATTR(CUDNN_ATTR_OPERATIONGRAPH_HANDLE), handle);
+    graph->set(FS_ATTR(CUDNN_ATTR_OPERATIONGRAPH_OPS),
+               std::span<const cudnnBackendDescriptor_t>(operations));
+    graph->finalize();
+  }
+};
+
+// Strides of the [b, N, h, d] memory seen as the [b, h, rows, cols] tensors cuDNN's attention
+// graphs are written in: heads are interleaved within a sequence position.
+struct AttentionLayout {
+  Dims qkvo_dims;             // {b, h, N, d}
+  Dims qkvo_strides;          // {N h d, d, h d, 1}
+  Dims k_transposed_dims;     // {b, h, d, N}
+  Dims k_transposed_strides;  // {N h d, d, 1, h d}
+
+  explicit AttentionLayout(const AttentionShape& s) {
+    const std::int64_t b = s.batch, n = s.seq_len, h = s.heads, d = s.d_head;
+    qkvo_dims = {b, h, n, d};
+    qkvo_strides = {n * h * d, d, h * d, 1};
+    k_transposed_dims = {b, h, d, n};
+    k_transposed_strides = {n * h * d, d, 1, h * d};
+  }
+};
+
+const Dims kScalarDims{1, 1, 1, 1};
+
+// One SDPA_FWD operation: Q, K (not transposed), V, O and the scale.
+OperationGraph build_unified_graph(cudnnHandle_t handle, const AttentionShape& shape, DType dtype) {
+  const AttentionLayout layout(shape);
+  const cudnnDataType_t io = cudnn_data_type(dtype);
+  OperationGraph g;
+  const auto& q = g.keep(make_tensor({"Q", kUidQ, io, layout.qkvo_dims, layout.qkvo_strides}));
+  const auto& k = g.keep(make_tensor({"K", kUidK, io, layout.qkvo_dims, layout.qkvo_strides}));
+  const auto& v = g.keep(make_tensor({"V", kUidV, io, layout.qkvo_dims, layout.qkvo_strides}));
+  const auto& o = g.keep(make_tensor({"O", kUidO, io, layout.qkvo_dims, layout.qkvo_strides}));
+  const auto& scale = g.keep(
+      make_tensor({"scale", kUidScale, CUDNN_DATA_FLOAT, kScalarDims, kScalarDims, false, true}));
+
+  BackendDescriptor sdpa(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, "SDPA forward operation");
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC), q);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC), k);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC), v);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC), o);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC), scale);
+  // No STATSDESC: inference mode, the log-sum-exp is neither needed nor written.
+  sdpa.finalize();
+  g.add_operation(std::move(sdpa));
+  g.finalize(handle);
+  return g;
+}
+
+// The decomposed graph cuDNN's fused flash-attention engine pattern-matches:
+//   S = Q K^T (fp32) -> S * scale -> m = rowmax -> e = exp(S - m) -> l = rowsum(e)
+//   -> stats = m + log(l) (virtual, unused) -> P = e / l (in the io dtype) -> O = P V.
+// This is the graph cudnn-frontend builds for inference before cuDNN 9.21, the virtual stats
+// branch included, so it is the form those engines are known to accept.
+OperationGraph build_composite_graph(cudnnHandle_t handle, const AttentionShape& shape,
+                                     DType dtype) {
+  const AttentionLayout layout(shape);
+  const cudnnDataType_t io = cudnn_data_type(dtype);
+  const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+  const std::int64_t b = shape.batch, n = shape.seq_len, h = shape.heads;
+  const Dims score_dims{b, h, n, n};
+  const Dims score_strides{h * n * n, n * n, n, 1};
+  const Dims row_dims{b, h, n, 1};
+  const Dims row_strides{h * n, n, 1, 1};
+
+  OperationGraph g;
+  const auto& q = g.keep(make_tensor({"Q", kUidQ, io, layout.qkvo_dims, layout.qkvo_strides}));
+  const auto& k_t = g.keep(
+      make_tensor({"K^T", kUidK, io, layout.k_transposed_dims, layout.k_transposed_strides}));
+  const auto& v = g.keep(make_tensor({"V", kUidV, io, layout.qkvo_dims, layout.qkvo_strides}));
+  const auto& o = g.keep(make_tensor({"O", kUidO, io, layout.qkvo_dims, layout.qkvo_strides}));
+  const auto& scale =
+      g.keep(make_tensor({"scale", kUidScale, f32, kScalarDims, kScalarDims, false, true}));
+
+  std::int64_t next_virtual_uid = 100;
+  auto virtual_tensor = [&](const char* label, cudnnDataType_t type, const Dims& dims,
+                            const Dims& strides) -> const BackendDescriptor& {
+    return g.keep(make_tensor({label, next_virtual_uid++, type, dims, strides, true}));
+  };
+
+  const auto& matmul_fp32 = g.keep([] {
+    BackendDescriptor matmul(CUDNN_BACKEND_MATMUL_DESCRIPTOR, "matmul descriptor (fp32)");
+    matmul.set(FS_ATTR(CUDNN_ATTR_MATMUL_COMP_TYPE), CUDNN_DATA_FLOAT);
+    matmul.finalize();
+    return matmul;
+  }());
+  auto add_matmul = [&](const char* label, const BackendDescriptor& lhs,
+                        const BackendDescriptor& rhs, const BackendDescriptor& result) {
+    BackendDescriptor op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, label);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_MATMUL_ADESC), lhs);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_MATMUL_BDESC), rhs);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_MATMUL_CDESC), result);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_MATMUL_DESC), matmul_fp32);
+    op.finalize();
+    g.add_operation(std::move(op));
+  };
+  auto add_pointwise = [&](const char* label, cudnnPointwiseMode_t mode, const BackendDescriptor& x,
+                           const BackendDescriptor* second_operand, const BackendDescriptor& y) {
+    BackendDescriptor mode_descriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR,
+                                      std::string(label) + " mode");
+    mode_descriptor.set(FS_ATTR(CUDNN_ATTR_POINTWISE_MODE), mode);
+    mode_descriptor.set(FS_ATTR(CUDNN_ATTR_POINTWISE_MATH_PREC), CUDNN_DATA_FLOAT);
+    mode_descriptor.finalize();
+    BackendDescriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, label);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR), mode_descriptor);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_XDESC), x);
+    if (second_operand != nullptr)
+      op.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_BDESC), *second_operand);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_YDESC), y);
+    op.finalize();
+    g.keep(std::move(mode_descriptor));
+    g.add_operation(std::move(op));
+  };
+  auto add_row_reduction = [&](const char* label, cudnnReduceTensorOp_t reduce,
+                               const BackendDescriptor& x, const BackendDescriptor& y) {
+    BackendDescriptor reduction(CUDNN_BACKEND_REDUCTION_DESCRIPTOR, std::string(label) + " mode");
+    reduction.set(FS_ATTR(CUDNN_ATTR_REDUCTION_OPERATOR), reduce);
+    reduction.set(FS_ATTR(CUDNN_ATTR_REDUCTION_COMP_TYPE), CUDNN_DATA_FLOAT);
+    reduction.finalize();
+    BackendDescriptor op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, label);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_REDUCTION_XDESC), x);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_REDUCTION_YDESC), y);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_REDUCTION_DESC), reduction);
+    op.finalize();
+    g.keep(std::move(reduction));
+    g.add_operation(std::move(op));
+  };
+
+  const auto& s = virtual_tensor("S", f32, score_dims, score_strides);
+  const auto& s_scaled = virtual_tensor("S*scale", f32, score_dims, score_strides);
+  const auto& row_max = virtual_tensor("rowmax", f32, row_dims, row_strides);
+  const auto& shifted = virtual_tensor("S-rowmax", f32, score_dims, score_strides);
+  const auto& exps = virtual_tensor("exp", f32, score_dims, score_strides);
+  const auto& row_sum = virtual_tensor("rowsum", f32, row_dims, row_strides);
+  const auto& log_sum = virtual_tensor("log(rowsum)", f32, row_dims, row_strides);
+  const auto& stats = virtual_tensor("stats", f32, row_dims, row_strides);
+  // The second matmul's A operand must be in the io dtype.
+  const auto& p = virtual_tensor("P", io, score_dims, score_strides);
+
+  add_matmul("matmul S = Q K^T", q, k_t, s);
+  add_pointwise("pointwise S * scale", CUDNN_POINTWISE_MUL, s, &scale, s_scaled);
+  add_row_reduction("reduction rowmax", CUDNN_REDUCE_TENSOR_MAX, s_scaled, row_max);
+  add_pointwise("pointwise S - rowmax", CUDNN_POINTWISE_SUB, s_scaled, &row_max, shifted);
+  add_pointwise("pointwise exp", CUDNN_POINTWISE_EXP, shifted, nullptr, exps);
+  add_row_reduction("reduction rowsum", CUDNN_REDUCE_TENSOR_ADD, exps, row_sum);
+  add_pointwise("pointwise log(rowsum)", CUDNN_POINTWISE_LOG, row_sum, nullptr, log_sum);
+  add_pointwise("pointwise stats", CUDNN_POINTWISE_ADD, row_max, &log_sum, stats);
+  add_pointwise("pointwise P = exp / rowsum", CUDNN_POINTWISE_DIV, exps, &row_sum, p);
+  add_matmul("matmul O = P V", p, v, o);
+  g.finalize(handle);
+  return g;
+}
+
+// The first engine configuration, in heuristic order, that finalizes into an execution plan
+// (what cudnn-frontend's default policy does). Throws CudnnStatusError listing what was tried.
+struct ChosenPlan {
+  BackendDescriptor plan;
+  std::int64_t engine_index;
+  std::int64_t workspace_bytes;
+};
+
+ChosenPlan choose_plan(cudnnHandle_t handle, const BackendDescriptor& graph) {
+  std::string rejected;
+  for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    const char* mode_name = mode == CUDNN_HEUR_MODE_A ? "heuristics mode A" : "fallback heuristics";
+    BackendDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, mode_name);
+    heuristics.set(FS_ATTR(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH), graph);
+    heuristics.set(FS_ATTR(CUDNN_ATTR_ENGINEHEUR_MODE), mode);
+    if (const cudnnStatus_t status = heuristics.try_finalize(); status != CUDNN_STATUS_SUCCESS) {
+      rejected += std::string("; ") + mode_name + ": " + describe_status(status);
+      continue;
+    }
+    std::int64_t available = 0;
+    FS_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &available, nullptr));
+    std::vector<BackendDescriptor> configs;
+    std::vector<cudnnBackendDescriptor_t> raw_configs;
+    for (std::int64_t i = 0; i < available; ++i) {
+      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+                           std::string(mode_name) + " engine config " + std::to_string(i));
+      raw_configs.push_back(configs.back().get());
+    }
+    std::int64_t returned = 0;
+    if (available > 0)
+      FS_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, available, &returned,
+                                              raw_configs.data()));
+    if (returned == 0) rejected += std::string("; ") + mode_name + ": no engine proposed";
+
+    for (std::int64_t i = 0; i < returned; ++i) {
+      BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine of " + configs[i].label());
+      cudnnBackendDescriptor_t raw_engine = engine.get();
+      std::int64_t engine_count = 0;
+      FS_CUDNN_CHECK(cudnnBackendGetAttribute(configs[i].get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &engine_count,
+                                              &raw_engine));
+      const std::int64_t engine_index = engine.get_int64(FS_ATTR(CUDNN_ATTR_ENGINE_GLOBAL_INDEX));
+
+      BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
+                             "execution plan (engine " + std::to_string(engine_index) + ")");
+      plan.set(FS_ATTR(CUDNN_ATTR_EXECUTION_PLAN_HANDLE), handle);
+      plan.set(FS_ATTR(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG), configs[i]);
+      if (const cudnnStatus_t status = plan.try_finalize(); status != CUDNN_STATUS_SUCCESS) {
+        rejected += "; engine " + std::to_string(engine_index) + ": " + describe_status(status);
+        continue;
+      }
+      const std::int64_t workspace =
+          plan.get_int64(FS_ATTR(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE));
+      return {std::move(plan), engine_index, workspace};
+    }
+  }
+  throw CudnnStatusError("no engine builds an execution plan" + rejected);
+}
+
+std::string version_text(std::size_t version) {
+  // 9.x encodes major * 10000 + minor * 100 + patch.
+  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+         std::to_string(version % 100);
+}
+
+// ---- The reference ----------------------------------------------------------------------------
+
+class CudnnSdpaBaseline final : public BaselineAttention {
+ public:
+  explicit CudnnSdpaBaseline(CudnnSdpaGraph graph) : requested_graph_(graph) {}
+
+  std::string_view name() const override { return "cudnn"; }
+
+  std::string description() const override {
+    std::string text = "cuDNN " + version_text(cudnnGetVersion());
+    if (cudnnGetVersion() != CUDNN_VERSION)
+      text += " (headers " + version_text(CUDNN_VERSION) + ")";
+    text += " SDPA forward, backend API";
+    if (!plan_) return text + ", not prepared";
+    text += ", " + std::string(cudnn_sdpa_graph_name(built_graph_)) + " graph, engine " +
+            std::to_string(engine_index_) + ", workspace " + std::to_string(workspace_bytes_) +
+            " B";
+    return text;
+  }
+
+  std::string variant() const override {
+    return plan_ ? std::string(cudnn_sdpa_graph_name(built_graph_)) : std::string();
+  }
+
+  void prepare(const AttentionShape& shape, DType dtype) override {
+    release_plan();
+    if (shape.batch <= 0 || shape.seq_len <= 0 || shape.heads <= 0 || shape.d_head <= 0)
+      throw BaselineUnavailable("cuDNN SDPA: every dimension must be positive");
+    // The fp16/bf16 fused engines' documented head-dimension range.
+    if (shape.d_head % 8 != 0 || shape.d_head > 256)
+      throw BaselineUnavailable("cuDNN SDPA supports d_head a multiple of 8 up to 256, not " +
+                                std::to_string(shape.d_head));
+    if (dtype != DType::FP16 && dtype != DType::BF16)
+      throw BaselineUnavailable("cuDNN SDPA: dtype must be fp16 or bf16");
+
+    // A handle belongs to the device current when it was created.
+    int device = 0;
+    FS_CUDA_CHECK(cudaGetDevice(&device));
+    if (!handle_ || handle_device_ != device) {
+      cudnnHandle_t raw = nullptr;
+      FS_CUDNN_CHECK(cudnnCreate(&raw));
+      handle_.reset(raw);
+      handle_device_ = device;
+    }
+
+    std::vector<CudnnSdpaGraph> candidates;
+    if (requested_graph_ == CudnnSdpaGraph::automatic) {
+      constexpr std::size_t kFirstUnifiedVersion = 91301;  // cudnn-frontend's threshold too
+      if (cudnnGetVersion() >= kFirstUnifiedVersion) candidates.push_back(CudnnSdpaGraph::unified);
+      candidates.push_back(CudnnSdpaGraph::composite);
+    } else {
+      candidates.push_back(requested_graph_);
+    }
+
+    std::string reasons;
+    for (const CudnnSdpaGraph candidate : candidates) {
+      try {
+        OperationGraph graph = candidate == CudnnSdpaGraph::unified
+                                   ? build_unified_graph(handle_.get(), shape, dtype)
+                                   : build_composite_graph(handle_.get(), shape, dtype);
+        ChosenPlan chosen = choose_plan(handle_.get(), *graph.graph);
+        DeviceBuffer workspace;
+        if (chosen.workspace_bytes > 0) {
+          void* raw = nullptr;
+          FS_CUDA_CHECK(cudaMalloc(&raw, static_cast<std::size_t>(chosen.workspace_bytes)));
+          workspace.reset(raw);
+        }
+        graph_ = std::move(graph);
+        workspace_ = std::move(workspace);
+        plan_.emplace(std::move(chosen.plan));
+        engine_index_ = chosen.engine_index;
+        workspace_bytes_ = chosen.workspace_bytes;
+        built_graph_ = candidate;
+        break;
+      } catch (const CudnnStatusError& error) {
+        reasons +=
+            "\n  " + std::string(cudnn_sdpa_graph_name(candidate)) + " graph: " + error.what();
+      }
+    }
+    if (!plan_) {
+      throw BaselineUnavailable("cuDNN " + version_text(cudnnGetVersion()) +
+                                " has no SDPA forward plan for " + shape_text(shape) + " " +
+                                std::string(dtype_label(dtype)) + ":" + reasons);
+    }
+    // The scale is a by-value tensor: the variant pack points at this host float.
+    scale_ = 1.0f / std::sqrt(static_cast<float>(shape.d_head));
+  }
+
+  void run(const void* q, const void* k, const void* v, void* o, cudaStream_t stream) override {
+    if (!plan_) throw std::logic_error("cuDNN SDPA reference: run() before a successful prepare()");
+    const std::array<const void*, 4> pointers{q, k, v, o};
+    // Rebuilding the variant pack costs host time between the caller's events; reuse it while
+    // the buffers stay the same (the usual case when timing repeated runs).
+    if (!variant_pack_ || pointers != bound_pointers_) bind(pointers);
+    FS_CUDNN_CHECK(cudnnSetStream(handle_.get(), stream));
+    FS_CUDNN_CHECK(cudnnBackendExecute(handle_.get(), plan_->get(), variant_pack_->get()));
+  }
+
+ private:
+  static std::string shape_text(const AttentionShape& s) {
+    return "[b=" + std::to_string(s.batch) + ", N=" + std::to_string(s.seq_len) +
+           ", h=" + std::to_string(s.heads) + ", d=" + std::to_string(s.d_head) + "]";
+  }
+
+  void release_plan() {
+    variant_pack_.reset();
+    plan_.reset();
+    graph_.reset();
+    workspace_.reset();
+    workspace_bytes_ = 0;
+    engine_index_ = -1;
+  }
+
+  void bind(const std::array<const void*, 4>& pointers) {
+    const std::array<std::int64_t, 5> uids{kUidQ, kUidK, kUidV, kUidO, kUidScale};
+    // cuDNN takes non-const pointers; it only reads Q, K and V.
+    std::array<void*, 5> data{const_cast<void*>(pointers[0]), const_cast<void*>(pointers[1]),
+                              const_cast<void*>(pointers[2]), const_cast<void*>(pointers[3]),
+                              &scale_};
+    void* workspace = workspace_.get();
+    BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack");
+    pack.set(FS_ATTR(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS), std::span<const std::int64_t>(uids));
+    pack.set(FS_ATTR(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS), CUDNN_TYPE_VOID_PTR,
+             static_cast<std::int64_t>(data.size()), data.data());
+    pack.set(FS_ATTR(CUDNN_ATTR_VARIANT_PACK_WORKSPACE), CUDNN_TYPE_VOID_PTR, 1, &workspace);
+    pack.finalize();
+    variant_pack_.emplace(std::move(pack));
+    bound_pointers_ = pointers;
+  }
+
+  CudnnSdpaGraph requested_graph_;
+  UniqueHandle handle_;
+  int handle_device_ = -1;
+
+  std::optional<OperationGraph> graph_;
+  std::optional<BackendDescriptor> plan_;
+  CudnnSdpaGraph built_graph_ = CudnnSdpaGraph::automatic;
+  std::int64_t engine_index_ = -1;
+  std::int64_t workspace_bytes_ = 0;
+  DeviceBuffer workspace_;
+  float scale_ = 1.0f;
+
+  std::optional<BackendDescriptor> variant_pack_;
+  std::array<const void*, 4> bound_pointers_{};
+};
+
+}  // namespace
+
+std::unique_ptr<BaselineAttention> make_cudnn_sdpa_baseline(CudnnSdpaGraph graph) {
+  return std::make_unique<CudnnSdpaBaseline>(graph);
+}
+
+}  // namespace flashscope

@@ -1,0 +1,187 @@
+// The FlashAttention-2 forward compiled into PyTorch, run on flashscope's buffers without copying
+// the inputs: at::from_blob views over our [b, N, h, d] memory, enqueued on our stream.
+#include "profiling/baselines/torch_flash.hpp"
+
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/version.h>
+
+#include <array>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include "kernels/common/cuda_check.hpp"
+
+// PyTorch installs flash_api.h but not the namespace_config.h it includes, so the in-place entry
+// point is declared here; PyTorch compiles FA2 with FLASH_NAMESPACE=pytorch_flash. The
+// declaration is weak: if this libtorch exports no function with exactly these parameters (they
+// are part of the mangled name), its address is null and the public op is used instead. The
+// return type is not part of the mangled name, so the declaration is only made for the release
+// it was checked against (2.11: 13 parameters, softcap included; 8 tensors returned).
+#if TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR == 11
+#define FLASHSCOPE_TORCH_MHA_FWD_DECLARED 1
+namespace pytorch_flash {
+[[gnu::weak]] std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor,
+                         at::Tensor, at::Tensor>
+mha_fwd(const at::Tensor& q,                      // [b, N_q, h, d]
+        const at::Tensor& k,                      // [b, N_k, h_k, d]
+        const at::Tensor& v,                      // [b, N_k, h_k, d]
+        std::optional<at::Tensor>& out,           // [b, N_q, h, d]
+        std::optional<at::Tensor>& alibi_slopes,  // [h] or [b, h]
+        float p_dropout, float softmax_scale, bool is_causal, int window_size_left,
+        int window_size_right, float softcap, bool return_softmax,
+        std::optional<at::Generator> generator);
+}  // namespace pytorch_flash
+#else
+#define FLASHSCOPE_TORCH_MHA_FWD_DECLARED 0
+#endif
+
+namespace flashscope {
+
+std::string_view torch_flash_entry_name(TorchFlashEntry entry) {
+  switch (entry) {
+    case TorchFlashEntry::in_place:
+      return "in_place";
+    case TorchFlashEntry::sdpa_op:
+      return "sdpa_op";
+    case TorchFlashEntry::automatic:
+      return "automatic";
+  }
+  return "?";
+}
+
+namespace {
+
+bool in_place_entry_available() {
+#if FLASHSCOPE_TORCH_MHA_FWD_DECLARED
+  return &pytorch_flash::mha_fwd != nullptr;
+#else
+  return false;
+#endif
+}
+
+// q, k, v, o: [b, N, h, d] views of our buffers.
+void forward_in_place(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                      const at::Tensor& o, float softmax_scale) {
+#if FLASHSCOPE_TORCH_MHA_FWD_DECLARED
+  std::optional<at::Tensor> out = o;
+  std::optional<at::Tensor> no_alibi_slopes;
+  // The other results (log-sum-exp, RNG state) are not needed for inference.
+  pytorch_flash::mha_fwd(q, k, v, out, no_alibi_slopes, /*p_dropout=*/0.0f, softmax_scale,
+                         /*is_causal=*/false, /*window_size_left=*/-1, /*window_size_right=*/-1,
+                         /*softcap=*/0.0f, /*return_softmax=*/false, std::nullopt);
+#else
+  (void)q, (void)k, (void)v, (void)o, (void)softmax_scale;
+  throw std::logic_error("pytorch_flash::mha_fwd is not declared for this PyTorch");
+#endif
+}
+
+void forward_via_sdpa_op(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                         const at::Tensor& o, float softmax_scale) {
+  const auto outputs = at::_scaled_dot_product_flash_attention(
+      q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), /*dropout_p=*/0.0,
+      /*is_causal=*/false, /*return_debug_mask=*/false, static_cast<double>(softmax_scale));
+  // The op returns [b, h, N, d] over freshly allocated [b, N, h, d] memory.
+  o.copy_(std::get<0>(outputs).transpose(1, 2));
+}
+
+class TorchFlashBaseline final : public BaselineAttention {
+ public:
+  explicit TorchFlashBaseline(TorchFlashEntry requested)
+      : entry_(requested == TorchFlashEntry::automatic
+                   ? (in_place_entry_available() ? TorchFlashEntry::in_place
+                                                 : TorchFlashEntry::sdpa_op)
+                   : requested) {}
+
+  std::string_view name() const override { return "fa2"; }
+
+  std::string description() const override {
+    return std::string("FlashAttention-2 from PyTorch ") + TORCH_VERSION +
+           (entry_ == TorchFlashEntry::in_place
+                ? ", pytorch_flash::mha_fwd writing O in place"
+                : ", at::_scaled_dot_product_flash_attention + copy into O");
+  }
+
+  std::string variant() const override { return std::string(torch_flash_entry_name(entry_)); }
+
+  void prepare(const AttentionShape& shape, DType dtype) override {
+    prepared_ = false;
+    cached_pointers_ = {};
+    if (entry_ == TorchFlashEntry::in_place && !in_place_entry_available())
+      throw BaselineUnavailable(
+          std::string("PyTorch FA2 in place: this libtorch (") + TORCH_VERSION +
+          ") exports no pytorch_flash::mha_fwd with the parameters flashscope was written for");
+    if (shape.batch <= 0 || shape.seq_len <= 0 || shape.heads <= 0 || shape.d_head <= 0)
+      throw BaselineUnavailable("PyTorch FA2: every dimension must be positive");
+    // FlashAttention-2's forward kernels exist for head dimensions up to 256.
+    if (shape.d_head % 8 != 0 || shape.d_head > 256)
+      throw BaselineUnavailable("PyTorch FA2 supports d_head a multiple of 8 up to 256, not " +
+                                std::to_string(shape.d_head));
+    if (dtype != DType::FP16 && dtype != DType::BF16)
+      throw BaselineUnavailable("PyTorch FA2: dtype must be fp16 or bf16");
+
+    int device = 0;
+    FS_CUDA_CHECK(cudaGetDevice(&device));
+    int major = 0;
+    FS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    if (major < 8)
+      throw BaselineUnavailable("PyTorch FA2 needs compute capability 8.0 or newer (device " +
+                                std::to_string(device) + " is " + std::to_string(major) + ".x)");
+
+    shape_ = shape;
+    scalar_type_ = dtype == DType::BF16 ? at::kBFloat16 : at::kHalf;
+    device_ = static_cast<c10::DeviceIndex>(device);
+    softmax_scale_ = 1.0f / std::sqrt(static_cast<float>(shape.d_head));
+    prepared_ = true;
+  }
+
+  void run(const void* q, const void* k, const void* v, void* o, cudaStream_t stream) override {
+    if (!prepared_) throw std::logic_error("PyTorch FA2 reference: run() before prepare()");
+    const std::array<const void*, 4> pointers{q, k, v, o};
+    try {
+      if (pointers != cached_pointers_) wrap(pointers);
+      const c10::cuda::CUDAStreamGuard stream_guard(
+          c10::cuda::getStreamFromExternal(stream, device_));
+      if (entry_ == TorchFlashEntry::in_place)
+        forward_in_place(views_[0], views_[1], views_[2], views_[3], softmax_scale_);
+      else
+        forward_via_sdpa_op(views_[0], views_[1], views_[2], views_[3], softmax_scale_);
+    } catch (const c10::Error& error) {
+      throw std::runtime_error("PyTorch flash attention forward (" +
+                               std::string(torch_flash_entry_name(entry_)) +
+                               ") failed: " + error.what_without_backtrace());
+    }
+  }
+
+ private:
+  // Tensor views over our buffers, kept while the pointers stay the same: making them costs host
+  // time between the caller's events.
+  void wrap(const std::array<const void*, 4>& pointers) {
+    const auto options = at::TensorOptions().dtype(scalar_type_).device(at::kCUDA, device_);
+    const std::array<int64_t, 4> sizes{shape_.batch, shape_.seq_len, shape_.heads, shape_.d_head};
+    for (std::size_t i = 0; i < pointers.size(); ++i)
+      views_[i] = at::from_blob(const_cast<void*>(pointers[i]), sizes, options);
+    cached_pointers_ = pointers;
+  }
+
+  TorchFlashEntry entry_;  // as requested, with automatic resolved
+  bool prepared_ = false;
+  AttentionShape shape_;
+  at::ScalarType scalar_type_ = at::kHalf;
+  c10::DeviceIndex device_ = 0;
+  float softmax_scale_ = 1.0f;
+  std::array<at::Tensor, 4> views_;
+  std::array<const void*, 4> cached_pointers_{};
+};
+
+}  // namespace
+
+std::unique_ptr<BaselineAttention> make_torch_flash_baseline(TorchFlashEntry entry) {
+  return std::make_unique<TorchFlashBaseline>(entry);
+}
+
+}  // namespace flashscope

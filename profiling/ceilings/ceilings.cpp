@@ -1,0 +1,323 @@
+#include "profiling/ceilings/ceilings.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/common/build_info.hpp"
+#include "kernels/common/cuda_check.hpp"
+#include "profiling/ceilings/ceiling_kernels.hpp"
+#include "profiling/device.hpp"
+#include "profiling/nvtx_ranges.hpp"
+#include "profiling/results/source_state.hpp"
+#include "profiling/sweep/sweep_parent.hpp"
+#include "profiling/sweep/sweep_worker.hpp"
+
+namespace flashscope {
+
+namespace {
+
+// Iterations per launch at work_scale 1: about 5 ms of tensor-core work on an H100 SXM.
+constexpr int kMmaSyncIterations = 8192;
+constexpr int kWgmmaIterations = 2048;
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t count) : count_(count) {
+    FS_CUDA_CHECK(cudaMalloc(&data_, count * sizeof(T)));
+  }
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  T* get() const { return data_; }
+  std::size_t count() const { return count_; }
+  std::vector<T> copy_to_host(std::size_t offset, std::size_t count) const {
+    std::vector<T> host(count);
+    FS_CUDA_CHECK(
+        cudaMemcpy(host.data(), data_ + offset, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+class Stream {
+ public:
+  Stream() { FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// What every row of one `explorer peak` shares: the device and the run.
+struct Measurement {
+  DeviceDescription device;
+  std::string run_id;
+  std::optional<int> locked_sm_clock_mhz;
+};
+
+ResultRow identity_row(const std::string& benchmark, const std::string& dtype,
+                       const Measurement& measurement) {
+  const DeviceDescription& device = measurement.device;
+  const std::string& run_id = measurement.run_id;
+  ResultRow row;
+  row.step = std::string(kCeilingStepPrefix) + benchmark;
+  row.dtype = dtype;
+  row.d_head = 0;
+  row.batch = 0;
+  row.heads = 0;
+  row.seq_len = 0;
+  row.verdict = "unchecked";
+  row.device = device.name;
+  // Which GPU of a multi-GPU host, as sweep rows say it (docs/csv-schema.md): ceilings of two
+  // GPUs of one model are two measurements.
+  row.device_index = device.index;
+  row.device_uuid = device.uuid;
+  row.cache_mode = "warm";
+  row.git_commit = std::string(source_state().commit);
+  row.git_dirty = source_state().dirty;
+  row.host = host_name();
+  row.run_id = run_id;
+  row.locked_sm_clock_mhz = measurement.locked_sm_clock_mhz;
+  return row;
+}
+
+void fill_timing(ResultRow& row, const TimingStats& stats) {
+  row.runs = static_cast<int>(stats.samples_ms.size());
+  row.median_ms = stats.median_ms;
+  row.min_ms = stats.min_ms;
+  row.max_ms = stats.max_ms;
+  row.sm_clock_mhz = stats.sm_clock_mhz;
+}
+
+// A tensor-core row: TFLOP/s from the work and the median; the verdict from the accumulators,
+// which must all hold `expected` exactly.
+void finish_tensor_row(ResultRow& row, const TimingStats& stats, double flops,
+                       const std::vector<float>& accumulators, float expected) {
+  fill_timing(row, stats);
+  row.tflops = flops / (stats.median_ms * 1e9);
+  row.seed_attn_tflops = row.tflops;
+  double worst = 0;
+  for (const float value : accumulators)
+    worst = std::max(worst, std::fabs(static_cast<double>(value) - expected));
+  row.max_error = worst;
+  row.verdict = worst == 0 ? "pass" : "fail";
+}
+
+std::string dtype_column(DType dtype) {
+  return std::string(dtype_lower_name(dtype));
+}
+
+TimingStats time_benchmark(const std::string& name, const std::function<void(cudaStream_t)>& launch,
+                           const CeilingOptions& options, cudaStream_t stream) {
+  const MeasurementRangeName range_name{std::string(kCeilingStepPrefix) + name};
+  return time_launches(launch, options.timing, stream, nullptr, range_name);
+}
+
+// SMs x the blocks that fit on one: a single full wave, so no SM idles through a tail.
+int full_wave(const DeviceDescription& device, int blocks_per_sm) {
+  if (blocks_per_sm < 0) FS_CUDA_CHECK(static_cast<cudaError_t>(-blocks_per_sm));
+  if (blocks_per_sm == 0)
+    throw CudaError(cudaErrorInvalidConfiguration, "no block of the benchmark fits on an SM");
+  return device.sm_count * blocks_per_sm;
+}
+
+ResultRow measure_mma_sync(DType dtype, const Measurement& measurement,
+                           const CeilingOptions& options, cudaStream_t stream) {
+  const DeviceDescription& device = measurement.device;
+  ResultRow row = identity_row("mma.sync", dtype_column(dtype), measurement);
+  const int blocks = full_wave(device, ceilings::mma_sync_blocks_per_sm(dtype));
+  const int iterations = std::max(1, static_cast<int>(kMmaSyncIterations * options.work_scale));
+  DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * ceilings::kMmaSyncThreads);
+  const TimingStats stats = time_benchmark(
+      "mma.sync " + dtype_column(dtype),
+      [&](cudaStream_t s) {
+        FS_CUDA_CHECK(ceilings::launch_mma_sync(dtype, blocks, iterations, out.get(), s));
+      },
+      options, stream);
+  finish_tensor_row(row, stats, ceilings::mma_sync_flops(blocks, iterations),
+                    out.copy_to_host(0, out.count()),
+                    ceilings::mma_sync_expected_accumulator(iterations));
+  return row;
+}
+
+ResultRow measure_wgmma(DType dtype, const Measurement& measurement, const CeilingOptions& options,
+                        cudaStream_t stream) {
+  const DeviceDescription& device = measurement.device;
+  ResultRow row = identity_row("wgmma", dtype_column(dtype), measurement);
+  if (device.compute_capability != 90) {
+    row.status = "skipped: wgmma needs compute capability 9.0 (this device has " +
+                 std::to_string(device.compute_capability / 10) + "." +
+                 std::to_string(device.compute_capability % 10) + ")";
+    return row;
+  }
+  if (!ceilings::wgmma_compiled(stream)) {
+    row.status = "skipped: this binary has no sm_90a code (built for CUDA architectures " +
+                 std::string(build_info().cuda_architectures) + "; add 90a-real)";
+    return row;
+  }
+  const int blocks = full_wave(device, ceilings::wgmma_blocks_per_sm(dtype));
+  const int iterations = std::max(1, static_cast<int>(kWgmmaIterations * options.work_scale));
+  DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * ceilings::kWgmmaThreads);
+  DeviceBuffer<int> executed(1);
+  const TimingStats stats = time_benchmark(
+      "wgmma " + dtype_column(dtype),
+      [&](cudaStream_t s) {
+        FS_CUDA_CHECK(
+            ceilings::launch_wgmma(dtype, blocks, iterations, out.get(), executed.get(), s));
+      },
+      options, stream);
+  finish_tensor_row(row, stats, ceilings::wgmma_flops(blocks, iterations),
+                    out.copy_to_host(0, out.count()),
+                    ceilings::wgmma_expected_accumulator(iterations));
+  return row;
+}
+
+// 16-byte words of a buffer 8x the L2 and at least 1 GiB, of which the copy needs two and some
+// room is left: at most a third of the free memory each.
+std::size_t stream_words(const DeviceDescription& device, double work_scale) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  FS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const double wanted = std::max(8.0 * device.l2_bytes, double(1ull << 30)) * work_scale;
+  const double bytes = std::min(wanted, free_bytes / 3.0);
+  return std::max<std::size_t>(1, static_cast<std::size_t>(bytes / sizeof(uint4)));
+}
+
+constexpr unsigned kFillByte = 0x01;
+constexpr unsigned long long kFillWord = 0x01010101ull;  // every 32-bit lane of the fill
+
+std::vector<ResultRow> measure_hbm(const Measurement& measurement, const CeilingOptions& options,
+                                   cudaStream_t stream) {
+  const DeviceDescription& device = measurement.device;
+  const std::size_t words = stream_words(device, options.work_scale);
+  const int blocks = full_wave(device, ceilings::hbm_blocks_per_sm());
+  DeviceBuffer<uint4> source(words);
+  DeviceBuffer<uint4> destination(words);
+  DeviceBuffer<unsigned long long> sums(static_cast<std::size_t>(blocks) *
+                                        ceilings::kStreamThreads);
+  FS_CUDA_CHECK(cudaMemset(source.get(), kFillByte, words * sizeof(uint4)));
+  FS_CUDA_CHECK(cudaMemset(destination.get(), 0, words * sizeof(uint4)));
+  const double bytes = static_cast<double>(words) * sizeof(uint4);
+
+  std::vector<ResultRow> rows;
+  {
+    ResultRow row = identity_row("hbm.read", "", measurement);
+    const TimingStats stats = time_benchmark(
+        "hbm.read",
+        [&](cudaStream_t s) {
+          FS_CUDA_CHECK(ceilings::launch_hbm_read(source.get(), words, blocks, sums.get(), s));
+        },
+        options, stream);
+    fill_timing(row, stats);
+    row.gbytes_per_s = bytes / (stats.median_ms * 1e6);
+    unsigned long long total = 0;
+    for (const unsigned long long sum : sums.copy_to_host(0, sums.count()))
+      total += sum;
+    row.verdict = total == static_cast<unsigned long long>(words) * 4 * kFillWord ? "pass" : "fail";
+    rows.push_back(row);
+  }
+  {
+    ResultRow row = identity_row("hbm.copy", "", measurement);
+    const TimingStats stats = time_benchmark(
+        "hbm.copy",
+        [&](cudaStream_t s) {
+          FS_CUDA_CHECK(
+              ceilings::launch_hbm_copy(source.get(), destination.get(), words, blocks, s));
+        },
+        options, stream);
+    fill_timing(row, stats);
+    row.gbytes_per_s = 2 * bytes / (stats.median_ms * 1e6);
+    // The destination started as zeros: its first, middle and last MiB must hold the fill now.
+    const std::size_t sample = std::min<std::size_t>(words, (1u << 20) / sizeof(uint4));
+    bool copied = true;
+    for (const std::size_t offset : {std::size_t{0}, (words - sample) / 2, words - sample})
+      for (const uint4& word : destination.copy_to_host(offset, sample))
+        copied = copied && word.x == kFillWord && word.y == kFillWord && word.z == kFillWord &&
+                 word.w == kFillWord;
+    row.verdict = copied ? "pass" : "fail";
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// Runs one benchmark; a CUDA error becomes a fault row for each row it would have produced.
+template <typename Measure>
+void run_guarded(std::vector<ResultRow>& rows, const std::vector<ResultRow>& identities,
+                 const std::function<void(const ResultRow&)>& on_row, Measure&& measure) {
+  std::vector<ResultRow> measured;
+  try {
+    measured = measure();
+  } catch (const CudaError& error) {
+    measured = identities;
+    for (ResultRow& row : measured)
+      row.status = std::string("fault: ") + error.what();
+  }
+  for (const ResultRow& row : measured) {
+    if (on_row) on_row(row);
+    rows.push_back(row);
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& ceiling_benchmarks() {
+  static const std::vector<std::string> names = {"mma.sync", "wgmma", "hbm"};
+  return names;
+}
+
+void validate_ceiling_options(const CeilingOptions& options) {
+  validate_timing_settings(options.timing);
+  if (options.benchmarks.empty()) throw std::invalid_argument("no benchmark to run");
+  for (const std::string& name : options.benchmarks)
+    if (std::find(ceiling_benchmarks().begin(), ceiling_benchmarks().end(), name) ==
+        ceiling_benchmarks().end())
+      throw std::invalid_argument("'" + name + "' is not a benchmark (mma.sync, wgmma, hbm)");
+  if (options.dtypes.empty()) throw std::invalid_argument("no dtype to measure");
+  if (!(options.work_scale > 0) || options.work_scale > 16)
+    throw std::invalid_argument("work_scale must be in (0, 16]");
+  if (options.locked_sm_clock_mhz && *options.locked_sm_clock_mhz <= 0)
+    throw std::invalid_argument("locked_sm_clock_mhz must be a positive clock");
+}
+
+std::vector<ResultRow> measure_ceilings(const CeilingOptions& options,
+                                        const std::function<void(const ResultRow&)>& on_row) {
+  validate_ceiling_options(options);
+  const Measurement measurement{describe_device(options.device),
+                                options.run_id.empty() ? default_run_id() : options.run_id,
+                                options.locked_sm_clock_mhz};
+  const DeviceDescription& device = measurement.device;
+  activate_device(options.device);
+  const Stream stream;
+  const auto wanted = [&](const char* name) {
+    return std::find(options.benchmarks.begin(), options.benchmarks.end(), name) !=
+           options.benchmarks.end();
+  };
+
+  std::vector<ResultRow> rows;
+  for (const char* family : {"mma.sync", "wgmma"}) {
+    if (!wanted(family)) continue;
+    for (const DType dtype : options.dtypes) {
+      run_guarded(rows, {identity_row(family, dtype_column(dtype), measurement)}, on_row, [&] {
+        return std::vector<ResultRow>{
+            std::string(family) == "mma.sync"
+                ? measure_mma_sync(dtype, measurement, options, stream.get())
+                : measure_wgmma(dtype, measurement, options, stream.get())};
+      });
+    }
+  }
+  if (wanted("hbm"))
+    run_guarded(
+        rows,
+        {identity_row("hbm.read", "", measurement), identity_row("hbm.copy", "", measurement)},
+        on_row, [&] { return measure_hbm(measurement, options, stream.get()); });
+  return rows;
+}
+
+}  // namespace flashscope

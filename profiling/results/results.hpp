@@ -1,0 +1,152 @@
+// The results model: one row per measured (step, config, dtype, seq_len) or reference. The
+// headless sweep (`explorer --csv`) writes it and the GUI reads it; docs/csv-schema.md
+// documents every column.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace flashscope {
+
+// The step column's prefix of a device ceiling (`explorer peak`): "peak:mma.sync", "peak:wgmma",
+// "peak:hbm.read", "peak:hbm.copy".
+inline constexpr std::string_view kCeilingStepPrefix = "peak:";
+
+struct ResultRow {
+  std::string step;    // "1".."21", a reference ("fa2", "cudnn") or a ceiling ("peak:mma.sync")
+  std::string config;  // short form with d_head; empty for references and ceilings
+  std::string dtype;   // "fp16" / "bf16"; empty on memory ceilings, which have no element type
+  int d_head = 128;
+  int batch = 0;
+  int heads = 0;
+  int seq_len = 0;
+  int runs = 0;
+  double median_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+  double tflops = 0;                 // 4·B·H·N²·d / median
+  double seed_attn_tflops = 0;       // B·H·(4·N²·d + 6·N²) / median (the seed's column)
+  std::optional<double> pct_fa2;     // FA2 median / this median · 100, same dtype and shape
+  std::optional<double> pct_cudnn;   // likewise for cuDNN
+  std::optional<int> registers;      // per thread, from cudaFuncGetAttributes
+  std::optional<int> smem_bytes;     // dynamic + static shared memory per CTA
+  std::optional<int> local_bytes;    // local memory (spills) per thread
+  std::optional<double> cycles;      // sm__cycles_elapsed.max
+  std::optional<double> l2_hit_pct;  // lts__t_sector_hit_rate.pct
+  std::optional<double> cupti_duration_ms;  // gpu__time_duration.sum of the profiled launch
+  std::string verdict;                      // "pass", "fail" or "unchecked"
+  std::optional<double> max_error;          // max |O - R_32|
+  std::string status = "ok";                // "ok", or "fault: <reason>" / "skipped: <reason>"
+  std::string device;                       // e.g. "NVIDIA H100 80GB HBM3"
+  std::optional<int> device_index;          // CUDA device index in the measuring process
+  std::string device_uuid;                  // "GPU-…", as nvidia-smi -L spells it; "" if unknown
+  int sm_clock_mhz = 0;                     // SM clock seen during the measurement
+  std::string cache_mode;                   // "warm" or "cold"
+  std::string git_commit;
+  // Provenance and clock-aware comparisons (docs/csv-schema.md, the block after git_commit).
+  // Files written before these columns existed still read: the fields stay empty.
+  std::optional<bool> git_dirty;  // uncommitted changes in the tree the binary was built from
+  std::string host;               // the measuring machine (gethostname)
+  std::string run_id;             // one sweep: "<host> <UTC start>" unless --run-id named it
+  std::string fa2_entry_point;    // how PyTorch's FA2 was reached: "in_place" / "sdpa_op"
+  std::optional<int> locked_sm_clock_mhz;  // SM clock locked by the caller (--locked-sm-clock)
+  std::optional<int> reference_pass;       // reference rows: 1 before the shape's kernels, 2 after
+  std::optional<double> pct_fa2_cycles;    // FA2 cycles / this row's cycles · 100
+  std::optional<double> pct_cudnn_cycles;  // likewise for cuDNN
+  std::string warnings;  // sanity findings ("; "-separated), e.g. a ratio metric above 100 %
+  std::uint64_t input_seed = 0;        // Q/K/V seed (explorer check --seed reproduces the inputs)
+  std::optional<double> gbytes_per_s;  // memory ceilings: bytes moved / median, in 10^9 B/s
+  std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
+
+  std::optional<int> step_number() const;  // nullopt for references and ceilings
+  bool is_baseline_or_ceiling() const { return !step_number().has_value(); }
+  bool is_ceiling() const { return step.starts_with(kCeilingStepPrefix); }
+};
+
+// A file or line that is not a results CSV; the message names the file, line and problem.
+class ResultsFormatError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The measuring campaign a row belongs to: its sweep (run_id), or for files written before that
+// column its host and the commit (and dirty state) it was built from. Rows of different runs were
+// measured at other times, on other machines or with other code, and are compared only on
+// purpose (the explorer never mixes them silently). run_label is the same for people:
+// "gpu-7 2026-11-21T06:45:03Z, 3babb06a1b2c+dirty", or "3babb06a1b2c" for an old file.
+std::string run_key(const ResultRow& row);
+std::string run_label(const ResultRow& row);
+
+// Column names in output order (extra metrics follow as "metric:<name>").
+const std::vector<std::string>& result_columns();
+
+// Columns a reader accepts missing from a header (added after the first shipped datasets);
+// a missing one reads as empty, and a missing `warnings` is derived with sanity_warnings().
+const std::vector<std::string>& optional_result_columns();
+
+// Values that cannot be right, each as one sentence naming the column and its range: a ratio
+// metric (l2_hit_pct, an extra metric ending in ".pct") outside 0–100, a non-positive cycle
+// count or duration, an SM clock more than 3 % away from the clock the row says was locked.
+// The writer stores them in the `warnings` column; the numbers themselves are kept as measured.
+std::vector<std::string> sanity_warnings(const ResultRow& row);
+std::string join_warnings(const std::vector<std::string>& warnings);  // "; "-separated
+
+// What one results CSV may hold (docs/csv-schema.md, "Limits"). Reading stops at the first byte
+// past a limit with a ResultsFormatError that names it, so a huge or hostile file costs a bounded
+// amount of memory and time instead of exhausting the machine. Tests and tools may lower them.
+struct ResultsLimits {
+  std::uint64_t max_file_bytes = std::uint64_t{1} << 30;  // 1 GiB
+  // One record: a line, or several joined by line breaks inside a quoted field; 1 MiB.
+  std::size_t max_record_bytes = std::size_t{1} << 20;
+  std::size_t max_rows = 1'000'000;     // records after the header
+  std::size_t max_metric_columns = 64;  // "metric:<name>" columns of the header
+};
+
+// Writes a header then rows; `extra_metric_names` fixes the extra columns' order.
+class ResultsCsvWriter {
+ public:
+  ResultsCsvWriter(std::ostream& out, std::vector<std::string> extra_metric_names = {});
+  void write(const ResultRow& row);  // flushes, so a crash loses no finished row
+
+ private:
+  std::ostream& out_;
+  std::vector<std::string> extra_metric_names_;
+};
+
+// Incremental reader for rows that arrive in pieces (a sweep worker's pipe): feed() any chunk of
+// text and get back the rows it completed. The first record must be the header.
+class ResultsCsvParser {
+ public:
+  explicit ResultsCsvParser(std::string source_name, ResultsLimits limits = {});
+  ~ResultsCsvParser();
+  ResultsCsvParser(ResultsCsvParser&&) noexcept;
+  ResultsCsvParser& operator=(ResultsCsvParser&&) noexcept;
+
+  std::vector<ResultRow> feed(std::string_view text);  // throws ResultsFormatError
+  // The end of the text: throws if it ended inside a record (the writer ends every record with
+  // a line end, so a last record without one was cut short, anywhere in any field), inside a
+  // quoted field, or before the header. Returns no rows today; kept for callers that stream.
+  std::vector<ResultRow> finish();
+  const std::vector<std::string>& extra_metric_names() const;
+  // The header's column names in file order (empty before the header has been read).
+  const std::vector<std::string>& columns() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Reads a CSV written by ResultsCsvWriter. `source_name` is used in error messages.
+std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name,
+                                        const ResultsLimits& limits = {});
+// A file over limits.max_file_bytes is rejected before any of it is read.
+std::vector<ResultRow> read_results_file(const std::string& path, const ResultsLimits& limits = {});
+
+}  // namespace flashscope

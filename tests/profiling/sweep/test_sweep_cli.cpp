@@ -1,0 +1,872 @@
+// The headless modes without a GPU: option parsing and its errors, the sweep plan (what a --set
+// means for each step), the worker command line round trip, the check's kernel resolution, and
+// what `explorer --csv` / `explorer check` do on a machine without a usable GPU.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "configs/config_sets.hpp"
+#include "explorer/check_mode.hpp"
+#include "explorer/sweep_mode.hpp"
+#include "explorer/usage.hpp"
+#include "profiling/check.hpp"
+#include "profiling/sweep/sweep_plan.hpp"
+#include "profiling/sweep/sweep_worker.hpp"
+#include "tests/profiling/sweep/scratch_files.hpp"
+
+using namespace flashscope;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Parses `args` (without the program name) as the explorer's top level would.
+SweepOptions parse_sweep(std::vector<std::string> args) {
+  CLI::App app;
+  cli::SweepCli sweep;
+  cli::add_sweep_options(app, sweep);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 wants them reversed
+  app.parse(reversed);
+  return cli::sweep_options_from_cli(sweep);
+}
+
+std::string sweep_error(std::vector<std::string> args) {
+  try {
+    parse_sweep(std::move(args));
+  } catch (const CLI::ParseError& error) {
+    return std::string("CLI: ") + error.what();
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  return "(accepted)";
+}
+
+cudaError_t launch_nothing(const ForwardArgs&, cudaStream_t) {
+  return cudaSuccess;
+}
+
+KernelEntry entry_for(int step, const KernelConfig& config) {
+  KernelEntry entry;
+  entry.step = step;
+  entry.config = config;
+  entry.launch = &launch_nothing;
+  entry.display_name = std::to_string(step) + " " + to_short_form(config);
+  return entry;
+}
+
+KernelConfig fp16(const KernelConfig& c) {
+  return configs::with_dtype(c, DType::FP16);
+}
+KernelConfig bf16(const KernelConfig& c) {
+  return configs::with_dtype(c, DType::BF16);
+}
+
+// Step 1: its progression config in both dtypes. Step 3: its progression config in fp16 only and
+// one tune config. Step 8: the seed's A100 pick in fp16.
+KernelRegistry synthetic_registry() {
+  KernelRegistry registry;
+  const std::vector<KernelConfig> progression = configs::progression();
+  registry.add(entry_for(1, fp16(progression[0])));
+  registry.add(entry_for(1, bf16(progression[0])));
+  registry.add(entry_for(3, fp16(progression[2])));
+  registry.add(entry_for(3, fp16(configs::tune_set().back())));
+  registry.add(entry_for(8, fp16(*configs::step_picks(8).seed_a100)));
+  return registry;
+}
+
+std::size_t count_items(const SweepUnit& unit, DType dtype) {
+  std::size_t count = 0;
+  for (const MeasurementItem& item : unit.items)
+    count += item.dtype == dtype;
+  return count;
+}
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+// Runs the explorer with every GPU hidden, capturing stdout (and stderr when `with_stderr`).
+ProcessResult run_explorer_without_gpu(const std::string& arguments, bool with_stderr) {
+  const std::string command = "CUDA_VISIBLE_DEVICES=-1 '" FLASHSCOPE_EXPLORER_PATH "' " +
+                              arguments + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  ProcessResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  std::size_t count = 0;
+  while ((count = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    result.output.append(buffer, count);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("sweep defaults follow the seed's benchmark shapes") {
+  const SweepOptions options = parse_sweep({"--csv"});
+  CHECK(options.set_key == "prog");
+  CHECK(options.seq_lens == std::vector<int>{512, 1024, 2048, 4096, 8192, 16384});
+  CHECK(options.dtypes == std::vector<DType>{DType::FP16, DType::BF16});
+  CHECK_FALSE(options.batch.has_value());
+  CHECK(options.heads == 16);
+  CHECK(options.timing.timed_runs == 30);
+  CHECK(options.timing.min_timed_runs == 10);
+  CHECK(options.timing.target_ms == 200);
+  CHECK(options.timing.warmup_runs == 10);
+  CHECK(options.timing.cache_mode == CacheMode::warm);
+  CHECK(options.collect_metrics);
+  CHECK(options.extra_metrics.empty());
+  CHECK(options.metric_runs == 3);
+  CHECK(options.baselines == std::vector<std::string>{"fa2", "cudnn"});
+  CHECK(options.repeat_baselines);
+  CHECK_FALSE(options.locked_sm_clock_mhz.has_value());
+  // Spec §1.2's batch table, and the same rule beyond it.
+  std::vector<int> batches;
+  for (const int n : options.seq_lens)
+    batches.push_back(seed_batch_for(n));
+  CHECK(batches == std::vector<int>{16, 16, 16, 16, 8, 4});
+  CHECK(seed_batch_for(256) == 16);
+  CHECK(seed_batch_for(32768) == 2);
+  CHECK(seed_batch_for(1 << 20) == 1);
+}
+
+TEST_CASE("sweep options are parsed and converted") {
+  const SweepOptions options = parse_sweep({"--csv",
+                                            "--steps",
+                                            "1-3,8",
+                                            "--seq-lens",
+                                            "1024, 4096",
+                                            "--dtypes",
+                                            "bf16",
+                                            "--batch",
+                                            "2",
+                                            "--heads",
+                                            "8",
+                                            "--runs",
+                                            "5",
+                                            "--warmup",
+                                            "1",
+                                            "--min-runs",
+                                            "3",
+                                            "--target-ms",
+                                            "0",
+                                            "--cold-l2",
+                                            "--metrics",
+                                            "dram__bytes_read.sum,lts__t_sector_hit_rate.pct",
+                                            "--reference",
+                                            "cudnn",
+                                            "--device",
+                                            "1",
+                                            "--seed",
+                                            "42",
+                                            "--timeout",
+                                            "12.5",
+                                            "--set",
+                                            "128,64",
+                                            "--no-reference-repeat",
+                                            "--locked-sm-clock",
+                                            "1500",
+                                            "--run-id",
+                                            "h200 night run"});
+  CHECK(options.steps == std::vector<int>{1, 2, 3, 8});
+  CHECK(options.seq_lens == std::vector<int>{1024, 4096});
+  CHECK(options.dtypes == std::vector<DType>{DType::BF16});
+  CHECK(options.batch == 2);
+  CHECK(options.heads == 8);
+  CHECK(options.timing.timed_runs == 5);
+  CHECK(options.timing.min_timed_runs == 3);
+  CHECK(options.timing.target_ms == 0);
+  CHECK(options.timing.warmup_runs == 1);
+  CHECK(options.timing.cache_mode == CacheMode::cold);
+  CHECK(options.extra_metrics ==
+        std::vector<std::string>{"dram__bytes_read.sum", "lts__t_sector_hit_rate.pct"});
+  // A default metric named again gets no second column.
+  CHECK(extra_metric_columns(options) == std::vector<std::string>{"dram__bytes_read.sum"});
+  CHECK(sweep_metric_names(options).size() == 4);
+  CHECK(options.baselines == std::vector<std::string>{"cudnn"});
+  CHECK(options.device == 1);
+  CHECK(options.seed == 42);
+  CHECK(options.timeout_s == 12.5);
+  CHECK(options.set_key == "128,64");
+  CHECK_FALSE(options.repeat_baselines);
+  CHECK(options.locked_sm_clock_mhz == 1500);
+  CHECK(options.run_id == "h200 night run");
+
+  const SweepOptions off = parse_sweep({"--csv", "--metrics", "none", "--reference", "none"});
+  CHECK_FALSE(off.collect_metrics);
+  CHECK(sweep_metric_names(off).empty());
+  CHECK(off.baselines.empty());
+
+  const SweepOptions explicit_configs = parse_sweep(
+      {"--csv", "--config", "(BF16, 128, 64, 64, 4): async+load_0_0_0_tiles", "--config",
+       "FlashForwardKernelConfig{5, 128, 64, 64, 4, 1, 0, 1, 0, 0, 0, 0, 0}"});
+  REQUIRE(explicit_configs.configs.size() == 2);
+  CHECK(explicit_configs.configs[0].dtype == DType::BF16);
+  CHECK(explicit_configs.configs[1].swizzled);
+}
+
+TEST_CASE("invalid sweep options are refused with the option's name") {
+  CHECK(sweep_error({"--csv", "--seq-lens", "512,abc"}) ==
+        "--seq-lens: 'abc' is not a positive integer (expected e.g. 512,1024,4096)");
+  CHECK(sweep_error({"--csv", "--seq-lens", "512,-4"}) ==
+        "--seq-lens: '-4' is not a positive integer (expected e.g. 512,1024,4096)");
+  CHECK(sweep_error({"--csv", "--dtypes", "fp32"}) == "--dtypes: 'fp32' is not fp16 or bf16");
+  CHECK(sweep_error({"--csv", "--reference", "fa3"}) ==
+        "--reference: 'fa3' is not a reference (known: fa2,cudnn, or none)");
+  CHECK(sweep_error({"--csv", "--metrics", "none,dram__bytes_read.sum"}) ==
+        "--metrics: 'none' cannot be combined with metric names");
+  CHECK(sweep_error({"--csv", "--metrics", "a,,b"}) == "--metrics: empty metric name in 'a,,b'");
+  CHECK(contains(sweep_error({"--csv", "--set", "everything"}),
+                 "--set: invalid kernels key \"everything\""));
+  CHECK(contains(sweep_error({"--csv", "--steps", "0-3"}), "--steps: invalid step list \"0-3\""));
+  CHECK(contains(sweep_error({"--csv", "--config", "(FP16, 128): async"}), "--config: "));
+  CHECK(sweep_error({"--csv", "--runs", "0"}) ==
+        "--runs: 0 is below 1: at least one timed run is needed");
+  CHECK(sweep_error({"--csv", "--min-runs", "0"}) ==
+        "--min-runs: 0 is below 1: at least one timed run is needed");
+  CHECK(sweep_error({"--csv", "--warmup", "0"}) ==
+        "--warmup: 0 is below 1: at least 1 is needed (the first warm-up launch sizes the timed "
+        "batch)");
+  CHECK(sweep_error({"--csv", "--target-ms", "-1"}) ==
+        "--target-ms: -1 must be 0 (always --runs) or a positive number of milliseconds");
+  CHECK(sweep_error({"--csv", "--metric-runs", "0"}) ==
+        "--metric-runs: 0 is below 1: at least one profiled launch is needed");
+  CHECK(sweep_error({"--csv", "--batch", "0"}) == "--batch: 0 is not a positive batch size");
+  CHECK(sweep_error({"--csv", "--heads", "0"}) == "--heads: 0 is not positive");
+  CHECK(sweep_error({"--csv", "--timeout", "0"}) ==
+        "--timeout: 0 must be a positive number of seconds");
+  CHECK(sweep_error({"--csv", "--locked-sm-clock", "-5"}) ==
+        "--locked-sm-clock: -5 is not a clock in MHz");
+  CHECK(sweep_error({"--csv", "--run-id", "a,b"}) ==
+        "--run-id: 'a,b' may not hold commas, quotes or line breaks");
+  // CLI11's own checks: sweep options need --csv; --config and --set exclude each other.
+  CHECK(contains(sweep_error({"--steps", "1"}), "CLI: --steps requires --csv"));
+  CHECK(contains(sweep_error({"--csv", "--set", "tune", "--config",
+                              "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"}),
+                 "excludes"));
+  CHECK(contains(sweep_error({"--csv", "--runs", "many"}), "CLI: "));
+}
+
+TEST_CASE("every problem of the sweep options is reported at once, each naming its value") {
+  // Issue 22: one run names every problem, so a user does not fix one only to meet the next.
+  std::vector<std::string> problems;
+  try {
+    parse_sweep({"--csv", "--seq-lens", "512,abc", "--dtypes", "fp32", "--heads", "0", "--config",
+                 "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles+bogus", "--steps", "0-3"});
+  } catch (const cli::UsageError& error) {
+    problems = error.problems();
+  }
+  REQUIRE(problems.size() == 5);
+  CHECK(contains(problems[0], "--config: cannot parse config"));
+  CHECK(contains(problems[0], "\"bogus\" is not a feature"));
+  CHECK(contains(problems[1], "--steps: invalid step list \"0-3\""));
+  CHECK(problems[2] == "--seq-lens: 'abc' is not a positive integer (expected e.g. 512,1024,4096)");
+  CHECK(problems[3] == "--dtypes: 'fp32' is not fp16 or bf16");
+  CHECK(problems[4] == "--heads: 0 is not positive");
+  // An option whose text did not parse is not reported a second time by the range checks.
+  try {
+    parse_sweep({"--csv", "--seq-lens", "abc"});
+    FAIL("accepted");
+  } catch (const cli::UsageError& error) {
+    CHECK(error.problems().size() == 1);
+  }
+}
+
+TEST_CASE("the worker command line parses back to the same options") {
+  SweepOptions options;
+  options.configs = {configs::progression()[3], bf16(configs::progression()[0])};
+  options.steps = {2, 5};
+  options.seq_lens = {256, 8192};
+  options.dtypes = {DType::BF16};
+  options.batch = 3;
+  options.heads = 4;
+  options.timing.warmup_runs = 2;
+  options.timing.timed_runs = 7;
+  options.timing.min_timed_runs = 4;
+  options.timing.target_ms = 125.5;
+  options.timing.cache_mode = CacheMode::cold;
+  options.extra_metrics = {"dram__bytes_read.sum"};
+  options.metric_runs = 5;
+  options.baselines = {};
+  options.repeat_baselines = false;
+  options.locked_sm_clock_mhz = 1410;
+  options.run_id = "gpu-2 2026-11-21T07:35:40Z";
+  options.device = 1;
+  options.devices = parse_device_selection("0,1");  // the parent's; a worker measures on one
+  options.shard = PlanShard{2, 5};
+  options.seed = 987654321;
+  options.timeout_s = 45.5;
+  const std::vector<std::string> args = cli::sweep_worker_arguments(options, 3);
+
+  CLI::App app;
+  cli::SweepCli sweep;
+  cli::add_sweep_options(app, sweep);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  app.parse(reversed);
+  const SweepOptions back = cli::sweep_options_from_cli(sweep);
+  CHECK(back.configs == options.configs);
+  CHECK(back.steps == options.steps);
+  CHECK(back.seq_lens == options.seq_lens);
+  CHECK(back.dtypes == options.dtypes);
+  CHECK(back.batch == options.batch);
+  CHECK(back.heads == options.heads);
+  CHECK(back.timing.warmup_runs == 2);
+  CHECK(back.timing.timed_runs == 7);
+  CHECK(back.timing.min_timed_runs == 4);
+  CHECK(back.timing.target_ms == 125.5);
+  CHECK(back.timing.cache_mode == CacheMode::cold);
+  CHECK(back.collect_metrics);
+  CHECK(back.extra_metrics == options.extra_metrics);
+  CHECK(back.metric_runs == 5);
+  CHECK(back.baselines.empty());
+  CHECK_FALSE(back.repeat_baselines);
+  CHECK(back.locked_sm_clock_mhz == 1410);
+  CHECK(back.run_id == options.run_id);
+  CHECK(back.device == 1);
+  CHECK(back.devices == DeviceSelection{});
+  CHECK(back.shard == PlanShard{2, 5});
+  CHECK(back.seed == options.seed);
+  CHECK(back.timeout_s == options.timeout_s);
+  CHECK(sweep.worker_fd == 3);
+
+  options.collect_metrics = false;
+  options.configs.clear();
+  options.set_key = "tune";
+  options.shard.reset();
+  const std::vector<std::string> no_metrics = cli::sweep_worker_arguments(options, 3);
+  CLI::App app2;
+  cli::SweepCli sweep2;
+  cli::add_sweep_options(app2, sweep2);
+  std::vector<std::string> reversed2(no_metrics.rbegin(), no_metrics.rend());
+  app2.parse(reversed2);
+  const SweepOptions back2 = cli::sweep_options_from_cli(sweep2);
+  CHECK_FALSE(back2.collect_metrics);
+  CHECK(back2.set_key == "tune");
+  CHECK_FALSE(back2.shard.has_value());
+  CHECK_FALSE(back2.repeat_baselines);  // options.repeat_baselines is still false
+
+  options.repeat_baselines = true;
+  options.locked_sm_clock_mhz.reset();
+  const std::vector<std::string> defaults = cli::sweep_worker_arguments(options, 3);
+  CLI::App app3;
+  cli::SweepCli sweep3;
+  cli::add_sweep_options(app3, sweep3);
+  std::vector<std::string> reversed3(defaults.rbegin(), defaults.rend());
+  app3.parse(reversed3);
+  const SweepOptions back3 = cli::sweep_options_from_cli(sweep3);
+  CHECK(back3.repeat_baselines);
+  CHECK_FALSE(back3.locked_sm_clock_mhz.has_value());
+}
+
+TEST_CASE("--set prog measures each step's own picks as built, references before and after") {
+  const KernelRegistry registry = synthetic_registry();
+  SweepOptions options;  // prog, both dtypes, six lengths, references repeated
+  const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
+  // A unit per (dtype, N): the references, every step's configs, the references again, so one
+  // input set and one pair of §1.4 references serve every measurement of that shape and the
+  // second reference pass shows how far the clocks moved over the kernels.
+  REQUIRE(plan.units.size() == 12);
+  CHECK(plan.units[0].name == "fp16 N=512");
+  CHECK(plan.units[6].name == "bf16 N=512");
+  CHECK(plan.units[0].items.size() == 5);  // cudnn, steps 1, 3, 8, cudnn again
+  CHECK(plan.units[6].items.size() == 3);  // cudnn, step 1, cudnn again
+  std::vector<MeasurementItem> items;
+  for (const SweepUnit& unit : plan.units) {
+    for (const MeasurementItem& item : unit.items) {
+      CHECK(item.dtype == unit.items.front().dtype);
+      CHECK(item.shape.seq_len == unit.items.front().shape.seq_len);
+      CHECK(item.recorded);
+      items.push_back(item);
+    }
+  }
+  // Bigger shapes, more work: the parent hands these out first on several GPUs.
+  CHECK(plan.units[5].work_estimate() > plan.units[0].work_estimate());
+  // cudnn twice and step 1 in both dtypes, steps 3 and 8 in fp16.
+  CHECK(plan.item_count() == 48);
+  CHECK(plan.recorded_count() == 48);
+  REQUIRE(items.size() == 48);
+  CHECK(items[0].step == "cudnn");
+  CHECK(items[0].reference_pass == 1);
+  CHECK(items[0].dtype == DType::FP16);
+  CHECK(items[0].shape.seq_len == 512);
+  CHECK(items[0].shape.batch == 16);
+  CHECK(items[1].step == "1");
+  CHECK(items[1].reference_pass == 0);
+  CHECK(items[2].step == "3");
+  CHECK(*items[2].config == fp16(configs::progression()[2]));  // the tune config is not a pick
+  CHECK(items[3].step == "8");
+  CHECK(items[4].step == "cudnn");
+  CHECK(items[4].reference_pass == 2);
+  CHECK(items[4].shape.seq_len == 512);
+  CHECK(contains(items[4].label(), "N=512 (again, after the kernels)"));
+  CHECK(items[5].step == "cudnn");
+  CHECK(items[5].reference_pass == 1);
+  CHECK(items[5].shape.seq_len == 1024);
+  CHECK(items[25].step == "cudnn");
+  CHECK(items[25].shape.seq_len == 16384);
+  CHECK(items[25].shape.batch == 4);
+  CHECK(items[30].dtype == DType::BF16);
+  CHECK(items[30].shape.seq_len == 512);
+  CHECK(items[30].reference_pass == 1);
+  CHECK(items[31].step == "1");
+  CHECK(items[32].reference_pass == 2);
+  std::map<std::string, int> per_step;
+  for (const MeasurementItem& item : items)
+    ++per_step[item.step];
+  CHECK(per_step == std::map<std::string, int>{{"cudnn", 24}, {"1", 12}, {"3", 6}, {"8", 6}});
+
+  options.repeat_baselines = false;
+  const SweepPlan once = plan_sweep(options, registry, {"cudnn"});
+  CHECK(once.item_count() == 36);
+  for (const SweepUnit& unit : once.units)
+    for (const MeasurementItem& item : unit.items)
+      CHECK(item.reference_pass == (item.is_baseline() ? 1 : 0));
+
+  bool noted_fa2 = false, noted_step3 = false;
+  for (const std::string& note : plan.notes) {
+    noted_fa2 = noted_fa2 || contains(note, "reference 'fa2' is not built");
+    noted_step3 =
+        noted_step3 || contains(note, "step 3: 1 of 2 configs of set 'prog' (fp16,bf16) are built");
+  }
+  CHECK(noted_fa2);
+  CHECK(noted_step3);
+}
+
+TEST_CASE("other sets intersect with what is built for each step") {
+  const KernelRegistry registry = synthetic_registry();
+  SweepOptions options;
+  options.baselines = {};
+  options.seq_lens = {2048};
+
+  options.set_key = "built";
+  options.steps = {3};
+  SweepPlan plan = plan_sweep(options, registry, {});
+  REQUIRE(plan.units.size() == 1);         // fp16 N=2048: step 3 has no bf16 kernel
+  CHECK(plan.units[0].items.size() == 2);  // step 3: both of its fp16 configs
+
+  options.set_key = "tune";
+  options.steps = {3};
+  plan = plan_sweep(options, registry, {});
+  REQUIRE(plan.units.size() == 1);
+  CHECK(plan.units[0].items.size() == 2);  // progression[2] is a tune member too (spec §5.3)
+
+  options.set_key = "prog";
+  options.steps = {12};
+  try {
+    plan_sweep(options, registry, {});
+    FAIL("a plan without kernels was accepted");
+  } catch (const std::invalid_argument& error) {
+    CHECK(contains(error.what(), "nothing to measure"));
+    CHECK(contains(error.what(), "step 12: no kernel of this step is built"));
+  }
+}
+
+TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name the closest") {
+  const KernelRegistry registry = synthetic_registry();
+  SweepOptions options;
+  options.baselines = {"cudnn"};
+  options.repeat_baselines = false;
+  options.seq_lens = {1024};
+  options.configs = {bf16(configs::progression()[0]), fp16(configs::progression()[1])};
+  const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
+  // cudnn in both configs' dtypes, then the built step-1 config
+  REQUIRE(plan.units.size() == 2);
+  REQUIRE(plan.units[0].items.size() == 1);
+  CHECK(plan.units[0].items[0].step == "cudnn");
+  CHECK(plan.units[0].items[0].dtype == DType::FP16);
+  REQUIRE(plan.units[1].items.size() == 2);
+  CHECK(plan.units[1].items[0].step == "cudnn");
+  CHECK(plan.units[1].items[0].dtype == DType::BF16);
+  CHECK(plan.units[1].items[1].step == "1");
+  CHECK(plan.units[1].items[1].dtype == DType::BF16);
+  bool named_closest = false;
+  for (const std::string& note : plan.notes)
+    named_closest = named_closest || contains(note, "closest built configs of step 1");
+  CHECK(named_closest);
+}
+
+TEST_CASE("input seeds are a function of the sweep seed and the shape") {
+  const AttentionShape a{16, 512, 16, 128};
+  const AttentionShape b{16, 1024, 16, 128};
+  // Values of the documented derivation (splitmix64 over the sweep seed, then dtype enum value,
+  // B, N, H, d; the result modulo (2^64 - 1) / 3), computed outside this code base with
+  // Python's integers: a change to the derivation, or to the DType values it mixes in, fails here.
+  CHECK(input_seed_for(1, DType::FP16, a) == 745094392104651360ull);
+  CHECK(input_seed_for(1, DType::BF16, a) == 2988641527592442836ull);
+  CHECK(input_seed_for(987654321, DType::FP16, AttentionShape{4, 16384, 16, 128}) ==
+        4788326835557890738ull);
+  CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(1, DType::FP16, b));
+  CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(1, DType::BF16, a));
+  CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(2, DType::FP16, a));
+}
+
+TEST_CASE("check resolves its kernel or says which configs exist") {
+  const KernelRegistry registry = synthetic_registry();
+  CheckRequest request;
+  request.step = 1;
+  CHECK(&resolve_check_kernel(request, registry) ==
+        registry.try_find(1, fp16(configs::progression()[0])));
+  request.dtype = DType::BF16;
+  CHECK(resolve_check_kernel(request, registry).config.dtype == DType::BF16);
+
+  request.config = fp16(configs::progression()[0]);
+  CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),
+                       "--dtype bf16 contradicts the config's dtype FP16", std::invalid_argument);
+
+  request = CheckRequest{};
+  request.step = 3;  // two fp16 kernels built; the step's headline (progression) config wins
+  CHECK(resolve_check_kernel(request, registry).config == fp16(configs::progression()[2]));
+  request.step = 8;
+  request.config = fp16(*configs::step_picks(8).seed_rtx3090);
+  try {
+    resolve_check_kernel(request, registry);
+    FAIL("an unbuilt config was accepted");
+  } catch (const KernelLookupError& error) {
+    CHECK(contains(error.what(), "step 8 has no kernel built for"));
+    CHECK(contains(error.what(), "closest built configs of step 8"));
+  }
+  request = CheckRequest{};
+  request.step = configs::kLastStep + 1;
+  CHECK_THROWS_AS(resolve_check_kernel(request, registry), std::out_of_range);
+  request.step = 17;  // a step that exists but has no kernel in this registry
+  CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),
+                       doctest::Contains("this build has no kernel for step 17"),
+                       KernelLookupError);
+  request.step = 1;
+  request.shape.seq_len = 0;
+  CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),
+                       "batch, seq_len, heads and d_head must be positive; got B=16 N=0 H=16 d=128",
+                       std::invalid_argument);
+}
+
+TEST_CASE("check options are converted with clear errors") {
+  cli::CheckCli check;
+  check.step = 4;
+  check.dtype = "half";
+  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check), "--dtype: 'half' is not fp16 or bf16",
+                       std::invalid_argument);
+  check.dtype = "bf16";
+  check.config = "(FP16, 128, 64): async";
+  CHECK_THROWS_AS(cli::check_request_from_cli(check), std::invalid_argument);
+  check.config.clear();
+  check.input_scale = 0;
+  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check), "--input-scale: 0 is not positive",
+                       std::invalid_argument);
+  check.input_scale = 2;
+  check.seed = 5;
+  const CheckRequest request = cli::check_request_from_cli(check);
+  CHECK(request.step == 4);
+  CHECK(request.dtype == DType::BF16);
+  CHECK(request.seed == 5);
+  CHECK(request.shape.batch == 16);
+  CHECK(request.shape.seq_len == 2048);
+}
+
+TEST_CASE("without a GPU, explorer --csv fails with a clear message and writes no CSV") {
+  const std::string output =
+      testing::scratch_folder("flashscope_test_sweep_cli", "no_gpu") + "/sweep.csv";
+
+  const ProcessResult stdout_only = run_explorer_without_gpu("--csv --seq-lens 512", false);
+  CHECK(stdout_only.exit_code == 1);
+  CHECK(stdout_only.output.empty());  // no header, no rows
+
+  const ProcessResult all =
+      run_explorer_without_gpu("--csv --seq-lens 512 --output '" + output + "'", true);
+  CHECK(all.exit_code == 1);
+  CHECK(contains(all.output,
+                 "explorer --csv: no usable CUDA device: cudaGetDeviceCount failed with"));
+  CHECK(contains(all.output, "the sweep needs a GPU"));
+  CHECK_FALSE(testing::path_exists(output));
+
+  const ProcessResult bad_option = run_explorer_without_gpu("--csv --dtypes fp8", true);
+  CHECK(bad_option.exit_code == 2);
+  CHECK(contains(bad_option.output, "explorer --csv: --dtypes: 'fp8' is not fp16 or bf16"));
+
+  // Every problem at once, the output folder's included, before any GPU is looked for.
+  const ProcessResult several = run_explorer_without_gpu(
+      "--csv --dtypes fp8 --steps 0 --output '" + output + ".d/missing/x.csv'", true);
+  CHECK(several.exit_code == 2);
+  CHECK(contains(several.output, "explorer --csv: --steps: invalid step list \"0\""));
+  CHECK(contains(several.output, "explorer --csv: --dtypes: 'fp8' is not fp16 or bf16"));
+  CHECK(contains(several.output, "explorer --csv: --output: '" + output + ".d/missing/x.csv'"));
+  CHECK(contains(several.output, "3 problems with the arguments; nothing was done"));
+  CHECK_FALSE(contains(several.output, "CUDA"));
+
+  // CLI11's own errors exit 2 too (not 105 or 109), and help exits 0.
+  CHECK(run_explorer_without_gpu("--csv --runs many", true).exit_code == 2);
+  CHECK(run_explorer_without_gpu("--frobnicate", true).exit_code == 2);
+  CHECK(run_explorer_without_gpu("check", true).exit_code == 2);
+  CHECK(run_explorer_without_gpu("check --help", true).exit_code == 0);
+
+  // An earlier --output stays as it was when the sweep fails, and no partial file is left.
+  {
+    std::FILE* previous = std::fopen(output.c_str(), "w");
+    REQUIRE(previous != nullptr);
+    std::fputs("earlier\n", previous);
+    std::fclose(previous);
+  }
+  CHECK(
+      run_explorer_without_gpu("--csv --seq-lens 512 --output '" + output + "'", true).exit_code ==
+      1);
+  CHECK(testing::file_bytes(output) == 8);
+  CHECK_FALSE(testing::path_exists(output + ".partial"));
+  std::remove(output.c_str());
+}
+
+TEST_CASE("without a GPU, explorer check fails with exit code 3; bad requests with 2") {
+  const ProcessResult no_gpu = run_explorer_without_gpu(
+      "check --step " + std::to_string(built_kernels().entries().front()->step), true);
+  CHECK(no_gpu.exit_code == 3);
+  CHECK(contains(no_gpu.output, "explorer check: no usable CUDA device"));
+  const ProcessResult unknown = run_explorer_without_gpu(
+      "check --step 1 --config '(FP16, 128, 64, 64, 4): async+eager+load_0_0_0_tiles+buffer'",
+      true);
+  CHECK(unknown.exit_code == 2);
+  CHECK(contains(unknown.output, "explorer check: step 1 has no kernel built for"));
+  // Shape rules need no GPU: they are reported as the bad request they are.
+  const KernelEntry& entry = *built_kernels().entries().front();
+  const ProcessResult bad_length = run_explorer_without_gpu(
+      "check --step " + std::to_string(entry.step) + " --config '" + to_short_form(entry.config) +
+          "' --seq-len " + std::to_string(entry.config.B_r * 3 + 8),
+      true);
+  CHECK(bad_length.exit_code == 2);
+  CHECK(contains(bad_length.output,
+                 "is not a multiple of B_r = " + std::to_string(entry.config.B_r)));
+}
+
+TEST_CASE("--devices and --shard are parsed with errors that name the rule") {
+  const SweepOptions all = parse_sweep({"--csv", "--devices", "all"});
+  CHECK(all.devices.all);
+  const SweepOptions some = parse_sweep({"--csv", "--devices", "2, 0,3"});
+  CHECK_FALSE(some.devices.all);
+  CHECK(some.devices.indices == std::vector<int>{2, 0, 3});
+  const SweepOptions shard = parse_sweep({"--csv", "--shard", "3/8"});
+  CHECK(shard.shard == PlanShard{3, 8});
+  CHECK(to_string(*shard.shard) == "3/8");
+  CHECK_FALSE(parse_sweep({"--csv"}).shard.has_value());
+
+  CHECK(sweep_error({"--csv", "--devices", "0,x"}) ==
+        "--devices: 'x' is not a device index (expected all, or indices such as 0,2,3)");
+  CHECK(sweep_error({"--csv", "--devices", "1,1"}) ==
+        "--devices: device 1 is listed twice (each GPU runs one worker)");
+  CHECK(sweep_error({"--csv", "--devices", "-1"}) ==
+        "--devices: '-1' is not a device index (expected all, or indices such as 0,2,3)");
+  CHECK(sweep_error({"--csv", "--devices", "0,"}) ==
+        "--devices: '' is not a device index (expected all, or indices such as 0,2,3)");
+  CHECK(contains(sweep_error({"--csv", "--devices", "0", "--device", "1"}), "excludes"));
+  CHECK(sweep_error({"--csv", "--shard", "8/8"}) ==
+        "--shard: '8/8': K must be in 0..7 (0-based, as $SLURM_ARRAY_TASK_ID with --array=0-7 "
+        "or $JOB_COMPLETION_INDEX)");
+  CHECK(sweep_error({"--csv", "--shard", "0/0"}) == "--shard: '0/0': N must be at least 1");
+  CHECK(sweep_error({"--csv", "--shard", "3"}) ==
+        "--shard: '3' is not K/N (shard K of N, K counted from 0, e.g. 0/4)");
+  CHECK(sweep_error({"--csv", "--shard", "1/2/3"}) ==
+        "--shard: '1/2/3' is not K/N (shard K of N, K counted from 0, e.g. 0/4)");
+}
+
+TEST_CASE("the devices a sweep runs on: all, a list, or --device; unknown ones are named") {
+  SweepOptions options;
+  CHECK(resolve_sweep_devices(options, 4) == std::vector<int>{0});
+  options.device = 2;
+  CHECK(resolve_sweep_devices(options, 4) == std::vector<int>{2});
+  options.devices.all = true;
+  CHECK(resolve_sweep_devices(options, 3) == std::vector<int>{0, 1, 2});
+  options.devices = parse_device_selection("3,1");
+  CHECK(resolve_sweep_devices(options, 4) == std::vector<int>{3, 1});
+  CHECK_THROWS_WITH_AS(resolve_sweep_devices(options, 2),
+                       "--devices: CUDA device 3 does not exist; this machine has 2 (indices 0..1, "
+                       "after CUDA_VISIBLE_DEVICES)",
+                       std::invalid_argument);
+  options.devices = {};
+  options.device = 5;
+  CHECK_THROWS_WITH_AS(resolve_sweep_devices(options, 2),
+                       "--device: CUDA device 5 does not exist; this machine has 2 (indices 0..1, "
+                       "after CUDA_VISIBLE_DEVICES)",
+                       std::invalid_argument);
+}
+
+TEST_CASE("worker commands round-trip; malformed ones are refused") {
+  CHECK(format_worker_command({3, 17}) == "3 17\n");
+  const WorkerCommand command = parse_worker_command("3 17");
+  CHECK(command.unit == 3);
+  CHECK(command.start == 17);
+  for (const char* bad : {"", "3", "3 ", " 3 17", "3 17 1", "3 x", "-1 2", "3  17"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_worker_command(bad), std::invalid_argument);
+  }
+}
+
+namespace {
+
+// Every recorded cell of a plan, as plan_cell_key strings.
+// Every recorded measurement of a plan: its cell, and a reference's pass.
+std::multiset<std::string> recorded_cells(const SweepPlan& plan) {
+  std::multiset<std::string> cells;
+  for (const SweepUnit& unit : plan.units)
+    for (const MeasurementItem& item : unit.items)
+      if (item.recorded)
+        cells.insert(plan_cell_key(item) + "#" + std::to_string(item.reference_pass));
+  return cells;
+}
+
+// A registry with many configs, so shards of it are not trivially small: the 80 tune configs
+// (40 per dtype) built for steps 7 and 16, plus step 1's progression config in both dtypes.
+KernelRegistry registry_with_tune_configs() {
+  KernelRegistry registry;
+  for (const int step : {7, 16})
+    for (const KernelConfig& c : configs::tune_set())
+      registry.add(entry_for(step, c));
+  registry.add(entry_for(1, fp16(configs::progression()[0])));
+  registry.add(entry_for(1, bf16(configs::progression()[0])));
+  return registry;
+}
+
+}  // namespace
+
+TEST_CASE("shards cover the plan exactly once, whatever N") {
+  const KernelRegistry registry = registry_with_tune_configs();
+  SweepOptions options;
+  options.set_key = "built";
+  const SweepPlan whole = plan_sweep(options, registry, {"fa2", "cudnn"});
+  const std::multiset<std::string> every_cell = recorded_cells(whole);
+  REQUIRE(every_cell.size() == whole.item_count());
+  CHECK(std::set<std::string>(every_cell.begin(), every_cell.end()).size() == every_cell.size());
+
+  for (const int count : {1, 2, 3, 7, 64}) {
+    CAPTURE(count);
+    std::multiset<std::string> union_of_shards;
+    std::size_t smallest = SIZE_MAX, largest = 0;
+    for (int index = 0; index < count; ++index) {
+      options.shard = PlanShard{index, count};
+      const SweepPlan shard = plan_sweep(options, registry, {"fa2", "cudnn"});
+      const std::multiset<std::string> cells = recorded_cells(shard);
+      union_of_shards.insert(cells.begin(), cells.end());
+      smallest = std::min(smallest, cells.size());
+      largest = std::max(largest, cells.size());
+      for (const SweepUnit& unit : shard.units) {
+        // Each unit measures the references of its shape first: written where this shard owns
+        // them, else as the baseline of its kernels' pct_* columns.
+        bool has_kernels = false;
+        for (const MeasurementItem& item : unit.items) {
+          if (!item.is_baseline()) has_kernels = true;
+          if (!item.recorded) CHECK(item.is_baseline());
+          if (item.recorded) CHECK(shard_of_cell(plan_cell_key(item), count) == index);
+        }
+        if (has_kernels) CHECK(unit.items[0].is_baseline());
+        if (has_kernels) CHECK(unit.items[1].is_baseline());
+      }
+    }
+    // Every cell once: no cell in two shards (disjoint), none left out (coverage).
+    CHECK(union_of_shards == every_cell);
+    // The hash spreads cells evenly enough for a job array: within 25 % of the mean for the
+    // counts where each shard holds hundreds of cells.
+    if (count <= 7) {
+      const double mean = static_cast<double>(every_cell.size()) / count;
+      CHECK(static_cast<double>(smallest) > 0.75 * mean);
+      CHECK(static_cast<double>(largest) < 1.25 * mean);
+    }
+  }
+}
+
+TEST_CASE("a cell's shard depends on the cell alone: the same on every host, build and run") {
+  // Fixed values (FNV-1a 64 of the key, splitmix64 finaliser, modulo N; worked out independently
+  // of this code): a change here would split a campaign between two versions differently.
+  CHECK(plan_cell_key("7", "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles", "fp16",
+                      AttentionShape{16, 4096, 16, 128}) ==
+        "7|(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles|fp16|128|16|16|4096");
+  const std::string key = "7|(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles|fp16|128|16|16|4096";
+  std::vector<int> shards;
+  for (const int count : {1, 2, 3, 4, 8, 100})
+    shards.push_back(shard_of_cell(key, count));
+  CHECK(shards == std::vector<int>{0, 0, 1, 2, 2, 26});
+
+  // A plan from a build with more kernels, other steps and the options in another order assigns
+  // the cells both plans have to the same shards.
+  const KernelRegistry big = registry_with_tune_configs();
+  KernelRegistry small;
+  for (const KernelEntry* entry : big.entries_of_step(7))
+    if (entry->config.dtype == DType::BF16) small.add(*entry);
+  SweepOptions options;
+  options.set_key = "built";
+  options.dtypes = {DType::BF16, DType::FP16};
+  options.seq_lens = {16384, 1024};
+  options.shard = PlanShard{1, 3};
+  options.steps = {7};
+  const std::multiset<std::string> from_small = recorded_cells(plan_sweep(options, small, {}));
+  options.dtypes = {DType::FP16, DType::BF16};
+  options.seq_lens = {1024, 16384, 4096};
+  options.steps = {16, 7, 1};
+  const std::multiset<std::string> from_big = recorded_cells(plan_sweep(options, big, {}));
+  REQUIRE_FALSE(from_small.empty());
+  for (const std::string& cell : from_small) {
+    CAPTURE(cell);
+    CHECK(from_big.count(cell) == 1);
+  }
+  // And the plan is a pure function of its inputs: twice the same.
+  CHECK(recorded_cells(plan_sweep(options, big, {})) == from_big);
+}
+
+TEST_CASE("a shard measures the references its kernels are compared with, writes only its own") {
+  const KernelRegistry registry = registry_with_tune_configs();
+  SweepOptions options;
+  options.set_key = "built";
+  options.steps = {7};
+  options.seq_lens = {4096};
+  options.dtypes = {DType::FP16};
+  const int count = 4;
+  std::size_t baselines = 0, written_references = 0;
+  for (int index = 0; index < count; ++index) {
+    options.shard = PlanShard{index, count};
+    const SweepPlan plan = plan_sweep(options, registry, {"fa2", "cudnn"});
+    REQUIRE(plan.units.size() == 1);  // 40 kernels in 4 shards: every shard has some
+    // fa2 and cudnn before the kernels, again after them: both passes of a reference are one
+    // cell, written by its owner, a baseline of every other shard with kernels here.
+    const std::vector<MeasurementItem>& items = plan.units[0].items;
+    REQUIRE(items.size() > 4);
+    const std::size_t last = items.size() - 1;
+    CHECK(items[0].step == "fa2");
+    CHECK(items[1].step == "cudnn");
+    CHECK(items[last - 1].step == "fa2");
+    CHECK(items[last].step == "cudnn");
+    CHECK(items[last].reference_pass == 2);
+    std::size_t not_recorded = 0;
+    for (const std::size_t r : {std::size_t{0}, std::size_t{1}, last - 1, last}) {
+      const bool owner = shard_of_cell(plan_cell_key(items[r]), count) == index;
+      CHECK(items[r].recorded == owner);
+      baselines += !owner;
+      written_references += owner;
+      not_recorded += !owner;
+    }
+    CHECK(items[0].recorded == items[last - 1].recorded);
+    CHECK(plan.recorded_count() + not_recorded == plan.item_count());
+    bool noted = false;
+    for (const std::string& note : plan.notes)
+      noted = noted || contains(note, "shard " + std::to_string(index) +
+                                          "/4: " + std::to_string(plan.recorded_count()) +
+                                          " of 44 plan "
+                                          "cells are this shard's");
+    CHECK(noted);
+  }
+  CHECK(written_references == 4);  // each reference row (two passes of two) written once
+  CHECK(baselines == 4 * count - 4);
+}
+
+TEST_CASE("without a GPU, --devices all fails like any sweep: clearly, writing nothing") {
+  const ProcessResult all_devices =
+      run_explorer_without_gpu("--csv --seq-lens 512 --devices all", true);
+  CHECK(all_devices.exit_code == 1);
+  CHECK(contains(all_devices.output, "explorer --csv: no usable CUDA device"));
+  const ProcessResult bad_shard = run_explorer_without_gpu("--csv --shard 2/2", true);
+  CHECK(bad_shard.exit_code == 2);
+  CHECK(contains(bad_shard.output, "--shard: '2/2': K must be in 0..1"));
+}
