@@ -61,6 +61,10 @@ class ExplorerState {
   // Every GPU (index, UUID) of the filter's device model in the loaded files.
   const std::vector<DeviceUnit>& gpus();
   const std::vector<RunChoice>& runs();  // every run (host, commit) in the loaded files
+  // The head dimensions of the shown files' rows; the filter always holds one of them (128 when
+  // present), so no view mixes rows of different d_head.
+  const std::vector<int>& d_heads();
+  void set_d_head(int d_head);
 
   const RowFilter& filter() const { return filter_; }
   void set_filter(RowFilter filter);
@@ -98,6 +102,7 @@ class ExplorerState {
   std::vector<std::string> devices_;
   std::vector<std::string> cache_modes_;
   std::vector<DeviceUnit> gpus_;
+  std::vector<int> d_heads_;
   std::vector<RunChoice> runs_;
 };
 

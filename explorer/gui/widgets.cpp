@@ -110,6 +110,21 @@ void selection_controls(ExplorerState& state) {
   ImGui::SetNextItemWidth(80);
   string_combo("##dtype", selection.dtype, set.dtypes());
   ImGui::SameLine();
+  // Rows of another head dimension are another problem: one d_head at a time, chosen here when
+  // the shown files hold several.
+  if (const std::vector<int>& d_heads = state.d_heads(); d_heads.size() > 1) {
+    ImGui::TextUnformatted("d_head");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(70);
+    const std::string current = std::to_string(state.filter().d_head);
+    if (ImGui::BeginCombo("##d_head", current.c_str())) {
+      for (const int d_head : d_heads)
+        if (ImGui::Selectable(std::to_string(d_head).c_str(), d_head == state.filter().d_head))
+          state.set_d_head(d_head);
+      ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+  }
   ImGui::SetNextItemWidth(190);
   seq_len_combo("##N", selection.seq_len, set.seq_lens(selection.dtype), "harmonic mean over N");
   ImGui::SameLine();

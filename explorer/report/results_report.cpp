@@ -892,6 +892,9 @@ std::string device_slug(const std::string& device) {
   return slug;
 }
 
+// The head dimension of the unsuffixed block names: the one every step runs.
+constexpr int kReportDHead = 128;
+
 // The blocks measured on one device.
 std::map<std::string, std::string> device_blocks(const RowSet& set) {
   std::map<std::string, std::string> blocks;
@@ -948,9 +951,18 @@ std::map<std::string, std::string> report_blocks(const RowSet& set) {
     if (primary.empty() || measured_rows[device] > measured_rows[primary]) primary = device;
   std::map<std::string, std::string> blocks;
   for (const auto& [device, rows] : rows_by_device) {
-    for (const auto& [name, text] : device_blocks(RowSet(rows))) {
-      blocks[name + "@" + device_slug(device)] = text;
-      if (device == primary) blocks[name] = text;
+    // One head dimension per block: rows of d_head 128 (and the ceilings) give the names the
+    // documents have always used; another d_head adds "-d<d_head>" to every name
+    // ("per-n-22-d64@h100-80gb-hbm3").
+    std::map<int, std::vector<const ResultRow*>> by_d_head;
+    for (const ResultRow* row : rows)
+      by_d_head[row->is_ceiling() ? kReportDHead : row->d_head].push_back(row);
+    for (const auto& [d_head, head_rows] : by_d_head) {
+      const std::string suffix = d_head == kReportDHead ? "" : "-d" + std::to_string(d_head);
+      for (const auto& [name, text] : device_blocks(RowSet(head_rows))) {
+        blocks[name + suffix + "@" + device_slug(device)] = text;
+        if (device == primary) blocks[name + suffix] = text;
+      }
     }
   }
   blocks["dataset"] = dataset_block(set);

@@ -64,6 +64,27 @@ TEST_CASE("an autotune block ranks the configs of the campaign that measured mos
   CHECK(block.find("310.0") == std::string::npos);  // the other run does not compete
 }
 
+TEST_CASE("blocks never mix head dimensions: d_head 128 keeps the names, others get -d<d_head>") {
+  Rows rows;
+  rows.add("7", kPick, 300, "run");
+  rows.add("7", kTuneA, 305, "run");
+  // The same configs' names at d_head 64 (as a step that runs it would record them), far faster:
+  // they must not enter the d_head 128 tables.
+  ResultRow& fast = rows.add("7", kTuneB, 900, "run");
+  fast.d_head = 64;
+  const auto blocks = report_blocks(rows.set());
+  const std::string& at_128 = blocks.at("autotune-7");
+  CAPTURE(at_128);
+  CHECK(at_128.find("900.0") == std::string::npos);
+  CHECK(at_128.find(std::string("`") + kTuneA + "` | 305.0 |") != std::string::npos);
+  REQUIRE(blocks.count("autotune-7-d64") == 1);
+  const std::string& at_64 = blocks.at("autotune-7-d64");
+  CAPTURE(at_64);
+  CHECK(at_64.find("900.0") != std::string::npos);
+  CHECK(at_64.find("305.0") == std::string::npos);
+  CHECK(blocks.count("autotune-7-d64@test-device") == 1);
+}
+
 TEST_CASE("update_blocks replaces marked blocks and reports unknown and changed ones") {
   const std::map<std::string, std::string> blocks = {{"a", "new a\n"}, {"b", "same b\n"}};
   const std::string document =
