@@ -83,6 +83,9 @@ class ExplorerState {
 
   // Views ask for another view (a click on a bar opens that step's detail).
   std::optional<ViewId> requested_view;
+  // A view's d_head selector asks for another head dimension; the app applies it (set_d_head)
+  // at the start of the next frame, so no view's row pointers change under it mid-frame.
+  std::optional<int> requested_d_head;
 
   // The SASS the views show (the build's artifact, else the shipped one; set once at start).
   sass::SassLibrary sass;
