@@ -88,6 +88,7 @@ std::vector<KernelConfig> StepPicks::all() const {
   std::vector<KernelConfig> out;
   for (const auto& pick : {progression, seed_a100, seed_rtx3090, hopper, hopper_h100})
     if (pick) out.push_back(*pick);
+  out.insert(out.end(), progression_at_other_d_heads.begin(), progression_at_other_d_heads.end());
   return out;
 }
 
@@ -99,6 +100,8 @@ StepPicks step_picks(int step) {
   picks.seed_rtx3090 = optional_config(texts.seed_rtx3090);
   picks.hopper = optional_config(texts.hopper_h200);
   picks.hopper_h100 = optional_config(texts.hopper_h100);
+  for (const std::string_view text : texts.progression_at_other_d_heads)
+    if (!text.empty()) picks.progression_at_other_d_heads.push_back(parse_short_form(text));
   return picks;
 }
 
@@ -107,6 +110,54 @@ KernelConfig headline_config(int step) {
   if (picks.hopper) return *picks.hopper;
   if (picks.progression) return *picks.progression;
   return *picks.seed_a100;
+}
+
+KernelConfig headline_config(int step, int d_head) {
+  const KernelConfig headline = headline_config(step);
+  if (headline.d_head == d_head) return headline;
+  for (const KernelConfig& c : step_picks(step).progression_at_other_d_heads)
+    if (c.d_head == d_head) return c;
+  throw std::invalid_argument(unsupported_d_head_message(step_descriptor(step), d_head));
+}
+
+std::vector<int> steps_supporting_d_head(int d_head) {
+  std::vector<int> out;
+  for (const StepDescriptor& step : versions::kAll)
+    if (step.d_heads.contains(d_head)) out.push_back(step.number);
+  return out;
+}
+
+std::string d_head_support_text() {
+  std::set<int> d_heads;
+  for (const StepDescriptor& step : versions::kAll)
+    d_heads.insert(step.d_heads.begin(), step.d_heads.end());
+  const auto ranges = [](const std::vector<int>& steps) {
+    std::string text;
+    for (std::size_t i = 0; i < steps.size();) {
+      std::size_t j = i;
+      while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1)
+        ++j;
+      text += (text.empty() ? "" : ",") + std::to_string(steps[i]) +
+              (j > i ? "-" + std::to_string(steps[j]) : "");
+      i = j + 1;
+    }
+    return text;
+  };
+  std::string text;
+  for (const int d_head : d_heads) {
+    const std::vector<int> steps = steps_supporting_d_head(d_head);
+    text += (text.empty() ? "d_head " : "; ") + std::to_string(d_head) + " on step" +
+            (steps.size() == 1 ? " " : "s ") + ranges(steps);
+  }
+  return text;
+}
+
+std::string step_list_text(const std::vector<int>& steps) {
+  if (steps.empty()) return "no step";
+  std::string text = steps.size() == 1 ? "step " : "steps ";
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    text += (i == 0 ? "" : ", ") + std::to_string(steps[i]);
+  return text;
 }
 
 // Spec §5.1: the base progression, the progression entries of the Ampere steps (1–7).
@@ -209,9 +260,11 @@ std::vector<KernelConfig> select(std::string_view key) {
 }
 
 // hopper-track.md §2: the axes of the step's descriptor, in nesting order (dtype, d_head, B_r, B_c,
-// stages, consumer_regs). n_warps follows from B_r and whether the step has a producer warpgroup.
-// B_c is 64 or 128 so far: the kernels need N to be a multiple of B_r and B_c, and the sweep's
-// lengths are powers of two (B_c = 256 would not leave the accumulators enough registers).
+// stages, consumer_regs), B_c and stages as the descriptor sets them for that d_head. n_warps
+// follows from B_r and whether the step has a producer warpgroup. B_c is a power of two from 32 to
+// 128 so far: the kernels need N to be a multiple of B_r and B_c, and the sweep's lengths are
+// powers of two (B_c = 256 would not leave the accumulators enough registers; at d_head = 256 only
+// B_c = 32 leaves the shared memory two K/V stages).
 std::vector<KernelConfig> hopper_tune_candidates(int step) {
   const StepTuning& axes = check_hopper_step(step).tuning;
   const int producer_warps = axes.producer_warpgroups * kWarpgroupWarps;
@@ -219,8 +272,8 @@ std::vector<KernelConfig> hopper_tune_candidates(int step) {
   for (const DType dtype : kTuneDtypes)
     for (const int d_head : step_descriptor(step).d_heads)
       for (const int B_r : axes.B_r)
-        for (const int B_c : axes.B_c)
-          for (const int stages : axes.stages)
+        for (const int B_c : axes.B_c_at(d_head))
+          for (const int stages : axes.stages_at(d_head))
             for (const int regs : axes.consumer_regs) {
               KernelConfig c{};
               c.dtype = dtype;
@@ -242,9 +295,9 @@ std::optional<std::string> hopper_tune_rejection(int step, const KernelConfig& c
   const int needed = estimated_consumer_registers(c);
   if (needed > budget)
     return "rule H2: step " + std::to_string(step) +
-           "'s accumulators at B_c = " + std::to_string(c.B_c) + " need about " +
-           std::to_string(needed) + " registers per consumer thread, more than its " +
-           std::to_string(budget);
+           "'s accumulators at B_c = " + std::to_string(c.B_c) +
+           " and d_head = " + std::to_string(c.d_head) + " need about " + std::to_string(needed) +
+           " registers per consumer thread, more than its " + std::to_string(budget);
   return std::nullopt;
 }
 
@@ -326,6 +379,8 @@ BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter,
     const StepPicks picks = step_picks(step);
     if (set == BuildSet::ci) {
       append_each_dtype(wanted, step, picks.progression ? *picks.progression : *picks.seed_a100);
+      for (const KernelConfig& c : picks.progression_at_other_d_heads)
+        append_each_dtype(wanted, step, c);
       continue;
     }
     for (const KernelConfig& pick : picks.all())

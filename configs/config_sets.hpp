@@ -49,6 +49,8 @@ struct StepPicks {
   std::optional<KernelConfig> seed_rtx3090;  // steps 8–16
   std::optional<KernelConfig> hopper;        // measured on an H200, where recorded
   std::optional<KernelConfig> hopper_h100;   // measured on an H100, where recorded
+  // The progression config at each other head dimension the step supports (steps 22+).
+  std::vector<KernelConfig> progression_at_other_d_heads;
 
   // Every config above that is set, in this order (duplicates kept).
   std::vector<KernelConfig> all() const;
@@ -57,6 +59,17 @@ StepPicks step_picks(int step);
 
 // The config a step is shown with when one config stands for the step (FP16 form).
 KernelConfig headline_config(int step);
+// The same at head dimension `d_head`: headline_config(step) at its own d_head, else the step's
+// progression config at `d_head`. Throws std::invalid_argument naming the step's head dimensions
+// and the steps that support `d_head` when the step has none there.
+KernelConfig headline_config(int step, int d_head);
+
+// The steps whose descriptor declares head dimension `d_head`, in order.
+std::vector<int> steps_supporting_d_head(int d_head);
+// "step 22", "steps 22, 23", or "no step" for messages.
+std::string step_list_text(const std::vector<int>& steps);
+// "d_head 128 on steps 1-22; 64 on step 22; ..." for help texts, from the descriptors.
+std::string d_head_support_text();
 
 // ---- Sets of spec §5 (FP16 unless the set itself varies the dtype) ---------------------------
 
@@ -90,7 +103,8 @@ std::vector<KernelConfig> select_for_step(std::string_view key, int step);
 // ---- What the build instantiates ---------------------------------------------------------
 
 enum class BuildSet {
-  ci,    // every step once per dtype: its progression config or seed A100 pick
+  ci,    // every step once per dtype: its progression config or seed A100 pick (steps 22+: at
+         // each head dimension they support)
   prog,  // every step's picks (StepPicks) in FP16 and BF16
   tune,  // prog plus the tune configs of the tuned steps (default 7 on): 80 for steps 7–16, the
          // step's Hopper tune set for a Hopper step

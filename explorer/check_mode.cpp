@@ -34,7 +34,11 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
   check->add_option("--batch", cli.batch, "Batch size")->capture_default_str();
   check->add_option("--seq-len", cli.seq_len, "Sequence length N")->capture_default_str();
   check->add_option("--heads", cli.heads, "Heads")->capture_default_str();
-  check->add_option("--d-head", cli.d_head, "Head dimension (kernels are built for 128)")
+  check
+      ->add_option("--d-head", cli.d_head,
+                   "Head dimension: " + configs::d_head_support_text() +
+                       " (default: --config's d_head, else 128; without --config, the step's "
+                       "progression config at that d_head)")
       ->capture_default_str();
   check->add_option("--seed", cli.seed,
                     "Input seed (default: fresh, printed); a sweep row's input_seed reproduces "
@@ -76,14 +80,15 @@ CheckRequest check_request_from_cli(const CheckCli& cli) {
     if (!request.dtype) problems.add("--dtype: '" + cli.dtype + "' is not fp16 or bf16");
   }
   bool shape_valid = true;
+  const int d_head = cli.d_head.value_or(request.config ? request.config->d_head : 128);
   for (const auto& [option, value] :
        {std::pair{"--batch", cli.batch}, std::pair{"--seq-len", cli.seq_len},
-        std::pair{"--heads", cli.heads}, std::pair{"--d-head", cli.d_head}})
+        std::pair{"--heads", cli.heads}, std::pair{"--d-head", d_head}})
     if (value <= 0) {
       problems.add(std::string(option) + ": " + std::to_string(value) + " is not positive");
       shape_valid = false;
     }
-  request.shape = AttentionShape{cli.batch, cli.seq_len, cli.heads, cli.d_head};
+  request.shape = AttentionShape{cli.batch, cli.seq_len, cli.heads, d_head};
   if (cli.seed) {
     request.seed = *cli.seed;
   } else {

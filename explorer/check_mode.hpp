@@ -19,7 +19,7 @@ struct CheckCli {
   int batch = 16;
   int seq_len = 2048;
   int heads = 16;
-  int d_head = 128;
+  std::optional<int> d_head;  // default: --config's d_head, else 128
   std::optional<std::uint64_t> seed;
   float input_scale = 1.0f;
   std::string dump_dir;

@@ -123,6 +123,12 @@ void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
                        ->capture_default_str());
   selection_option(
       app.add_option("--dtypes", cli.dtypes, "fp16, bf16 or fp16,bf16")->capture_default_str());
+  selection_option(app.add_option("--d-heads", cli.d_heads,
+                                  "Head dimensions, comma-separated: each config is measured at "
+                                  "its own d_head, the references at each; a step that does not "
+                                  "run a listed d_head is skipped with a note (" +
+                                      configs::d_head_support_text() + ")")
+                       ->capture_default_str());
   selection_option(app.add_option("--batch", cli.batch,
                                   "Batch size for every N (default: the seed's table, min(16, "
                                   "65536 / N): 16,16,16,16,8,4 for N = 512..16384)"));
@@ -259,6 +265,16 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
              options.dtypes.end())
       options.dtypes.push_back(*dtype);
   }
+  options.d_heads.clear();
+  for (const std::string& item : split_list(cli.d_heads)) {
+    int value = 0;
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || error != std::errc() || end != item.data() + item.size() || value <= 0)
+      fail("--d-heads", "'" + item + "' is not a positive integer (expected e.g. 64,128,256)");
+    else if (std::find(options.d_heads.begin(), options.d_heads.end(), value) ==
+             options.d_heads.end())
+      options.d_heads.push_back(value);
+  }
   options.batch = cli.batch;
   options.heads = cli.heads;
   options.timing.timed_runs = cli.runs;
@@ -336,6 +352,10 @@ std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, int
   for (const DType dtype : options.dtypes)
     dtypes.emplace_back(dtype_lower_name(dtype));
   add("--dtypes", join(dtypes));
+  std::vector<std::string> d_heads;
+  for (const int d_head : options.d_heads)
+    d_heads.push_back(std::to_string(d_head));
+  add("--d-heads", join(d_heads));
   if (options.batch) add("--batch", std::to_string(*options.batch));
   add("--heads", std::to_string(options.heads));
   add("--runs", std::to_string(options.timing.timed_runs));

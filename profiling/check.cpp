@@ -66,16 +66,21 @@ const KernelEntry& resolve_check_kernel(const CheckRequest& request,
     return registry.find(request.step, *request.config);
   }
   const DType dtype = request.dtype.value_or(DType::FP16);
-  const KernelConfig headline = configs::with_dtype(configs::headline_config(request.step), dtype);
+  // The step's config at the shape's d_head; a step that does not run it is named with the steps
+  // that do (std::invalid_argument).
+  const KernelConfig headline =
+      configs::with_dtype(configs::headline_config(request.step, shape.d_head), dtype);
   if (const KernelEntry* entry = registry.try_find(request.step, headline)) return *entry;
   std::vector<const KernelEntry*> candidates;
   for (const KernelEntry* entry : registry.entries_of_step(request.step))
-    if (entry->config.dtype == dtype) candidates.push_back(entry);
+    if (entry->config.dtype == dtype && entry->config.d_head == shape.d_head)
+      candidates.push_back(entry);
   if (candidates.size() == 1) return *candidates.front();
   if (candidates.empty()) return registry.find(request.step, headline);  // throws, names closest
-  std::string message =
-      "step " + std::to_string(request.step) + " has " + std::to_string(candidates.size()) + " " +
-      std::string(dtype_lower_name(dtype)) + " kernels built; choose one with --config:";
+  std::string message = "step " + std::to_string(request.step) + " has " +
+                        std::to_string(candidates.size()) + " " +
+                        std::string(dtype_lower_name(dtype)) + " kernels built at d_head " +
+                        std::to_string(shape.d_head) + "; choose one with --config:";
   for (const KernelEntry* entry : candidates)
     message += "\n  " + to_short_form(entry->config);
   throw std::invalid_argument(message);

@@ -108,6 +108,7 @@ void ExplorerState::set_file_shown(std::size_t index, bool shown) {
   if (index >= files_.size() || files_[index].shown == shown) return;
   files_[index].shown = shown;
   changed();
+  repair_selection();  // the shown files may hold other head dimensions
 }
 
 std::size_t ExplorerState::row_count() const {
@@ -140,6 +141,7 @@ const std::vector<std::string>& ExplorerState::devices() {
         if (filter_.device.empty() || row.device == filter_.device) of_model.push_back(&row);
     gpus_ = device_units(of_model);
     runs_ = distinct_runs(files_);
+    d_heads_ = distinct_d_heads(files_);
     distinct_generation_ = generation_;
   }
   return devices_;
@@ -155,6 +157,18 @@ const std::vector<RunChoice>& ExplorerState::runs() {
   return runs_;
 }
 
+const std::vector<int>& ExplorerState::d_heads() {
+  devices();  // refreshes all of them
+  return d_heads_;
+}
+
+void ExplorerState::set_d_head(int d_head) {
+  if (d_head == filter_.d_head) return;
+  filter_.d_head = d_head;
+  changed();
+  repair_selection();
+}
+
 const std::vector<std::string>& ExplorerState::cache_modes() {
   devices();  // refreshes all four
   return cache_modes_;
@@ -162,7 +176,7 @@ const std::vector<std::string>& ExplorerState::cache_modes() {
 
 void ExplorerState::set_filter(RowFilter filter) {
   if (filter.device == filter_.device && filter.cache_mode == filter_.cache_mode &&
-      filter.gpu == filter_.gpu && filter.run == filter_.run)
+      filter.gpu == filter_.gpu && filter.run == filter_.run && filter.d_head == filter_.d_head)
     return;
   filter_ = std::move(filter);
   filter_chosen_ = true;
@@ -171,6 +185,13 @@ void ExplorerState::set_filter(RowFilter filter) {
 }
 
 void ExplorerState::repair_selection() {
+  // One d_head at a time: a file of another d_head, or a filter reset, moves it to one present.
+  const std::vector<int> present = distinct_d_heads(files_);
+  if (!present.empty() &&
+      std::find(present.begin(), present.end(), filter_.d_head) == present.end()) {
+    filter_.d_head = default_d_head(present);
+    changed();
+  }
   const RowSet& set = rows();
   const std::vector<std::string>& dtypes = set.dtypes();
   if (std::find(dtypes.begin(), dtypes.end(), selection.dtype) == dtypes.end()) {

@@ -61,6 +61,10 @@ class ExplorerState {
   // Every GPU (index, UUID) of the filter's device model in the loaded files.
   const std::vector<DeviceUnit>& gpus();
   const std::vector<RunChoice>& runs();  // every run (host, commit) in the loaded files
+  // The head dimensions of the shown files' rows; the filter always holds one of them (128 when
+  // present), so no view mixes rows of different d_head.
+  const std::vector<int>& d_heads();
+  void set_d_head(int d_head);
 
   const RowFilter& filter() const { return filter_; }
   void set_filter(RowFilter filter);
@@ -79,6 +83,9 @@ class ExplorerState {
 
   // Views ask for another view (a click on a bar opens that step's detail).
   std::optional<ViewId> requested_view;
+  // A view's d_head selector asks for another head dimension; the app applies it (set_d_head)
+  // at the start of the next frame, so no view's row pointers change under it mid-frame.
+  std::optional<int> requested_d_head;
 
   // The SASS the views show (the build's artifact, else the shipped one; set once at start).
   sass::SassLibrary sass;
@@ -98,6 +105,7 @@ class ExplorerState {
   std::vector<std::string> devices_;
   std::vector<std::string> cache_modes_;
   std::vector<DeviceUnit> gpus_;
+  std::vector<int> d_heads_;
   std::vector<RunChoice> runs_;
 };
 

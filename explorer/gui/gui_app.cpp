@@ -58,6 +58,9 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
   in_group(app.add_option("--gpu", options.gpu,
                           "GPU whose rows the views show first: a device index (e.g. 1) or a UUID "
                           "or its prefix (e.g. GPU-8e5b); its model becomes the device filter"));
+  in_group(app.add_option("--d-head", options.d_head,
+                          "Head dimension the views show first (64, 128, 256); default 128 when "
+                          "the loaded rows have it, else their smallest"));
   in_group(app.add_option_function<std::string>(
       "--compare-gpus",
       [&options](const std::string& pair) {
@@ -186,6 +189,7 @@ class ExplorerWindow {
     if (options.detail_tab == "diff") detail_.select_tab(DetailView::Tab::source_diff);
     if (options.detail_tab == "sass") detail_.select_tab(DetailView::Tab::sass);
     if (!options.gpu.empty()) choose_gpu(options.gpu);
+    if (options.d_head != 0) choose_d_head(options.d_head);
     if (!options.compare_gpu_a.empty() || !options.compare_gpu_b.empty()) {
       for (const std::string& gpu : {options.compare_gpu_a, options.compare_gpu_b})
         if (!gpu.empty() && !any_row_on(gpu))
@@ -244,8 +248,25 @@ class ExplorerWindow {
                        "' (give a device index such as 1 or a UUID prefix such as GPU-8e5b)");
   }
 
+  void choose_d_head(int d_head) {
+    const std::vector<int>& d_heads = state_.d_heads();
+    if (std::find(d_heads.begin(), d_heads.end(), d_head) != d_heads.end()) {
+      state_.set_d_head(d_head);
+      return;
+    }
+    std::string present;
+    for (const int value : d_heads)
+      present += (present.empty() ? "" : ", ") + std::to_string(value);
+    state_.add_problem("--d-head: no loaded row has d_head " + std::to_string(d_head) +
+                       " (the loaded rows have " + (present.empty() ? "none" : present) + ")");
+  }
+
  public:
   void draw() {
+    if (state_.requested_d_head) {
+      state_.set_d_head(*state_.requested_d_head);
+      state_.requested_d_head.reset();
+    }
     run_panel_.stream_rows(state_);
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);

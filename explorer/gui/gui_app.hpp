@@ -33,6 +33,7 @@ struct GuiOptions {
   int window_width = 1600;           // --window WxH
   int window_height = 1000;
   std::string gpu;  // --gpu: the GPU the views show first (index or UUID prefix); "" any
+  int d_head = 0;   // --d-head: the head dimension the views show first; 0: 128 when loaded
   // --compare-gpus A,B: the GPU of each compare side (index or UUID prefix; "" any).
   std::string compare_gpu_a;
   std::string compare_gpu_b;
@@ -49,7 +50,8 @@ struct GuiOptions {
 };
 
 // Adds --results, --results-dir, --view, --detail-step, --detail-tab, --sass-dir,
-// --progression-opcode, --gpu, --compare-gpus, --run-steps, --run-sweep, --screenshot, --frames,
+// --progression-opcode, --gpu, --d-head, --compare-gpus, --run-steps, --run-sweep, --screenshot,
+// --frames,
 // --bench-frames and --window
 // to `app` (group "Desktop explorer"), writing into `options`, which must outlive parsing.
 void add_gui_options(CLI::App& app, GuiOptions& options);

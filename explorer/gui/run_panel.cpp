@@ -2,9 +2,11 @@
 #include <imgui_stdlib.h>  // after imgui.h, which it needs
 
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include "explorer/gui/views.hpp"
+#include "kernels/versions/steps.hpp"
 
 namespace flashscope::explorer::gui {
 
@@ -40,6 +42,11 @@ RunPanel::RunPanel(std::shared_ptr<SweepPlanner> planner, std::shared_ptr<SweepR
   }
   for (int seq_len : kDefaultSeqLens)
     seq_lens_.emplace_back(seq_len, seq_len == 4096);
+  std::set<int> d_heads = {128};
+  for (const StepDescriptor& step : versions::kAll)
+    d_heads.insert(step.d_heads.begin(), step.d_heads.end());
+  for (const int d_head : d_heads)
+    d_heads_.emplace_back(d_head, d_head == 128);
 }
 
 bool RunPanel::busy() const {
@@ -74,6 +81,9 @@ SweepRequest RunPanel::request() const {
     if (chosen) request.seq_lens.push_back(seq_len);
   if (fp16_) request.dtypes.push_back("fp16");
   if (bf16_) request.dtypes.push_back("bf16");
+  request.d_heads.clear();
+  for (const auto& [d_head, chosen] : d_heads_)
+    if (chosen) request.d_heads.push_back(d_head);
   request.include_baselines = baselines_;
   return request;
 }
@@ -91,8 +101,10 @@ void RunPanel::refresh_preview() {
   if (every_step.seq_lens.empty()) every_step.seq_lens = {4096};
   if (every_step.dtypes.empty()) every_step.dtypes = {"fp16"};
   every_step_ = planner_->preview(every_step);
-  chosen_ = wanted.steps.empty() || wanted.seq_lens.empty() || wanted.dtypes.empty()
-                ? SweepPreview{{}, 0, {}, "choose at least one step, N and dtype"}
+  if (every_step.d_heads.empty()) every_step.d_heads = {128};
+  chosen_ = wanted.steps.empty() || wanted.seq_lens.empty() || wanted.dtypes.empty() ||
+                    wanted.d_heads.empty()
+                ? SweepPreview{{}, 0, {}, "choose at least one step, N, dtype and d_head"}
                 : planner_->preview(wanted);
 }
 
@@ -215,6 +227,13 @@ void RunPanel::draw(ExplorerState& state) {
   ImGui::Checkbox("bf16", &bf16_);
   ImGui::SameLine();
   ImGui::Checkbox("FA2 + cuDNN", &baselines_);
+  if (d_heads_.size() > 1) {
+    ImGui::TextUnformatted("d_head");
+    for (auto& [d_head, chosen] : d_heads_) {
+      ImGui::SameLine();
+      ImGui::Checkbox((std::to_string(d_head) + "##d_head").c_str(), &chosen);
+    }
+  }
   ImGui::EndDisabled();
 
   refresh_preview();

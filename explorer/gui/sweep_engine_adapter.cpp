@@ -30,6 +30,7 @@ SweepOptions sweep_options_for(const SweepRequest& request) {
     if (!dtype) throw std::invalid_argument("unknown dtype \"" + name + "\"");
     options.dtypes.push_back(*dtype);
   }
+  options.d_heads = request.d_heads;
   if (!request.include_baselines) options.baselines.clear();
   return options;
 }

@@ -228,6 +228,9 @@ class RunPanel {
   std::vector<std::pair<int, bool>> seq_lens_;
   bool fp16_ = true;
   bool bf16_ = false;
+  // The head dimensions to measure, and whether each is ticked (128 alone by default); shown
+  // when the build has kernels at more than one.
+  std::vector<std::pair<int, bool>> d_heads_;
   bool baselines_ = true;
   // The plans of the chosen set over every step (the per-step counts) and of the request.
   std::optional<SweepRequest> previewed_;

@@ -102,6 +102,24 @@ bool seq_len_combo(const char* label, std::optional<int>& seq_len, const std::ve
   return changed;
 }
 
+void d_head_controls(ExplorerState& state) {
+  // Rows of another head dimension are another problem: one d_head at a time, chosen here when
+  // the shown files hold several.
+  const std::vector<int>& d_heads = state.d_heads();
+  if (d_heads.size() < 2) return;
+  ImGui::TextUnformatted("d_head");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(70);
+  const std::string current = std::to_string(state.filter().d_head);
+  if (ImGui::BeginCombo("##d_head", current.c_str())) {
+    for (const int d_head : d_heads)
+      if (ImGui::Selectable(std::to_string(d_head).c_str(), d_head == state.filter().d_head))
+        state.requested_d_head = d_head;  // applied before the next frame's views
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+}
+
 void selection_controls(ExplorerState& state) {
   const RowSet& set = state.rows();
   Selection& selection = state.selection;
@@ -110,6 +128,7 @@ void selection_controls(ExplorerState& state) {
   ImGui::SetNextItemWidth(80);
   string_combo("##dtype", selection.dtype, set.dtypes());
   ImGui::SameLine();
+  d_head_controls(state);
   ImGui::SetNextItemWidth(190);
   seq_len_combo("##N", selection.seq_len, set.seq_lens(selection.dtype), "harmonic mean over N");
   ImGui::SameLine();

@@ -45,6 +45,9 @@ bool seq_len_combo(const char* label, std::optional<int>& seq_len, const std::ve
 void selection_controls(ExplorerState& state);
 // The "show TFLOP/s | % of <reference>" controls alone (the sweep view picks its own dtypes).
 void value_mode_controls(Selection& selection);
+// "d_head [64]": the head dimension every view shows, when the shown files hold several (then
+// followed by SameLine); nothing otherwise.
+void d_head_controls(ExplorerState& state);
 
 // The body of a tooltip describing one measured row.
 void row_details(const RowSet& set, const ResultRow& row);

@@ -90,7 +90,8 @@ std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
       if (accepts(filter.device, row.device) &&
           (row.is_ceiling() ||
            (accepts(filter.cache_mode, row.cache_mode) && gpu_matches(row, filter.gpu) &&
-            (filter.run.empty() || filter.run == run_key(row)))))
+            (filter.run.empty() || filter.run == run_key(row)) &&
+            (filter.d_head == 0 || filter.d_head == row.d_head))))
         rows.push_back(&row);
   }
   return rows;
@@ -110,6 +111,21 @@ std::vector<std::string> distinct_devices(const std::vector<ResultFile>& files) 
 
 std::vector<std::string> distinct_cache_modes(const std::vector<ResultFile>& files) {
   return distinct_values(files, [](const ResultRow& row) { return row.cache_mode; });
+}
+
+std::vector<int> distinct_d_heads(const std::vector<ResultFile>& files) {
+  std::set<int> d_heads;
+  for (const ResultFile& file : files)
+    if (file.shown)
+      for (const ResultRow& row : file.rows)
+        if (!row.is_ceiling()) d_heads.insert(row.d_head);
+  return {d_heads.begin(), d_heads.end()};
+}
+
+int default_d_head(const std::vector<int>& d_heads) {
+  if (d_heads.empty()) return 0;
+  if (std::find(d_heads.begin(), d_heads.end(), 128) != d_heads.end()) return 128;
+  return d_heads.front();
 }
 
 std::vector<RunChoice> distinct_runs(const std::vector<ResultFile>& files) {

@@ -54,6 +54,10 @@ struct RowFilter {
   std::string cache_mode;
   std::string gpu;  // one GPU of that model: index or UUID (explorer/model/devices.hpp)
   std::string run;  // a run_key(), or empty for every run
+  // One head dimension, or 0 for every one. Rows of different d_head are different problems: a
+  // view that aggregates (progression, autotune, reports) must show one d_head at a time, so
+  // the GUI always sets it (ExplorerState picks 128 when present) and the reports split by it.
+  int d_head = 0;
 };
 
 std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
@@ -62,6 +66,11 @@ std::vector<const ResultRow*> all_rows(const ResultFile& file);
 
 std::vector<std::string> distinct_devices(const std::vector<ResultFile>& files);
 std::vector<std::string> distinct_cache_modes(const std::vector<ResultFile>& files);
+// The head dimensions of the shown files' measured rows (ceiling rows have none), ascending.
+std::vector<int> distinct_d_heads(const std::vector<ResultFile>& files);
+// The d_head a view starts with: 128 (every step runs it) when present, else the smallest; 0 when
+// `d_heads` is empty.
+int default_d_head(const std::vector<int>& d_heads);
 
 struct RunChoice {
   std::string key;    // run_key()

@@ -22,9 +22,10 @@ namespace flashscope::explorer {
 struct SweepRequest {
   std::string config_set =
       "prog";  // selection key (spec §5.4): prog, prog_all, tune, all, "128,64"; or built
-  std::vector<int> steps;           // kernel steps (SweepPlanner::steps() lists those built)
-  std::vector<int> seq_lens;        // N values
-  std::vector<std::string> dtypes;  // "fp16", "bf16"
+  std::vector<int> steps;            // kernel steps (SweepPlanner::steps() lists those built)
+  std::vector<int> seq_lens;         // N values
+  std::vector<std::string> dtypes;   // "fp16", "bf16"
+  std::vector<int> d_heads = {128};  // each config at its own d_head (explorer --csv --d-heads)
   bool include_baselines = true;    // also measure FA2 and cuDNN at each (dtype, N)
   bool operator==(const SweepRequest&) const = default;
 };

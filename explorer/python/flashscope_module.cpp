@@ -830,6 +830,10 @@ PYBIND11_MODULE(_core, m) {
     out["seed_rtx3090"] = picks.seed_rtx3090;
     out["hopper"] = picks.hopper;
     out["hopper_h100"] = picks.hopper_h100;
+    // The progression config at each other head dimension ("progression_d64"), in the order
+    // StepPicks::all() and gpu_pick_order list them.
+    for (const KernelConfig& c : picks.progression_at_other_d_heads)
+      out[py::str("progression_d" + std::to_string(c.d_head))] = c;
     return out;
   });
   m.def("tune_set", &configs::tune_set, "The 80 configs of the auto-tune set, in product order");

@@ -271,6 +271,46 @@ std::string per_n_block(const RowSet& all, int step) {
   return any ? out : "";
 }
 
+// Every head dimension side by side: at each (d_head, dtype, N) the fastest numbered step of the
+// Hopper track's run at that d_head (its own rows only: references and kernels of one d_head),
+// with % FA2 and % cuDNN by time and by cycles. Empty when the rows hold one d_head only.
+std::string d_heads_block(const std::vector<const ResultRow*>& rows) {
+  std::map<int, std::vector<const ResultRow*>> by_d_head;
+  for (const ResultRow* row : rows)
+    if (!row->is_ceiling()) by_d_head[row->d_head].push_back(row);
+  if (by_d_head.size() < 2) return "";
+  std::string out =
+      "| d_head | dtype | N | fastest step | config | TFLOP/s | % FA2 | % cuDNN by time | % cuDNN "
+      "by cycles |\n"
+      "| ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n";
+  for (const auto& [d_head, head_rows] : by_d_head) {
+    const RowSet all(head_rows);
+    const std::string run = hopper_run(all);
+    if (run.empty()) continue;
+    const RowSet set(rows_of_run(all, run));
+    for (const std::string& dtype : dtypes_of(set))
+      for (const int seq_len : set.seq_lens(dtype)) {
+        const Progression fa2 = build_progression(set, {dtype, seq_len, Baseline::fa2});
+        const Progression cudnn = build_progression(set, {dtype, seq_len, Baseline::cudnn});
+        const StepValue* best = nullptr;
+        for (const StepValue& value : fa2.steps)
+          if (!value.rows.empty() && (!best || value.tflops > best->tflops)) best = &value;
+        if (!best) continue;
+        const StepValue* versus_cudnn = cudnn.find_step(std::stoi(best->step));
+        out += "| " + std::to_string(d_head) + " | " + dtype + " | " + std::to_string(seq_len) +
+               " | " + best->step + " | `" + best->config + "` | " + fixed(best->tflops, 1) +
+               " | " + percent_text(best->percent_by(PercentBasis::time)) + " | " +
+               percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::time)
+                                         : std::nullopt) +
+               " | " +
+               percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::cycles)
+                                         : std::nullopt) +
+               " |\n";
+      }
+  }
+  return out;
+}
+
 // The share of a launch's cycles the SMs had work, on average: SM-active cycles (an extra CUPTI
 // metric, present when the sweep asked for it) over the elapsed cycles of the slowest SM. A tail
 // of idle SMs (a partial last wave, or CTAs that finish at different times) lowers it.
@@ -889,6 +929,9 @@ std::string device_slug(const std::string& device) {
   return slug;
 }
 
+// The head dimension of the unsuffixed block names: the one every step runs.
+constexpr int kReportDHead = 128;
+
 // The blocks measured on one device.
 std::map<std::string, std::string> device_blocks(const RowSet& set) {
   std::map<std::string, std::string> blocks;
@@ -945,9 +988,22 @@ std::map<std::string, std::string> report_blocks(const RowSet& set) {
     if (primary.empty() || measured_rows[device] > measured_rows[primary]) primary = device;
   std::map<std::string, std::string> blocks;
   for (const auto& [device, rows] : rows_by_device) {
-    for (const auto& [name, text] : device_blocks(RowSet(rows))) {
-      blocks[name + "@" + device_slug(device)] = text;
-      if (device == primary) blocks[name] = text;
+    if (std::string block = d_heads_block(rows); !block.empty()) {
+      blocks["d-heads@" + device_slug(device)] = block;
+      if (device == primary) blocks["d-heads"] = block;
+    }
+    // One head dimension per block: rows of d_head 128 (and the ceilings) give the names the
+    // documents have always used; another d_head adds "-d<d_head>" to every name
+    // ("per-n-22-d64@h100-80gb-hbm3").
+    std::map<int, std::vector<const ResultRow*>> by_d_head;
+    for (const ResultRow* row : rows)
+      by_d_head[row->is_ceiling() ? kReportDHead : row->d_head].push_back(row);
+    for (const auto& [d_head, head_rows] : by_d_head) {
+      const std::string suffix = d_head == kReportDHead ? "" : "-d" + std::to_string(d_head);
+      for (const auto& [name, text] : device_blocks(RowSet(head_rows))) {
+        blocks[name + suffix + "@" + device_slug(device)] = text;
+        if (device == primary) blocks[name + suffix] = text;
+      }
     }
   }
   blocks["dataset"] = dataset_block(set);

@@ -37,6 +37,11 @@ inline constexpr int kHeadlineSeqLen = 4096;
 //   counters-<NN>      a step's extra hardware counters (metric:<name> columns, e.g. from
 //                      scripts/gpu_host.sh's counters stage) against the previous step
 //   dataset            runs, devices, row counts and clock control of the data
+//   d-heads            per d_head, dtype and N of the Hopper run at that d_head: the fastest
+//                      step and config, % FA2 and % cuDNN (only when the rows hold several d_head)
+// Each block but `dataset` and `d-heads` is made from rows of one head dimension: d_head 128 under
+// the names above, another d_head with "-d<d_head>" appended to the name (before any "@<device>"
+// suffix).
 std::map<std::string, std::string> report_blocks(const RowSet& set);
 
 struct BlockUpdate {

@@ -54,6 +54,8 @@ std::optional<std::string> unsupported_combination(int step, const KernelConfig&
            to_short_form(c) + " is a Hopper config (stages_N) for steps " +
            std::to_string(kFirstHopperStep) + "+";
   }
+  if (!descriptor->d_heads.contains(c.d_head))
+    return unsupported_d_head_message(*descriptor, c.d_head);
   return descriptor->rules(step, c);
 }
 
@@ -126,6 +128,26 @@ void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
   if (shape[1] * shape[2] * shape[3] > INT32_MAX || shape[1] > INT32_MAX)
     reject("seq_len x heads x d_head = " + std::to_string(shape[1] * shape[2] * shape[3]) +
            " exceeds the 32-bit range the kernels index with");
+}
+
+// The head dimensions a step's descriptor declares are the ones its tiles, budgets and tests were
+// made for.
+std::string unsupported_d_head_message(const StepDescriptor& descriptor, int d_head) {
+  std::string own;
+  for (const int d : descriptor.d_heads)
+    own += (own.empty() ? "" : ", ") + std::to_string(d);
+  std::string others;
+  int count = 0;
+  for (const StepDescriptor& step : versions::kAll)
+    if (step.d_heads.contains(d_head)) {
+      others += (others.empty() ? "" : ", ") + std::to_string(step.number);
+      ++count;
+    }
+  return "step " + std::to_string(descriptor.number) + " runs d_head " + own +
+         (descriptor.d_heads.size() == 1 ? " only" : "") + "; d_head = " + std::to_string(d_head) +
+         " runs on " +
+         (count == 0 ? std::string("no step") : (count == 1 ? "step " : "steps ") + others) +
+         " (the .d_heads of kernels/versions/vNN/step.hpp)";
 }
 
 ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& tensors) {

@@ -12,6 +12,7 @@
 #include "config.hpp"
 #include "forward_args.hpp"
 #include "registry.hpp"
+#include "step_descriptor.hpp"
 
 namespace flashscope {
 
@@ -43,6 +44,10 @@ class LaunchValidationError : public std::invalid_argument {
 // nullopt when the step supports the config. A step that does not exist is rejected. The
 // instantiation generator uses the same rule, so such a kernel is never built.
 std::optional<std::string> unsupported_combination(int step, const KernelConfig& config);
+
+// "step 7 runs d_head 128 only; d_head = 64 runs on step 22 (...)": why `descriptor`'s step
+// refuses head dimension `d_head`, naming the steps whose descriptors declare it.
+std::string unsupported_d_head_message(const StepDescriptor& descriptor, int d_head);
 
 // Throws LaunchValidationError on the first violated rule. `compute_capability` is
 // major * 10 + minor of the device the launch targets; `device`, where known, names it in the

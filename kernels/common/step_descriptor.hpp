@@ -58,6 +58,18 @@ struct StepPickTexts {
   std::string_view seed_rtx3090;
   std::string_view hopper_h200;
   std::string_view hopper_h100;
+  // The progression config at each head dimension of `StepDescriptor::d_heads` other than the
+  // progression config's own ("" slots unused). The per-GPU picks above are all at that one
+  // d_head: a pick at another d_head waits for a measurement.
+  std::array<std::string_view, 4> progression_at_other_d_heads{};
+};
+
+// A Hopper step's B_c and stages axes at one head dimension, where they differ from the step's
+// own: the shared memory and the accumulator registers a tile needs grow with d_head, so each
+// d_head has its own range of block shapes worth tuning (the filter rules H1 and H2 still apply).
+struct HeadDimTuning {
+  int d_head = 0;  // 0: an unused slot
+  IntList B_c, stages;
 };
 
 // How a step is auto-tuned. An Ampere step is tuned over the seed's auto-tune space (spec §5.2,
@@ -68,6 +80,19 @@ struct StepTuning {
   bool by_default = false;  // in default_tune_steps(): the seed re-tuned it (§5.6), or Hopper
   IntList B_r, B_c, stages, consumer_regs;
   int producer_warpgroups = 0;  // Hopper: 1 when the CTA has a producer warpgroup (steps 19+)
+  // Per-d_head B_c and stages axes; a d_head without a slot is tuned over B_c and stages above.
+  std::array<HeadDimTuning, 4> by_d_head{};
+
+  constexpr const IntList& B_c_at(int d_head) const {
+    for (const HeadDimTuning& axes : by_d_head)
+      if (axes.d_head == d_head && !axes.B_c.empty()) return axes.B_c;
+    return B_c;
+  }
+  constexpr const IntList& stages_at(int d_head) const {
+    for (const HeadDimTuning& axes : by_d_head)
+      if (axes.d_head == d_head && !axes.stages.empty()) return axes.stages;
+    return stages;
+  }
 };
 
 // A step's known-bad combinations (spec §7, hopper-track.md §3): the message of the first rule
@@ -109,7 +134,9 @@ struct StepDescriptor {
   Track track;
   std::string_view source_folder;  // under kernels/versions/
   std::string_view cpp_namespace;  // inside flashscope::
-  // The dtypes and head dimensions configs/ instantiates the step's picks and tune set in.
+  // The dtypes and head dimensions configs/ instantiates the step's picks and tune set in. A
+  // config at another d_head is refused by launch validation (unsupported_combination), naming
+  // the steps that declare it.
   std::array<DType, 2> dtypes = {DType::FP16, DType::BF16};
   IntList d_heads = {128};
   // Head counts a step with a compile-time GMEM row stride is instantiated for (step 16:

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "configs/config_sets.hpp"
+#include "kernels/common/launch_validation.hpp"
 #include "profiling/cupti_metrics.hpp"
 
 namespace flashscope {
@@ -20,7 +21,15 @@ std::vector<DType> dtypes_of(const std::vector<KernelConfig>& configs) {
   return {dtypes.begin(), dtypes.end()};
 }
 
-// The configs the options select for `step`, in every measured dtype, built or not.
+std::vector<int> d_heads_of(const std::vector<KernelConfig>& configs) {
+  std::set<int> d_heads;
+  for (const KernelConfig& c : configs)
+    d_heads.insert(c.d_head);
+  return {d_heads.begin(), d_heads.end()};
+}
+
+// The configs the options select for `step`, in every measured dtype, built or not; a set's
+// configs at the listed head dimensions only.
 std::vector<KernelConfig> selected_configs(const SweepOptions& options, int step,
                                            const KernelRegistry& registry) {
   if (!options.configs.empty()) return options.configs;
@@ -36,10 +45,16 @@ std::vector<KernelConfig> selected_configs(const SweepOptions& options, int step
   // A set names a shape and feature list; it is measured in each requested dtype.
   std::set<KernelConfig> unique;
   for (const KernelConfig& c : base)
-    for (const DType dtype : options.dtypes)
-      unique.insert(configs::with_dtype(c, dtype));
+    if (std::find(options.d_heads.begin(), options.d_heads.end(), c.d_head) !=
+        options.d_heads.end())
+      for (const DType dtype : options.dtypes)
+        unique.insert(configs::with_dtype(c, dtype));
   return {unique.begin(), unique.end()};
 }
+
+// The references (kernels/common/reference_gpu.cu) take d_head <= 256, and the kernels' tiles are
+// d_head / 64 sub-tiles of 64 columns.
+constexpr int kMaxSweepDHead = 256;
 
 std::string dtype_list(const std::vector<DType>& dtypes) {
   std::string text;
@@ -176,6 +191,13 @@ std::vector<std::string> sweep_option_problems(const SweepOptions& options) {
     if (n <= 0) fail("--seq-lens: " + std::to_string(n) + " is not a positive length");
   if (options.dtypes.empty() && options.configs.empty())
     fail("--dtypes: at least one dtype is needed");
+  if (options.d_heads.empty() && options.configs.empty())
+    fail("--d-heads: at least one head dimension is needed");
+  for (const int d_head : options.d_heads)
+    if (d_head <= 0 || d_head % 64 != 0 || d_head > kMaxSweepDHead)
+      fail("--d-heads: " + std::to_string(d_head) +
+           " is not a head dimension the kernels and references run: a multiple of 64 up to " +
+           std::to_string(kMaxSweepDHead) + " (64, 128, 256)");
   if (options.batch && *options.batch <= 0)
     fail("--batch: " + std::to_string(*options.batch) + " is not a positive batch size");
   if (options.heads <= 0) fail("--heads: " + std::to_string(options.heads) + " is not positive");
@@ -263,6 +285,7 @@ std::string MeasurementItem::label() const {
   text += config ? to_short_form(*config) : std::string(dtype_name(dtype));
   text += " B=" + std::to_string(shape.batch) + " H=" + std::to_string(shape.heads) +
           " N=" + std::to_string(shape.seq_len);
+  if (!config && shape.d_head != 128) text += " d=" + std::to_string(shape.d_head);
   if (reference_pass > 1) text += " (again, after the kernels)";
   return text;
 }
@@ -296,6 +319,8 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
   SweepPlan plan;
   const std::vector<DType> dtypes =
       options.configs.empty() ? options.dtypes : dtypes_of(options.configs);
+  const std::vector<int> d_heads =
+      options.configs.empty() ? options.d_heads : d_heads_of(options.configs);
   const auto shape_for = [&](int seq_len, int d_head) {
     AttentionShape shape;
     shape.batch = options.batch ? *options.batch : seed_batch_for(seq_len);
@@ -327,6 +352,12 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
                            "(FLASHSCOPE_STEPS / FLASHSCOPE_KERNEL_SET)");
       continue;
     }
+    if (options.configs.empty())
+      for (const int d_head : options.d_heads)
+        if (!configs::step_descriptor(step).d_heads.contains(d_head))
+          plan.notes.push_back("step " + std::to_string(step) + ": not measured at d_head " +
+                               std::to_string(d_head) + ": " +
+                               unsupported_d_head_message(configs::step_descriptor(step), d_head));
     std::vector<KernelConfig> built;
     std::size_t not_built = 0;
     for (const KernelConfig& c : selected_configs(options, step, registry)) {
@@ -359,62 +390,83 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
     throw std::invalid_argument(message);
   }
 
-  // One unit per (dtype, N): its baselines, every step's configs, the baselines again, on one
-  // input set.
+  // A head dimension no selected kernel runs gets no units: its references would have nothing
+  // to be the baseline of.
+  std::vector<int> measured_d_heads;
+  for (const int d_head : d_heads) {
+    bool any = false;
+    for (const auto& [step, built] : kernels_by_step)
+      for (const KernelConfig& c : built)
+        any = any || c.d_head == d_head;
+    if (any)
+      measured_d_heads.push_back(d_head);
+    else
+      plan.notes.push_back("d_head " + std::to_string(d_head) +
+                           ": no selected kernel runs it; no rows (steps declaring it: " +
+                           configs::step_list_text(configs::steps_supporting_d_head(d_head)) + ")");
+  }
+
+  // One unit per (dtype, d_head, N): its references, every step's configs at that d_head, the
+  // references again, on one input set.
   std::size_t other_shards = 0;
   for (const DType dtype : dtypes)
-    for (const int seq_len : options.seq_lens) {
-      SweepUnit unit{std::string(dtype_lower_name(dtype)) + " N=" + std::to_string(seq_len), {}};
-      const auto baseline_item = [&](const std::string& name, int pass) {
-        MeasurementItem item{name, std::nullopt, dtype, shape_for(seq_len, 128)};
-        item.reference_pass = pass;
-        return item;
-      };
-      std::vector<MeasurementItem> baselines_here;
-      for (const std::string& name : baselines)
-        baselines_here.push_back(baseline_item(name, 1));
-      std::vector<MeasurementItem> kernels_here;
-      for (const auto& [step, built] : kernels_by_step)
-        for (const KernelConfig& c : built)
-          if (c.dtype == dtype)
-            kernels_here.push_back({std::to_string(step), c, dtype, shape_for(seq_len, c.d_head)});
-      std::vector<MeasurementItem> baselines_after;
-      if (options.repeat_baselines && !kernels_here.empty())
-        for (const std::string& name : baselines)
-          baselines_after.push_back(baseline_item(name, 2));
-      if (options.shard) {
-        const auto owned = [&](const MeasurementItem& item) {
-          return shard_of_cell(plan_cell_key(item), options.shard->count) == options.shard->index;
+    for (const int d_head : measured_d_heads)
+      for (const int seq_len : options.seq_lens) {
+        SweepUnit unit{std::string(dtype_lower_name(dtype)) +
+                           (d_head == 128 ? "" : " d=" + std::to_string(d_head)) +
+                           " N=" + std::to_string(seq_len),
+                       {}};
+        const auto baseline_item = [&](const std::string& name, int pass) {
+          MeasurementItem item{name, std::nullopt, dtype, shape_for(seq_len, d_head)};
+          item.reference_pass = pass;
+          return item;
         };
-        const std::size_t before =
-            kernels_here.size() + baselines_here.size() + baselines_after.size();
-        std::erase_if(kernels_here, [&](const MeasurementItem& item) { return !owned(item); });
-        // Both passes of a reference are one cell: the same owner writes both rows.
-        bool any_baseline_owned = false;
-        for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
-          for (MeasurementItem& item : *list) {
-            item.recorded = owned(item);
-            any_baseline_owned = any_baseline_owned || item.recorded;
-          }
-        // Baselines are measured only where this shard has kernels to compare with them.
-        if (kernels_here.empty())
+        std::vector<MeasurementItem> baselines_here;
+        for (const std::string& name : baselines)
+          baselines_here.push_back(baseline_item(name, 1));
+        std::vector<MeasurementItem> kernels_here;
+        for (const auto& [step, built] : kernels_by_step)
+          for (const KernelConfig& c : built)
+            if (c.dtype == dtype && c.d_head == d_head)
+              kernels_here.push_back(
+                  {std::to_string(step), c, dtype, shape_for(seq_len, c.d_head)});
+        std::vector<MeasurementItem> baselines_after;
+        if (options.repeat_baselines && !kernels_here.empty())
+          for (const std::string& name : baselines)
+            baselines_after.push_back(baseline_item(name, 2));
+        if (options.shard) {
+          const auto owned = [&](const MeasurementItem& item) {
+            return shard_of_cell(plan_cell_key(item), options.shard->count) == options.shard->index;
+          };
+          const std::size_t before =
+              kernels_here.size() + baselines_here.size() + baselines_after.size();
+          std::erase_if(kernels_here, [&](const MeasurementItem& item) { return !owned(item); });
+          // Both passes of a reference are one cell: the same owner writes both rows.
+          bool any_baseline_owned = false;
           for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
-            std::erase_if(*list, [](const MeasurementItem& item) { return !item.recorded; });
-        std::size_t kept = kernels_here.size();
-        for (const std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
-          for (const MeasurementItem& item : *list)
-            kept += item.recorded;
-        other_shards += before - kept;
-        if (kernels_here.empty() && !any_baseline_owned) continue;
+            for (MeasurementItem& item : *list) {
+              item.recorded = owned(item);
+              any_baseline_owned = any_baseline_owned || item.recorded;
+            }
+          // Baselines are measured only where this shard has kernels to compare with them.
+          if (kernels_here.empty())
+            for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
+              std::erase_if(*list, [](const MeasurementItem& item) { return !item.recorded; });
+          std::size_t kept = kernels_here.size();
+          for (const std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
+            for (const MeasurementItem& item : *list)
+              kept += item.recorded;
+          other_shards += before - kept;
+          if (kernels_here.empty() && !any_baseline_owned) continue;
+        }
+        for (MeasurementItem& item : baselines_here)
+          unit.items.push_back(std::move(item));
+        for (MeasurementItem& item : kernels_here)
+          unit.items.push_back(std::move(item));
+        for (MeasurementItem& item : baselines_after)
+          unit.items.push_back(std::move(item));
+        if (!unit.items.empty()) plan.units.push_back(std::move(unit));
       }
-      for (MeasurementItem& item : baselines_here)
-        unit.items.push_back(std::move(item));
-      for (MeasurementItem& item : kernels_here)
-        unit.items.push_back(std::move(item));
-      for (MeasurementItem& item : baselines_after)
-        unit.items.push_back(std::move(item));
-      if (!unit.items.empty()) plan.units.push_back(std::move(unit));
-    }
   if (options.shard)
     plan.notes.push_back("shard " + to_string(*options.shard) + ": " +
                          std::to_string(plan.recorded_count()) + " of " +

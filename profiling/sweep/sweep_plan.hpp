@@ -51,6 +51,9 @@ struct SweepOptions {
   std::vector<int> steps;             // empty = every step built into the binary
   std::vector<int> seq_lens = seed_seq_lens();
   std::vector<DType> dtypes = {DType::FP16, DType::BF16};
+  // Head dimensions: each (step, config) is measured at its own d_head only, the references at
+  // every d_head listed; a step whose descriptor lacks a listed d_head is skipped with a note.
+  std::vector<int> d_heads = {128};
   std::optional<int> batch;  // overrides seed_batch_for
   int heads = 16;
   TimingSettings timing;
@@ -106,7 +109,9 @@ struct MeasurementItem {
   bool recorded = true;
   int reference_pass = 0;  // references: 1 before the shape's kernels, 2 after them; kernels: 0
   bool is_baseline() const { return !config.has_value(); }
-  std::string label() const;  // "7 (FP16, 128, ...): ... fp16 B=16 H=16 N=4096" for messages
+  // "7 (FP16, 128, ...): ... B=16 H=16 N=4096" for messages; a reference at a d_head other
+  // than 128 adds " d=64".
+  std::string label() const;
 };
 
 // A plan cell's identity, the same text on every host and in every build:
@@ -121,11 +126,11 @@ std::string plan_cell_key(const MeasurementItem& item);
 int shard_of_cell(const std::string& cell_key, int count);
 
 // The items one worker measures in a row on one input set: the references, every kernel, then the
-// references again (reference_pass 2, with repeat_baselines), of one (dtype, N). Units are what
-// the parent hands out to devices; a fault ends the worker and the parent restarts the unit after
-// the faulting item.
+// references again (reference_pass 2, with repeat_baselines), of one (dtype, d_head, N). Units are
+// what the parent hands out to devices; a fault ends the worker and the parent restarts the unit
+// after the faulting item.
 struct SweepUnit {
-  std::string name;  // "fp16 N=4096"
+  std::string name;  // "fp16 N=4096"; "fp16 d=64 N=4096" at a d_head other than 128
   std::vector<MeasurementItem> items;
   double work_estimate() const;  // the items' matmul FLOP: hands out the big units first
 };

@@ -149,6 +149,46 @@ TEST_CASE("steps and picks") {
   CHECK(step_info(18).static_head_counts.empty());                  // TMA: the map has strides
   CHECK(step_info(21).source_folder == "v21");
   CHECK(step_info(22).source_folder == "v22");
+  // Head dimensions: step 22 has a progression config at each of its own; the others name the
+  // steps that support the one asked for.
+  CHECK(steps_supporting_d_head(128).size() == steps().size());
+  CHECK(steps_supporting_d_head(64) == std::vector<int>{22});
+  CHECK(steps_supporting_d_head(256) == std::vector<int>{22});
+  CHECK(steps_supporting_d_head(96).empty());
+  for (const int d_head : {64, 128, 256}) {
+    const KernelConfig headline = headline_config(22, d_head);
+    CHECK(headline.d_head == d_head);
+    CHECK_FALSE(unsupported_combination(22, headline).has_value());
+  }
+  CHECK(headline_config(22, 128) == headline_config(22));
+  CHECK(headline_config(22, 256).B_c == 32);
+  CHECK_THROWS_WITH_AS(
+      headline_config(7, 64),
+      doctest::Contains("step 7 runs d_head 128 only; d_head = 64 runs on step 22"),
+      std::invalid_argument);
+  CHECK_THROWS_WITH_AS(headline_config(22, 96), doctest::Contains("d_head = 96 runs on no step"),
+                       std::invalid_argument);
+  // Launch validation refuses another d_head on a step that does not declare it, naming the
+  // steps that do.
+  KernelConfig seven_at_64 = *step_picks(7).progression;
+  seven_at_64.d_head = 64;
+  const auto seven_rejection = unsupported_combination(7, seven_at_64);
+  REQUIRE(seven_rejection.has_value());
+  CHECK(seven_rejection->find("step 7 runs d_head 128 only; d_head = 64 runs on step 22") !=
+        std::string::npos);
+  KernelConfig twenty_one_at_256 = *step_picks(21).progression;
+  twenty_one_at_256.d_head = 256;
+  twenty_one_at_256.B_c = 32;  // within the shared memory every Hopper config must fit
+  REQUIRE(unsupported_combination(21, twenty_one_at_256).has_value());
+  CHECK(unsupported_combination(21, twenty_one_at_256)->find("d_head = 256 runs on step 22") !=
+        std::string::npos);
+  KernelConfig twenty_two_at_192 = headline_config(22);
+  twenty_two_at_192.d_head = 192;
+  twenty_two_at_192.B_c = 32;
+  REQUIRE(unsupported_combination(22, twenty_two_at_192).has_value());
+  CHECK(unsupported_combination(22, twenty_two_at_192)
+            ->find("step 22 runs d_head 64, 128, 256; d_head = 192 runs on no step") !=
+        std::string::npos);
   const std::string past_last = "step " + std::to_string(kLastStep + 1) + " does not exist";
   CHECK_THROWS_WITH_AS(step_info(kLastStep + 1), doctest::Contains(past_last.c_str()),
                        std::out_of_range);
@@ -186,10 +226,44 @@ TEST_CASE("Hopper tune spaces and their filter rules") {
   }
   // Step 22: B_c {64, 128} x stages {2, 3, 4} x regs {224, 240}; its own O tile leaves room for
   // two stages only at B_c = 128 (Q + O + 3 x 64 KB is over 227 KB), all three at B_c = 64.
-  CHECK(hopper_tune_candidates(22).size() == 2 * 2 * 3 * 2);
-  CHECK(hopper_tune_set(22).size() == 2 * (3 * 2 + 1 * 2));
-  for (const KernelConfig& c : hopper_tune_set(22))
+  // At d_head 64 all of them fit; at d_head 256 the axes are B_c {32, 64} and rule H1 leaves
+  // B_c = 32 with 2 or 3 stages (a 64-row K + V stage is 64 KB there).
+  const auto at_d_head = [](const std::vector<KernelConfig>& configs, int d_head) {
+    std::vector<KernelConfig> out;
+    for (const KernelConfig& c : configs)
+      if (c.d_head == d_head) out.push_back(c);
+    return out;
+  };
+  CHECK(hopper_tune_candidates(22).size() == 3 * 2 * 2 * 3 * 2);
+  CHECK(at_d_head(hopper_tune_set(22), 128).size() == 2 * (3 * 2 + 1 * 2));
+  for (const KernelConfig& c : at_d_head(hopper_tune_set(22), 128))
     CHECK((c.B_c == 64 || c.stages == 2));
+  CHECK(at_d_head(hopper_tune_set(22), 64).size() == 2 * 2 * 3 * 2);
+  const std::vector<KernelConfig> wide_heads = at_d_head(hopper_tune_set(22), 256);
+  CHECK(wide_heads.size() == 2 * 2 * 2);
+  for (const KernelConfig& c : wide_heads) {
+    CHECK(c.B_c == 32);
+    CHECK((c.stages == 2 || c.stages == 3));
+    // The brief's budgets: Q + O + stages x (K + V) + alignment + barriers, and the registers.
+    CHECK(smem_bytes(c) + c.B_r * c.d_head * kElementBytes <= kHopperMaxSmemBytes);
+    CHECK(c.B_c / 2 + c.B_c / 4 + c.d_head / 2 + 32 <= c.consumer_regs);
+  }
+  KernelConfig wide_head_bc64{};
+  wide_head_bc64.dtype = DType::BF16;
+  wide_head_bc64.d_head = 256;
+  wide_head_bc64.B_r = 128;
+  wide_head_bc64.B_c = 64;
+  wide_head_bc64.n_warps = 12;
+  wide_head_bc64.stages = 2;
+  wide_head_bc64.consumer_regs = 240;
+  const auto wide_head_rejection = hopper_tune_rejection(22, wide_head_bc64);
+  REQUIRE(wide_head_rejection.has_value());
+  CHECK(wide_head_rejection->find("rule H1") != std::string::npos);
+  CHECK(wide_head_rejection->find("B_c = 64") != std::string::npos);
+  // Steps 19-21 stay d_head 128 only: their tune sets hold no other head dimension.
+  for (const int step : {19, 20, 21})
+    for (const KernelConfig& c : hopper_tune_set(step))
+      CHECK(c.d_head == 128);
   KernelConfig deep{};
   deep.dtype = DType::FP16;
   deep.d_head = 128;
@@ -234,11 +308,28 @@ TEST_CASE("selection keys as a Hopper step reads them") {
 
 TEST_CASE("build plans") {
   const BuildPlan ci = build_plan(BuildSet::ci);
-  CHECK(ci.instantiations.size() == 2 * steps().size());  // every step once per dtype
+  // Every step once per dtype, steps 22+ once per dtype at each head dimension they support.
+  std::size_t head_dimensions = 0;
+  for (const StepDescriptor& step : versions::kAll)
+    head_dimensions += step.d_heads.size();
+  CHECK(ci.instantiations.size() == 2 * head_dimensions);
+  CHECK(head_dimensions == steps().size() + 2);  // step 22: d_head 64 and 256 too
   std::set<int> ci_steps;
-  for (const auto& item : ci.instantiations)
+  std::set<std::pair<int, int>> ci_step_heads;
+  for (const auto& item : ci.instantiations) {
     ci_steps.insert(item.step);
+    ci_step_heads.insert({item.step, item.config.d_head});
+  }
   CHECK(ci_steps.size() == steps().size());
+  for (const int d_head : {64, 128, 256})
+    CHECK(ci_step_heads.count({22, d_head}) == 1);
+  // prog and tune compile step 22 at every head dimension as well.
+  for (const BuildSet set : {BuildSet::prog, BuildSet::tune}) {
+    std::set<int> heads_22;
+    for (const auto& item : build_plan(set, {22}).instantiations)
+      heads_22.insert(item.config.d_head);
+    CHECK(heads_22 == std::set<int>{64, 128, 256});
+  }
   const BuildPlan prog = build_plan(BuildSet::prog);
   CHECK(prog.instantiations.size() >= 7 * 2 + 9 * 4 + 6 * 2);
   CHECK(std::is_sorted(prog.instantiations.begin(), prog.instantiations.end()));

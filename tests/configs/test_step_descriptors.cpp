@@ -140,6 +140,15 @@ TEST_CASE("every step's picks, dtypes, head dimensions and tune axes are consist
       CHECK_FALSE(step.tuning.stages.empty());
       CHECK_FALSE(step.tuning.consumer_regs.empty());
       CHECK_FALSE(configs::hopper_tune_set(step.number).empty());
+      // Every head dimension the step declares has a progression config and tune configs.
+      for (const int d_head : step.d_heads) {
+        CAPTURE(d_head);
+        CHECK(configs::headline_config(step.number, d_head).d_head == d_head);
+        int tuned = 0;
+        for (const KernelConfig& c : configs::hopper_tune_set(step.number))
+          tuned += c.d_head == d_head;
+        CHECK(tuned > 0);
+      }
     } else {
       // Ampere steps are tuned over the seed's space (spec §5.2), not axes of their own.
       CHECK(step.tuning.B_r.empty());

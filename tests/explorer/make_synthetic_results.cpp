@@ -8,6 +8,8 @@
 // DIR/two_gpus.csv  a smaller plan measured in full on GPU 0 and on GPU 1 of one (synthetic)
 //                   model (two --devices N runs written into one file), GPU 1 3 % slower: the
 //                   GPU filter and the compare view's two GPUs side by side
+// DIR/d_heads.csv   step 22 at d_head 64, 128 and 256 (two configs each), step 21 at 128, and
+//                   cuDNN at each d_head: the GUI's d_head selector
 // DIR/corrupt.csv   a results header, one good row, then a row with missing fields
 // DIR/foreign.csv   a CSV from somewhere else entirely
 // DIR/sass/         a SASS artifact of every step (tests/explorer/synthetic_sass.hpp)
@@ -184,6 +186,42 @@ void write_results(flashscope::ResultsCsvWriter& writer, int configs_per_step,
   }
 }
 
+// Step 22 at every head dimension it runs, step 21 at 128, cuDNN at each: rows of one problem
+// per d_head, so a view that mixed them would show step 22's d_head 64 rows against d_head 128.
+void write_head_dimensions(flashscope::ResultsCsvWriter& writer) {
+  const auto at_d_head = [](ResultRow row, int d_head) {
+    row.d_head = d_head;
+    row.median_ms =
+        flashscope::matmul_flops(row.batch, row.heads, row.seq_len, d_head) / (row.tflops * 1e9);
+    row.min_ms = row.median_ms * 0.98;
+    row.max_ms = row.median_ms * 1.03;
+    row.seed_attn_tflops =
+        flashscope::seed_attention_flops(row.batch, row.heads, row.seq_len, d_head) /
+        (row.median_ms * 1e9);
+    row.cycles = row.median_ms * 1e-3 * kClockHz;
+    return row;
+  };
+  for (const char* dtype : {"fp16", "bf16"})
+    for (const int d_head : {64, 128, 256})
+      for (int n = 0; n < static_cast<int>(std::size(kSeqLens)); ++n) {
+        // Longer rows and wider heads run faster, as on a GPU; cuDNN in between the configs.
+        const double level = 380 + 40 * n + d_head / 2.0;
+        writer.write(at_d_head(make_row("cudnn", "", dtype, n, level), d_head));
+        KernelConfig config = flashscope::configs::headline_config(22, d_head);
+        config.dtype = *flashscope::dtype_from_string(dtype);
+        writer.write(at_d_head(
+            make_row("22", flashscope::to_short_form(config), dtype, n, level * 1.04), d_head));
+        config.consumer_regs = config.consumer_regs == 224 ? 240 : 224;  // the other split
+        writer.write(at_d_head(
+            make_row("22", flashscope::to_short_form(config), dtype, n, level * 0.97), d_head));
+        if (d_head == 128) {
+          KernelConfig step_21 = *flashscope::configs::step_picks(21).progression;
+          step_21.dtype = config.dtype;
+          writer.write(make_row("21", flashscope::to_short_form(step_21), dtype, n, level * 0.99));
+        }
+      }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -217,6 +255,11 @@ int main(int argc, char** argv) {
     const int configs = std::min(configs_per_step, 8);
     write_results(writer, configs, 1.0, 0, 1.0);
     write_results(writer, configs, 1.0, 1, 0.97);
+  }
+  {
+    std::ofstream d_heads(dir / "d_heads.csv");
+    flashscope::ResultsCsvWriter writer(d_heads);
+    write_head_dimensions(writer);
   }
   {
     std::ofstream corrupt(dir / "corrupt.csv");

@@ -536,6 +536,42 @@ TEST_CASE("row selection filters shown files by device and cache mode") {
   CHECK(distinct_cache_modes(files) == std::vector<std::string>{"cold", "warm"});
 }
 
+TEST_CASE("row selection keeps one head dimension: views never mix rows of different d_head") {
+  std::vector<ResultFile> files(2);
+  Rows rows;
+  files[0].rows.push_back(rows.add("22", "", 4096, 600));
+  files[0].rows.push_back(rows.add("22", "", 4096, 500));
+  files[0].rows[1].d_head = 64;
+  files[0].rows.push_back(rows.add("cudnn", "", 4096, 550));
+  files[0].rows[2].d_head = 64;
+  files[1].rows.push_back(rows.add("22", "", 4096, 650));
+  files[1].rows[0].d_head = 256;
+
+  CHECK(distinct_d_heads(files) == std::vector<int>{64, 128, 256});
+  CHECK(default_d_head(distinct_d_heads(files)) == 128);
+  CHECK(default_d_head({64, 256}) == 64);
+  CHECK(default_d_head({}) == 0);
+  RowFilter filter;
+  CHECK(select_rows(files, filter).size() == 4);  // 0: every d_head (the caller splits)
+  filter.d_head = 64;
+  const std::vector<const ResultRow*> at_64 = select_rows(files, filter);
+  REQUIRE(at_64.size() == 2);
+  for (const ResultRow* row : at_64)
+    CHECK(row->d_head == 64);
+  // The progression at d_head 64 compares step 22 with the reference at 64 only.
+  const RowSet set(at_64);
+  const Progression progression = build_progression(set, {"fp16", 4096, Baseline::cudnn});
+  const StepValue* step_22 = progression.find_step(22);
+  REQUIRE(step_22 != nullptr);
+  CHECK(step_22->tflops == doctest::Approx(500));
+  REQUIRE(step_22->percent_by(PercentBasis::time).has_value());
+  CHECK(*step_22->percent_by(PercentBasis::time) == doctest::Approx(500.0 / 550.0 * 100.0));
+  filter.d_head = 256;
+  CHECK(select_rows(files, filter).size() == 1);
+  files[1].shown = false;  // hidden files' head dimensions are not offered
+  CHECK(distinct_d_heads(files) == std::vector<int>{64, 128});
+}
+
 // Fuzz findings (docs/hardening.md): step column values a results CSV may hold.
 TEST_CASE("fuzz finding: a long digit string in the step column orders as a name, no overflow") {
   // Summing every digit of "18446744073709551616" overflowed an int (UBSan) before the length

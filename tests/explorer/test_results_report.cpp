@@ -64,6 +64,50 @@ TEST_CASE("an autotune block ranks the configs of the campaign that measured mos
   CHECK(block.find("310.0") == std::string::npos);  // the other run does not compete
 }
 
+TEST_CASE("blocks never mix head dimensions: d_head 128 keeps the names, others get -d<d_head>") {
+  Rows rows;
+  rows.add("7", kPick, 300, "run");
+  rows.add("7", kTuneA, 305, "run");
+  // The same configs' names at d_head 64 (as a step that runs it would record them), far faster:
+  // they must not enter the d_head 128 tables.
+  ResultRow& fast = rows.add("7", kTuneB, 900, "run");
+  fast.d_head = 64;
+  const auto blocks = report_blocks(rows.set());
+  const std::string& at_128 = blocks.at("autotune-7");
+  CAPTURE(at_128);
+  CHECK(at_128.find("900.0") == std::string::npos);
+  CHECK(at_128.find(std::string("`") + kTuneA + "` | 305.0 |") != std::string::npos);
+  REQUIRE(blocks.count("autotune-7-d64") == 1);
+  const std::string& at_64 = blocks.at("autotune-7-d64");
+  CAPTURE(at_64);
+  CHECK(at_64.find("900.0") != std::string::npos);
+  CHECK(at_64.find("305.0") == std::string::npos);
+  CHECK(blocks.count("autotune-7-d64@test-device") == 1);
+}
+
+TEST_CASE(
+    "the d-heads block sets each head dimension's fastest Hopper step beside its references") {
+  Rows rows;
+  CHECK(report_blocks(rows.set()).count("d-heads") == 0);
+  const char* config_128 = "(FP16, 128, 128, 128, 12): stages_2+regs_240";
+  const char* config_64 = "(FP16, 64, 128, 128, 12): stages_4+regs_240";
+  rows.add("22", config_128, 600, "run");
+  rows.add("21", config_128, 590, "run");
+  rows.add("cudnn", "", 580, "run");
+  rows.add("22", config_64, 400, "run").d_head = 64;
+  rows.add("cudnn", "", 500, "run").d_head = 64;  // 400 / 500: 80 % of cuDNN at d_head 64
+  const auto blocks = report_blocks(rows.set());
+  REQUIRE(blocks.count("d-heads") == 1);
+  const std::string& block = blocks.at("d-heads");
+  CAPTURE(block);
+  CHECK(block.find(std::string("| 64 | fp16 | 4096 | 22 | `") + config_64 + "` | 400.0 |") !=
+        std::string::npos);
+  CHECK(block.find("| 80.0 %") != std::string::npos);
+  CHECK(block.find(std::string("| 128 | fp16 | 4096 | 22 | `") + config_128 + "` | 600.0 |") !=
+        std::string::npos);
+  CHECK(block.find("590.0") == std::string::npos);  // step 21 is slower at 128
+}
+
 TEST_CASE("update_blocks replaces marked blocks and reports unknown and changed ones") {
   const std::map<std::string, std::string> blocks = {{"a", "new a\n"}, {"b", "same b\n"}};
   const std::string document =

@@ -1,7 +1,8 @@
 // Every built kernel against the §1.4 rule on the shape matrix of issues 3–5: the seed's test
 // shape, a single KV block, an odd head count, a long sequence and inputs scaled x4. Inputs
 // are fresh per run (the seed is printed; FLASHSCOPE_SEED reproduces it) and the output is
-// poisoned before every launch, so an element a kernel never writes fails.
+// poisoned before every launch, so an element a kernel never writes fails. Each kernel runs the
+// matrix at its own config's d_head (64, 128 or 256 for steps 22+; 128 for the others).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -31,10 +32,11 @@ struct ShapeCase {
 // SM, kernels/common/tile_scheduler.hpp): the tile count against the SM count matters from here.
 constexpr int kFirstPersistentStep = 22;
 
-// The kernel's own variant of a named case: heads forced to a compiled static head count, and
-// the single-block case sized to the kernel's block shape.
+// The kernel's own variant of a named case: its config's d_head, heads forced to a compiled
+// static head count, and the single-block case sized to the kernel's block shape.
 AttentionShape shape_for(const KernelEntry& entry, const ShapeCase& shape_case) {
   AttentionShape shape = shape_case.shape;
+  shape.d_head = entry.config.d_head;
   if (shape.seq_len == 0)  // one KV block, or the smallest valid length when B_r does not divide it
     shape.seq_len = std::lcm(entry.config.B_c, entry.config.B_r);
   const auto& heads = entry.static_head_counts;
@@ -74,18 +76,19 @@ TEST_CASE("every built kernel passes the §1.4 rule on the shape matrix") {
   const int cc = compute_capability();
 
   // Group kernels by (case, dtype, concrete shape) so each reference pair is computed once.
-  std::map<std::tuple<int, DType, int, int>, std::vector<const KernelEntry*>> groups;
+  std::map<std::tuple<int, DType, int, int, int>, std::vector<const KernelEntry*>> groups;
   for (std::size_t c = 0; c < cases.size(); ++c)
     for (const KernelEntry* entry : entries) {
       if (entry->step < cases[c].first_step) continue;
       const AttentionShape shape = shape_for(*entry, cases[c]);
-      groups[{static_cast<int>(c), entry->config.dtype, shape.seq_len, shape.heads}].push_back(
-          entry);
+      groups[{static_cast<int>(c), entry->config.dtype, shape.seq_len, shape.heads, shape.d_head}]
+          .push_back(entry);
     }
 
   int checked = 0, failed = 0, skipped = 0;
+  std::map<int, int> checked_per_d_head;
   for (const auto& [key, group] : groups) {
-    const auto& [case_index, dtype, seq_len, heads] = key;
+    const auto& [case_index, dtype, seq_len, heads, d_head] = key;
     const ShapeCase& shape_case = cases[static_cast<std::size_t>(case_index)];
     const AttentionShape shape = shape_for(*group.front(), shape_case);
     const AttentionInputs inputs(shape, dtype, seed + static_cast<std::uint64_t>(case_index),
@@ -108,16 +111,19 @@ TEST_CASE("every built kernel passes the §1.4 rule on the shape matrix") {
       FS_CUDA_CHECK(entry->launch(make_forward_args(*entry, tensors), nullptr));
       FS_CUDA_CHECK(cudaDeviceSynchronize());
       const CorrectnessVerdict verdict = references.check(inputs.o());
-      std::printf("%-4s %-80s %-16s B=%-2d N=%-5d H=%-2d x%.0f  %s\n",
+      std::printf("%-4s %-80s %-16s B=%-2d N=%-5d H=%-2d d=%-3d x%.0f  %s\n",
                   verdict.passed ? "ok" : "FAIL", entry->display_name.c_str(), shape_case.name,
-                  shape.batch, shape.seq_len, shape.heads, shape_case.input_scale,
+                  shape.batch, shape.seq_len, shape.heads, shape.d_head, shape_case.input_scale,
                   verdict.summary().c_str());
       CHECK_MESSAGE(verdict.passed, verdict.summary());
       ++checked;
+      ++checked_per_d_head[shape.d_head];
       failed += !verdict.passed;
     }
   }
   std::printf("test_kernels_gpu: %d kernel/shape checks, %d failed, %d skipped (wrong GPU)\n",
               checked, failed, skipped);
+  for (const auto& [d_head, count] : checked_per_d_head)
+    std::printf("test_kernels_gpu: d_head %d: %d kernel/shape checks\n", d_head, count);
   CHECK_MESSAGE(checked > 0, "no kernel of this build runs on this GPU");
 }

@@ -154,9 +154,10 @@ def test_torch_errors_name_the_value(torch, gpu):
                            config=config)
     with pytest.raises(TypeError, match="^q has dtype float32"):
         flashscope.forward(q.float(), k, v)
-    q64, k64, v64 = random_inputs(torch, (1, 512, 16, 64), torch.float16)
-    with pytest.raises(ValueError, match="d_head 64"):
-        flashscope.forward(q64, k64, v64)
+    # No step runs d_head 96 (steps 22+ run 64, 128 and 256).
+    q96, k96, v96 = random_inputs(torch, (1, 512, 16, 96), torch.float16)
+    with pytest.raises(ValueError, match="d_head 96"):
+        flashscope.forward(q96, k96, v96)
     with pytest.raises(ValueError, match=r"seq_len 520 is not a multiple of B_r"):
         flashscope.forward(*random_inputs(torch, (1, 520, 16, 128), torch.float16))
 

@@ -177,10 +177,24 @@ def test_default_config_is_the_first_built_pick(capability, name, first, second,
 
 def test_default_config_names_the_built_d_heads():
     step = flashscope.kernels()[-1][0]
-    with pytest.raises(ValueError, match=f"step {step} has no fp16 kernel built for d_head 64; "
-                                         "its fp16 kernels take d_head 128"):
-        flashscope.default_config(step, "fp16", d_head=64, compute_capability=90,
+    built = ", ".join(str(d) for d in sorted({c.d_head for s, c in flashscope.kernels()
+                                               if s == step and c.dtype == "fp16"}))
+    with pytest.raises(ValueError, match=f"step {step} has no fp16 kernel built for d_head 96; "
+                                         f"its fp16 kernels take d_head {built}$"):
+        flashscope.default_config(step, "fp16", d_head=96, compute_capability=90,
                                   device_name="NVIDIA H100")
+
+
+def test_default_config_at_each_d_head_of_the_step():
+    # A step that runs several head dimensions picks its progression config at the one asked for.
+    built = set(flashscope.kernels())
+    for step, config in sorted(built):
+        if config.d_head == 128 or config.dtype != "fp16":
+            continue
+        chosen = flashscope.default_config(step, "fp16", d_head=config.d_head,
+                                           compute_capability=90, device_name="NVIDIA H100")
+        assert chosen.d_head == config.d_head
+        assert (step, chosen) in built
 
 
 @pytest.mark.parametrize("step, message", [(0, "step 0 does not exist"),

@@ -30,7 +30,9 @@ inline constexpr StepDescriptor kStep22{
     .source_folder = "v22",
     .cpp_namespace = "v22",
     .dtypes = {DType::FP16, DType::BF16},
-    .d_heads = {128},
+    // The kernel is generic in d_head (64-column sub-tiles, one TMA box per sub-tile, a wgmma of
+    // N = d_head for P·V); docs/versions/22.md, "Head dimensions", says what changes per d_head.
+    .d_heads = {64, 128, 256},
     .static_head_counts = {},
     // The config the step was designed around (step 21's, whose O tile it separates: at B_c = 128
     // that leaves room for two K/V stages only); the picks are the fastest of its tune set at
@@ -38,13 +40,22 @@ inline constexpr StepDescriptor kStep22{
     // results/h100/hopper.csv).
     .picks = {.progression = "(FP16, 128, 128, 128, 12): stages_2+regs_240",
               .hopper_h200 = "(FP16, 128, 128, 128, 12): stages_2+regs_224",
-              .hopper_h100 = "(FP16, 128, 128, 128, 12): stages_2+regs_240"},
+              .hopper_h100 = "(FP16, 128, 128, 128, 12): stages_2+regs_240",
+              // Not measured yet. d_head = 64: half the tensor-core work per K/V tile, so twice
+              // the tiles in flight cover the same load latency, and 4 stages of B_c = 128 fit.
+              // d_head = 256: only B_c = 32 leaves room for two K/V stages beside Q and O.
+              .progression_at_other_d_heads = {"(FP16, 64, 128, 128, 12): stages_4+regs_240",
+                                               "(FP16, 256, 128, 32, 12): stages_2+regs_240"}},
     .tuning = {.by_default = true,
                .B_r = {128},
                .B_c = {64, 128},
                .stages = {2, 3, 4},  // the O tile leaves room for 4 at B_c = 64 only
                .consumer_regs = {224, 240},
-               .producer_warpgroups = 1},
+               .producer_warpgroups = 1,
+               // At d_head = 256 a B_c = 64 stage is 64 KB: rule H1 (the shared memory above)
+               // drops it and stages 4 of B_c = 32, leaving B_c = 32 with 2 or 3 stages. At
+               // d_head = 64 the axes above fit as they are.
+               .by_d_head = {{{.d_head = 256, .B_c = {32, 64}, .stages = {}}}}},
     .rules = persistent_with_own_O_tile,
     .kernel = {.header = "kernel.cuh", .register_function = "register_kernel"},
 };

@@ -243,6 +243,12 @@ TEST_CASE("invalid sweep options are refused with the option's name") {
         "--metric-runs: 0 is below 1: at least one profiled launch is needed");
   CHECK(sweep_error({"--csv", "--batch", "0"}) == "--batch: 0 is not a positive batch size");
   CHECK(sweep_error({"--csv", "--heads", "0"}) == "--heads: 0 is not positive");
+  CHECK(sweep_error({"--csv", "--d-heads", "64,x"}) ==
+        "--d-heads: 'x' is not a positive integer (expected e.g. 64,128,256)");
+  CHECK(sweep_error({"--csv", "--d-heads", "96"}) ==
+        "--d-heads: 96 is not a head dimension the kernels and references run: a multiple of 64 "
+        "up to 256 (64, 128, 256)");
+  CHECK(contains(sweep_error({"--csv", "--d-heads", "512"}), "--d-heads: 512 is not a head"));
   CHECK(sweep_error({"--csv", "--timeout", "0"}) ==
         "--timeout: 0 must be a positive number of seconds");
   CHECK(sweep_error({"--csv", "--locked-sm-clock", "-5"}) ==
@@ -288,6 +294,7 @@ TEST_CASE("the worker command line parses back to the same options") {
   options.steps = {2, 5};
   options.seq_lens = {256, 8192};
   options.dtypes = {DType::BF16};
+  options.d_heads = {256, 64};
   options.batch = 3;
   options.heads = 4;
   options.timing.warmup_runs = 2;
@@ -318,6 +325,7 @@ TEST_CASE("the worker command line parses back to the same options") {
   CHECK(back.steps == options.steps);
   CHECK(back.seq_lens == options.seq_lens);
   CHECK(back.dtypes == options.dtypes);
+  CHECK(back.d_heads == options.d_heads);
   CHECK(back.batch == options.batch);
   CHECK(back.heads == options.heads);
   CHECK(back.timing.warmup_runs == 2);
@@ -442,6 +450,92 @@ TEST_CASE("--set prog measures each step's own picks as built, references before
   CHECK(noted_step3);
 }
 
+namespace {
+
+// Step 1's progression config (d_head 128 only) and step 22's progression config at each head
+// dimension it runs, fp16.
+KernelRegistry registry_with_head_dimensions() {
+  KernelRegistry registry;
+  registry.add(entry_for(1, fp16(configs::progression()[0])));
+  for (const int d_head : {64, 128, 256})
+    registry.add(entry_for(22, fp16(configs::headline_config(22, d_head))));
+  return registry;
+}
+
+}  // namespace
+
+TEST_CASE("--d-heads: each config at its own d_head, references at each, other steps skipped") {
+  const KernelRegistry registry = registry_with_head_dimensions();
+  SweepOptions options;
+  options.dtypes = {DType::FP16};
+  options.seq_lens = {512, 4096};
+  // Default: d_head 128 only, the plan of a build without other head dimensions.
+  const SweepPlan default_plan = plan_sweep(options, registry, {"cudnn"});
+  REQUIRE(default_plan.units.size() == 2);
+  CHECK(default_plan.units[0].name == "fp16 N=512");
+  for (const SweepUnit& unit : default_plan.units)
+    for (const MeasurementItem& item : unit.items)
+      CHECK(item.shape.d_head == 128);
+  CHECK(default_plan.item_count() == 2 * 4);  // cudnn, steps 1 and 22, cudnn again
+
+  options.d_heads = {64, 128, 256};
+  const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
+  // A unit per (dtype, d_head, N): at 64 and 256 only step 22 runs, with the references at that
+  // d_head on the same inputs.
+  REQUIRE(plan.units.size() == 3 * 2);
+  CHECK(plan.units[0].name == "fp16 d=64 N=512");
+  CHECK(plan.units[2].name == "fp16 N=512");
+  CHECK(plan.units[5].name == "fp16 d=256 N=4096");
+  std::map<int, std::map<std::string, int>> per_d_head;
+  for (const SweepUnit& unit : plan.units) {
+    const int d_head = unit.items.front().shape.d_head;
+    for (const MeasurementItem& item : unit.items) {
+      CHECK(item.shape.d_head == d_head);  // never a row of another d_head in a unit
+      if (item.config) CHECK(item.config->d_head == item.shape.d_head);
+      ++per_d_head[d_head][item.step];
+    }
+  }
+  CHECK(per_d_head[64] == std::map<std::string, int>{{"cudnn", 4}, {"22", 2}});
+  CHECK(per_d_head[128] == std::map<std::string, int>{{"cudnn", 4}, {"1", 2}, {"22", 2}});
+  CHECK(per_d_head[256] == std::map<std::string, int>{{"cudnn", 4}, {"22", 2}});
+  // The work estimate follows d_head: the same N costs twice the FLOP at twice the d_head.
+  CHECK(plan.units[5].items.front().shape.d_head == 256);
+  CHECK(contains(plan.units[0].items.front().label(), "N=512 d=64"));
+  // Step 1 is skipped at 64 and 256 with the reason, naming the step that runs them.
+  bool noted_64 = false, noted_256 = false;
+  for (const std::string& note : plan.notes) {
+    noted_64 = noted_64 || contains(note,
+                                    "step 1: not measured at d_head 64: step 1 runs d_head 128 "
+                                    "only; d_head = 64 runs on step 22");
+    noted_256 = noted_256 || contains(note, "step 1: not measured at d_head 256");
+  }
+  CHECK(noted_64);
+  CHECK(noted_256);
+
+  // Only steps that do not run a d_head: no units there, and a note says so.
+  options.steps = {1};
+  const SweepPlan step_1 = plan_sweep(options, registry, {"cudnn"});
+  for (const SweepUnit& unit : step_1.units)
+    for (const MeasurementItem& item : unit.items)
+      CHECK(item.shape.d_head == 128);
+  bool noted_no_rows = false;
+  for (const std::string& note : step_1.notes)
+    noted_no_rows = noted_no_rows || contains(note,
+                                              "d_head 64: no selected kernel runs it; no "
+                                              "rows (steps declaring it: step 22)");
+  CHECK(noted_no_rows);
+
+  // An explicit config is measured at its own d_head, whatever --d-heads says.
+  options.steps = {22};
+  options.d_heads = {128};
+  options.configs = {fp16(configs::headline_config(22, 256))};
+  const SweepPlan explicit_plan = plan_sweep(options, registry, {"cudnn"});
+  REQUIRE_FALSE(explicit_plan.units.empty());
+  for (const SweepUnit& unit : explicit_plan.units)
+    for (const MeasurementItem& item : unit.items)
+      CHECK(item.shape.d_head == 256);
+}
+
 TEST_CASE("other sets intersect with what is built for each step") {
   const KernelRegistry registry = synthetic_registry();
   SweepOptions options;
@@ -542,6 +636,22 @@ TEST_CASE("check resolves its kernel or says which configs exist") {
   CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),
                        doctest::Contains("this build has no kernel for step 17"),
                        KernelLookupError);
+  // d_head: step 1 runs 128 only and says which steps run 64; without step 22 built, its d_head
+  // 256 config is not found.
+  request = CheckRequest{};
+  request.step = 1;
+  request.shape.d_head = 64;
+  CHECK_THROWS_WITH_AS(
+      resolve_check_kernel(request, registry),
+      doctest::Contains("step 1 runs d_head 128 only; d_head = 64 runs on step 22"),
+      std::invalid_argument);
+  const KernelRegistry heads = registry_with_head_dimensions();
+  request.step = 22;
+  for (const int d_head : {64, 128, 256}) {
+    request.shape.d_head = d_head;
+    CHECK(resolve_check_kernel(request, heads).config.d_head == d_head);
+  }
+  request = CheckRequest{};
   request.step = 1;
   request.shape.seq_len = 0;
   CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),
@@ -570,6 +680,22 @@ TEST_CASE("check options are converted with clear errors") {
   CHECK(request.seed == 5);
   CHECK(request.shape.batch == 16);
   CHECK(request.shape.seq_len == 2048);
+  CHECK(request.shape.d_head == 128);
+  // --d-head defaults to the config's, so a kernel of another d_head is checked at its own
+  // (step 22's d_head 64 progression config: every kernel set builds it).
+  check.step = 22;
+  check.dtype.clear();
+  check.config = to_short_form(configs::headline_config(22, 64));
+  REQUIRE_MESSAGE(built_kernels().try_find(22, configs::headline_config(22, 64)) != nullptr,
+                  "this build lacks step 22 at d_head 64 (FLASHSCOPE_STEPS)");
+  CHECK(cli::check_request_from_cli(check).shape.d_head == 64);
+  check.d_head = 256;  // as given, and launch validation names the mismatch
+  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check),
+                       doctest::Contains("d_head 256 does not match the kernel's d_head = 64"),
+                       std::invalid_argument);
+  check.d_head = 0;
+  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check),
+                       doctest::Contains("--d-head: 0 is not positive"), std::invalid_argument);
 }
 
 TEST_CASE("without a GPU, explorer --csv fails with a clear message and writes no CSV") {
