@@ -19,6 +19,10 @@ struct ForwardArgs {
   int n_heads;
   int n_Q_blocks;   // ceil(seq_len / B_r)
   int n_KV_blocks;  // ceil(seq_len / B_c)
+  // 1: causal attention, query i attends to keys j <= i (bottom-right aligned; Q and K have one
+  // length). Only steps whose descriptor sets `.causal` read it; launch validation refuses a
+  // causal launch of any other step, so steps 1-22 never see 1.
+  int causal;
 };
 
 }  // namespace flashscope

@@ -116,6 +116,7 @@ void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
            "; they must be equal");
 
   if (auto reason = unsupported_combination(entry.step, c)) reject(*reason);
+  if (tensors.causal && !entry.supports_causal) reject(unsupported_causal_message(entry.step));
   const auto& heads = entry.static_head_counts;
   if (!heads.empty() && std::find(heads.begin(), heads.end(), shape[2]) == heads.end()) {
     std::string list;
@@ -150,6 +151,19 @@ std::string unsupported_d_head_message(const StepDescriptor& descriptor, int d_h
          " (the .d_heads of kernels/versions/vNN/step.hpp)";
 }
 
+std::string unsupported_causal_message(int step) {
+  std::string steps;
+  int count = 0;
+  for (const StepDescriptor& descriptor : versions::kAll)
+    if (descriptor.causal) {
+      steps += (steps.empty() ? "" : ", ") + std::to_string(descriptor.number);
+      ++count;
+    }
+  return "step " + std::to_string(step) + " has no causal mask; causal attention runs on " +
+         (count == 0 ? std::string("no step") : (count == 1 ? "step " : "steps ") + steps) +
+         " (the .causal of kernels/versions/vNN/step.hpp)";
+}
+
 ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& tensors) {
   const auto& shape = tensors.q.shape;
   const auto& strides = tensors.q.strides;
@@ -167,6 +181,7 @@ ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& 
   args.n_heads = static_cast<int>(shape[2]);
   args.n_Q_blocks = (seq_len + entry.config.B_r - 1) / entry.config.B_r;
   args.n_KV_blocks = (seq_len + entry.config.B_c - 1) / entry.config.B_c;
+  args.causal = tensors.causal ? 1 : 0;
   return args;
 }
 

@@ -32,6 +32,7 @@ std::array<std::int64_t, 4> contiguous_strides(const std::array<std::int64_t, 4>
 
 struct AttentionTensors {
   TensorView q, k, v, o;
+  bool causal = false;  // apply the causal mask (only steps whose descriptor sets `.causal`)
 };
 
 class LaunchValidationError : public std::invalid_argument {
@@ -48,6 +49,10 @@ std::optional<std::string> unsupported_combination(int step, const KernelConfig&
 // "step 7 runs d_head 128 only; d_head = 64 runs on step 22 (...)": why `descriptor`'s step
 // refuses head dimension `d_head`, naming the steps whose descriptors declare it.
 std::string unsupported_d_head_message(const StepDescriptor& descriptor, int d_head);
+
+// "step 22 has no causal mask; causal attention runs on steps 23, 24 (...)": why step `step`
+// refuses a causal request, naming the steps whose descriptors set `.causal`.
+std::string unsupported_causal_message(int step);
 
 // Throws LaunchValidationError on the first violated rule. `compute_capability` is
 // major * 10 + minor of the device the launch targets; `device`, where known, names it in the

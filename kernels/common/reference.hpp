@@ -23,6 +23,9 @@ struct AttentionShape {
   int seq_len = 0;
   int heads = 1;
   int d_head = 128;
+  // The mask is part of the problem: a causal problem (query i attends to keys j <= i) has other
+  // outputs and half the work of the same shape without it (docs/spec/kernel-progression.md).
+  bool causal = false;
 
   std::int64_t elements() const {
     return static_cast<std::int64_t>(batch) * seq_len * heads * d_head;

@@ -31,9 +31,8 @@ struct KernelEntry {
   // steps), so it runs on compute capability 9.0 alone.
   int exact_compute_capability = 0;
   std::string display_name;  // "<step> <short form>"
-  // Whether the kernel applies a causal mask on request. No step does yet (the progression is
-  // non-causal and ForwardArgs has no mask flag); callers that take a causal request (the Python
-  // module) ask this field, so a step that gains the mask declares it here and nowhere else.
+  // Whether the kernel applies the causal mask on request (ForwardArgs::causal): the step
+  // descriptor's `.causal`, copied in by the registration (kernel_entry.cuh).
   bool supports_causal = false;
 };
 

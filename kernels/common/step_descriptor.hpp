@@ -139,6 +139,10 @@ struct StepDescriptor {
   // the steps that declare it.
   std::array<DType, 2> dtypes = {DType::FP16, DType::BF16};
   IntList d_heads = {128};
+  // Whether the kernel applies the causal mask when ForwardArgs::causal is 1 (and still runs the
+  // non-causal problem when it is 0). Launch validation refuses a causal launch of a step
+  // without it, naming the steps that have it; KernelEntry::supports_causal copies it.
+  bool causal = false;
   // Head counts a step with a compile-time GMEM row stride is instantiated for (step 16:
   // stride = d_head · heads); empty = any head count.
   IntList static_head_counts;

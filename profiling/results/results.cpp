@@ -67,13 +67,15 @@ enum Column : int {
   kWarnings,
   kInputSeed,
   kGbytesPerS,
+  kCausal,
   kColumnCount
 };
 
 // Columns older files lack: the device block (index, UUID) and the provenance / clock block.
 constexpr bool is_optional_column(int column) {
   return column == kDeviceIndex || column == kDeviceUuid ||
-         (column >= kGitDirty && column <= kWarnings) || column == kGbytesPerS;
+         (column >= kGitDirty && column <= kWarnings) || column == kGbytesPerS ||
+         column == kCausal;
 }
 
 const std::array<std::string, kColumnCount> kColumnNames = {"step",
@@ -116,7 +118,8 @@ const std::array<std::string, kColumnCount> kColumnNames = {"step",
                                                             "pct_cudnn_cycles",
                                                             "warnings",
                                                             "input_seed",
-                                                            "gbytes_per_s"};
+                                                            "gbytes_per_s",
+                                                            "causal"};
 
 // ---- Writing ------------------------------------------------------------------------------
 
@@ -490,6 +493,7 @@ void ResultsCsvWriter::write(const ResultRow& row) {
   fields[kWarnings] = row.warnings;
   fields[kInputSeed] = std::to_string(row.input_seed);
   fields[kGbytesPerS] = format_optional(row.gbytes_per_s);
+  fields[kCausal] = row.causal ? "1" : "0";
   for (int i = 0; i < kColumnCount; ++i) {
     if (i > 0) out_ << ',';
     write_field(out_, fields[static_cast<std::size_t>(i)]);
@@ -705,6 +709,11 @@ struct ResultsCsvParser::State {
         fail(kInputSeed, "'" + excerpt(text) + "' is not an unsigned integer");
     }
     row.gbytes_per_s = optional_double(kGbytesPerS);
+    // Files written before the causal workload existed measured the non-causal problem only.
+    if (field(kCausal) == "1")
+      row.causal = true;
+    else if (!field(kCausal).empty() && field(kCausal) != "0")
+      fail(kCausal, "'" + excerpt(field(kCausal)) + "' is not 0 (no mask) or 1 (causal)");
     for (const auto& [index, metric] : metric_columns) {
       const std::string& text = record.fields[static_cast<std::size_t>(index)];
       if (text.empty()) continue;

@@ -24,6 +24,9 @@ struct ResultRow {
   std::string config;  // short form with d_head; empty for references and ceilings
   std::string dtype;   // "fp16" / "bf16"; empty on memory ceilings, which have no element type
   int d_head = 128;
+  // The causal workload (query i attends to keys j <= i): another problem than the same shape
+  // without the mask, with half its FLOP. Rows of the two are never compared with each other.
+  bool causal = false;
   int batch = 0;
   int heads = 0;
   int seq_len = 0;

@@ -525,7 +525,7 @@ TEST_CASE("a file without the provenance and clock columns still reads, warnings
   CHECK(optional_result_columns() ==
         std::vector<std::string>{"device_index", "device_uuid", "git_dirty", "host", "run_id",
                                  "fa2_entry_point", "locked_sm_clock_mhz", "reference_pass",
-                                 "pct_fa2_cycles", "pct_cudnn_cycles", "warnings", "gbytes_per_s"});
+                                 "pct_fa2_cycles", "pct_cudnn_cycles", "warnings", "gbytes_per_s", "causal"});
   ResultRow suspicious = measured_kernel_row();
   suspicious.l2_hit_pct = 101.024;
   const std::string old_text =
