@@ -74,8 +74,7 @@ enum Column : int {
 // Columns older files lack: the device block (index, UUID) and the provenance / clock block.
 constexpr bool is_optional_column(int column) {
   return column == kDeviceIndex || column == kDeviceUuid ||
-         (column >= kGitDirty && column <= kWarnings) || column == kGbytesPerS ||
-         column == kCausal;
+         (column >= kGitDirty && column <= kWarnings) || column == kGbytesPerS || column == kCausal;
 }
 
 const std::array<std::string, kColumnCount> kColumnNames = {"step",
