@@ -4,6 +4,7 @@
 //    In `low_precision` mode it rounds S, the normalised P and O to the input dtype (the
 //    "low-precision reference" R_lp); otherwise everything stays fp32 until the final cast
 //    (the "fp32-upcast reference" R_32).
+//  Both apply the causal mask when `shape.causal`: key j > query i gets probability 0.
 //  - check_against_references: err_kernel = max|O - R_lp|, err_ref = max|R_lp - R_32|,
 //    pass iff err_kernel <= 2 * err_ref (and nothing is NaN).
 #pragma once
