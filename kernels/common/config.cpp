@@ -347,15 +347,15 @@ KernelConfig parse_config(std::string_view text) {
 }
 
 double matmul_flops(std::int64_t batch, std::int64_t heads, std::int64_t seq_len,
-                    std::int64_t d_head, bool causal) {
-  return (causal ? 2.0 : 4.0) * static_cast<double>(batch) * static_cast<double>(heads) *
+                    std::int64_t d_head) {
+  return 4.0 * static_cast<double>(batch) * static_cast<double>(heads) *
          static_cast<double>(seq_len) * static_cast<double>(seq_len) * static_cast<double>(d_head);
 }
 
 double seed_attention_flops(std::int64_t batch, std::int64_t heads, std::int64_t seq_len,
-                            std::int64_t d_head, bool causal) {
+                            std::int64_t d_head) {
   const double n = static_cast<double>(seq_len);
-  return (causal ? 0.5 : 1.0) * static_cast<double>(batch) * static_cast<double>(heads) *
+  return static_cast<double>(batch) * static_cast<double>(heads) *
          (4.0 * n * n * static_cast<double>(d_head) + 6.0 * n * n);
 }
 

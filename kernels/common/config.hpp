@@ -220,13 +220,11 @@ KernelConfig parse_config(std::string_view text);
 
 // ---- FLOP accounting (spec §1.3) -----------------------------------------------------------
 
-// The two GEMMs only: 4·b·h·N²·d. flashscope's TFLOP/s column uses this count. `causal`: half of
-// it, 2·b·h·N²·d (the FlashAttention convention: the masked triangle is work not done, and the
-// diagonal's N/2 extra scores are not counted).
+// The two GEMMs only: 4·b·h·N²·d. flashscope's TFLOP/s column uses this count.
 double matmul_flops(std::int64_t batch, std::int64_t heads, std::int64_t seq_len,
-                    std::int64_t d_head, bool causal = false);
-// The seed's "Attn TFLOP/s" count: b·h·(4·N²·d + 6·N²); `causal`: half of it.
+                    std::int64_t d_head);
+// The seed's "Attn TFLOP/s" count: b·h·(4·N²·d + 6·N²).
 double seed_attention_flops(std::int64_t batch, std::int64_t heads, std::int64_t seq_len,
-                            std::int64_t d_head, bool causal = false);
+                            std::int64_t d_head);
 
 }  // namespace flashscope

@@ -33,6 +33,13 @@ struct AttentionShape {
   }
 };
 
+// The FLOP of one problem (docs/spec/kernel-progression.md §1.3): matmul_flops and
+// seed_attention_flops (config.hpp) of its shape, halved for the causal workload, whose
+// two GEMMs count 2·b·h·N²·d (the FlashAttention convention: the masked triangle is work not
+// done; the diagonal's N/2 extra scores are not counted). Every TFLOP/s of a causal row uses these.
+double matmul_flops(const AttentionShape& shape);
+double seed_attention_flops(const AttentionShape& shape);
+
 // Inputs and output are contiguous [batch, seq_len, heads, d_head], softmax scale 1/sqrt(d).
 std::vector<double> cpu_attention_fp64(const AttentionShape& shape, const std::vector<double>& q,
                                        const std::vector<double>& k, const std::vector<double>& v);

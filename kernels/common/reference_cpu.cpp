@@ -6,6 +6,16 @@
 
 namespace flashscope {
 
+double matmul_flops(const AttentionShape& shape) {
+  return (shape.causal ? 0.5 : 1.0) *
+         matmul_flops(shape.batch, shape.heads, shape.seq_len, shape.d_head);
+}
+
+double seed_attention_flops(const AttentionShape& shape) {
+  return (shape.causal ? 0.5 : 1.0) *
+         seed_attention_flops(shape.batch, shape.heads, shape.seq_len, shape.d_head);
+}
+
 std::vector<double> cpu_attention_fp64(const AttentionShape& shape, const std::vector<double>& q,
                                        const std::vector<double>& k, const std::vector<double>& v) {
   const auto count = static_cast<std::size_t>(shape.elements());

@@ -299,8 +299,7 @@ std::string MeasurementItem::label() const {
 double SweepUnit::work_estimate() const {
   double flops = 0;
   for (const MeasurementItem& item : items)
-    flops += matmul_flops(item.shape.batch, item.shape.heads, item.shape.seq_len, item.shape.d_head,
-                          item.shape.causal);
+    flops += matmul_flops(item.shape);  // half for a causal item
   return flops;
 }
 

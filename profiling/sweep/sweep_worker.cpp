@@ -313,12 +313,9 @@ class UnitRunner {
     row.median_ms = timing.median_ms;
     row.min_ms = timing.min_ms;
     row.max_ms = timing.max_ms;
-    const AttentionShape& s = item.shape;
     // A causal row counts half the FLOP (docs/spec/kernel-progression.md §1.3).
-    row.tflops =
-        tflops_of(matmul_flops(s.batch, s.heads, s.seq_len, s.d_head, s.causal), timing.median_ms);
-    row.seed_attn_tflops = tflops_of(
-        seed_attention_flops(s.batch, s.heads, s.seq_len, s.d_head, s.causal), timing.median_ms);
+    row.tflops = tflops_of(matmul_flops(item.shape), timing.median_ms);
+    row.seed_attn_tflops = tflops_of(seed_attention_flops(item.shape), timing.median_ms);
     row.sm_clock_mhz = timing.sm_clock_mhz;
 
     if (profiler_) {

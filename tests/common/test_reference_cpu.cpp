@@ -94,3 +94,14 @@ TEST_CASE("fp64 CPU attention with the causal mask: each query sees keys up to i
     largest_difference = std::max(largest_difference, std::abs(full[i] - causal[i]));
   CHECK(largest_difference > 0.1);
 }
+
+TEST_CASE("a problem's FLOP: the shape's count, half of it for the causal workload") {
+  AttentionShape shape{16, 4096, 16, 128};
+  CHECK(matmul_flops(shape) == matmul_flops(16, 16, 4096, 128));
+  CHECK(seed_attention_flops(shape) == seed_attention_flops(16, 16, 4096, 128));
+  shape.causal = true;
+  // 2·b·h·N²·d, the FlashAttention convention.
+  CHECK(matmul_flops(shape) == doctest::Approx(2.0 * 16 * 16 * 4096.0 * 4096 * 128));
+  CHECK(seed_attention_flops(AttentionShape{1, 2, 1, 128, true}) ==
+        doctest::Approx((4.0 * 4 * 128 + 6.0 * 4) / 2));
+}
