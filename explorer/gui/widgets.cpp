@@ -210,7 +210,7 @@ void row_details(const RowSet& set, const ResultRow& row) {
     if (const auto pipe = numeric_field(set, row, Field::tensor_pipe_pct))
       line("tensor pipe", format_field(set, row, Field::tensor_pipe_pct) + " % active");
     line("shape", "B=" + std::to_string(row.batch) + " H=" + std::to_string(row.heads) +
-                      " d=" + std::to_string(row.d_head));
+                      " d=" + std::to_string(row.d_head) + (row.causal ? " causal" : ""));
     line("verdict",
          row.verdict + (row.max_error
                             ? "  (max error " + format_field(set, row, Field::max_error) + ")"
