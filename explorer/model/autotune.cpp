@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "kernels/common/config.hpp"
 
@@ -35,15 +36,17 @@ AutotuneModel build_autotune_model(const RowSet& set, const AutotuneQuery& query
                                    BlockShapeCache& shape_cache) {
   AutotuneModel model;
   std::set<BlockShape> shapes;
-  std::map<std::pair<std::string, int>, std::size_t> fastest_point;  // (dtype, N) -> point
+  // (dtype, causal, N) -> point
+  std::map<std::tuple<std::string, bool, int>, std::size_t> fastest_point;
   for (const ResultRow* row : set.rows()) {
     if (row->step != query.step) continue;
     if (!query.dtype.empty() && row->dtype != query.dtype) continue;
     if (query.seq_len && row->seq_len != *query.seq_len) continue;
+    if (query.causal && row->causal != *query.causal) continue;
     AutotunePoint point{row, shape_cache.shape_of(row->config), false};
     if (point.shape) shapes.insert(*point.shape);
     if (is_usable(*row)) {
-      const auto key = std::make_pair(row->dtype, row->seq_len);
+      const auto key = std::make_tuple(row->dtype, row->causal, row->seq_len);
       const auto found = fastest_point.find(key);
       if (found == fastest_point.end() || row->tflops > model.points[found->second].row->tflops)
         fastest_point[key] = model.points.size();

@@ -18,8 +18,9 @@ std::string percent(double change, int decimals = 1) {
 }  // namespace
 
 std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& rows) {
-  // (run, reference, dtype) -> (device, cache, d, B, H, N, seed) -> pass -> row
-  using ShapeKey = std::tuple<std::string, std::string, int, int, int, int, std::uint64_t>;
+  // (run, reference, dtype) -> (device, cache, d, B, H, N, seed, causal) -> pass -> row: the
+  // two workloads of a shape share their inputs (seed) but are different measurements.
+  using ShapeKey = std::tuple<std::string, std::string, int, int, int, int, std::uint64_t, bool>;
   std::map<std::tuple<std::string, std::string, std::string>,
            std::map<ShapeKey, std::map<int, const ResultRow*>>>
       passes;
@@ -29,7 +30,7 @@ std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& r
       continue;
     passes[{run_key(*row), row->step, row->dtype}]
           [{row->device, row->cache_mode, row->d_head, row->batch, row->heads, row->seq_len,
-            row->input_seed}][*row->reference_pass] = row;
+            row->input_seed, row->causal}][*row->reference_pass] = row;
   }
   std::vector<BaselineDrift> drifts;
   for (const auto& [group, shapes] : passes) {
