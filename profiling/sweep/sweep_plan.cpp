@@ -442,6 +442,13 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
           configs::step_list_text(configs::steps_supporting_causal()) + ")");
   }
 
+  if (measured_masks.empty()) {  // --causal 1 alone, and no selected step has the mask
+    std::string message = "nothing to measure: no selected kernel runs the workloads of --causal";
+    for (const std::string& note : plan.notes)
+      message += "\n  " + note;
+    throw std::invalid_argument(message);
+  }
+
   // One unit per (dtype, d_head, mask, N): its references, every step's configs at that d_head
   // (that run the mask), the references again, on one input set.
   std::size_t other_shards = 0;
