@@ -183,7 +183,10 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
       kv_state.advance();
 
       // ---- KV loop, backwards: a turn issues Q·Kᵀ of block j and P·V of block j - 1 ------------
-      for (int block = 1; block < range.blocks; ++block) {
+      // The turns of blocks that cross the diagonal (at B_c < B_r, the ones after the prologue's)
+      // mask S; they run in a loop of their own, so the loop over every other block is step 22's
+      // straight-line body, with no branch between the score GEMM and the softmax.
+      auto kv_turn = [&](int block, auto masked) {
         begin_turn();
         K_ring.consumer_wait(kv_state);
         issue_scores<C>(S, descriptors, kv_state.index);
@@ -192,7 +195,7 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
         end_turn();
         wait_for_gemms<1>(S[0]);  // S_j is complete; P_{j-1}·V_{j-1} may still run
         release(K_ring, kv_state);
-        if (block < range.masked_blocks)
+        if constexpr (decltype(masked)::value)
           apply_causal_mask<C>(S, warp_first_query, range.blocks - 1 - block, lane);
         softmax.template update_scores<false>(S, factors);  // overlaps P_{j-1}·V_{j-1}
         wait_for_gemms<0>(O[0]);
@@ -205,7 +208,12 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
         convert_to_A_fragments<C.dtype>(P, S);
         previous = kv_state;
         kv_state.advance();
-      }
+      };
+      int block = 1;
+      for (; block < range.masked_blocks; ++block)
+        kv_turn(block, std::true_type{});
+      for (; block < range.blocks; ++block)
+        kv_turn(block, std::false_type{});
       // Every Q·Kᵀ of this tile has completed: the producer may load the next tile's Q now,
       // under this tile's last P·V and epilogue.
       release(Q_ring, q_state);
