@@ -15,11 +15,16 @@ namespace {
 
 // A reference measured twice at a shape (before and after the kernels) is two measurements;
 // a file from before the passes existed has pass 1 only.
-using MeasurementKey = std::tuple<std::string, std::string, std::string, int, int, int, int, int>;
+using MeasurementKey = std::tuple<RowSubject, std::optional<KernelConfig>, std::optional<DType>,
+                                  int, int, int, int, int>;
 
 MeasurementKey key_of(const ResultRow& row) {
   const int pass = row.is_baseline_or_ceiling() ? row.reference_pass.value_or(1) : 0;
-  return {row.step, row.config, row.dtype, row.d_head, row.batch, row.heads, row.seq_len, pass};
+  return {row.subject, row.config, row.dtype, row.d_head, row.batch, row.heads, row.seq_len, pass};
+}
+
+int sign(std::partial_ordering order) {
+  return order < 0 ? -1 : (order > 0 ? 1 : 0);
 }
 
 // Prefers usable rows, then the faster one.
@@ -59,7 +64,7 @@ Comparison compare_results(const std::vector<const ResultRow*>& a,
   const std::vector<const ResultRow*> unique_b = deduplicate(b, index_b);
 
   Comparison comparison;
-  std::map<std::string, std::vector<double>> ratios_by_step;
+  std::map<RowSubject, std::vector<double>> ratios_by_step;  // in step order
   std::vector<double> all_ratios;
   for (const ResultRow* row_a : unique_a) {
     ComparedRow compared{row_a, nullptr, std::nullopt};
@@ -69,7 +74,7 @@ Comparison compare_results(const std::vector<const ResultRow*>& a,
       ++comparison.paired;
       if (is_usable(*row_a) && is_usable(*compared.b)) {
         compared.ratio = compared.b->tflops / row_a->tflops;
-        ratios_by_step[row_a->step].push_back(*compared.ratio);
+        ratios_by_step[row_a->subject].push_back(*compared.ratio);
         all_ratios.push_back(*compared.ratio);
       }
     } else {
@@ -86,8 +91,6 @@ Comparison compare_results(const std::vector<const ResultRow*>& a,
   comparison.geometric_mean_ratio = geometric_mean(all_ratios);
   for (const auto& [step, ratios] : ratios_by_step)
     comparison.per_step.push_back({step, *geometric_mean(ratios), static_cast<int>(ratios.size())});
-  std::sort(comparison.per_step.begin(), comparison.per_step.end(),
-            [](const StepRatio& x, const StepRatio& y) { return step_less(x.step, y.step); });
   return comparison;
 }
 
@@ -141,12 +144,11 @@ int compare_column(const ComparedRow& x, const ComparedRow& y, CompareColumn col
                    bool& missing_decides, bool& x_first) {
   switch (column) {
     case CompareColumn::step:
-      return step_less(either(x).step, either(y).step) ? -1
-                                                       : step_less(either(y).step, either(x).step);
+      return sign(either(x).subject <=> either(y).subject);
     case CompareColumn::config:
-      return either(x).config.compare(either(y).config);
+      return sign(either(x).config <=> either(y).config);
     case CompareColumn::dtype:
-      return either(x).dtype.compare(either(y).dtype);
+      return sign(either(x).dtype <=> either(y).dtype);
     default:
       break;
   }

@@ -20,14 +20,15 @@ std::string percent(double change, int decimals = 1) {
 std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& rows) {
   // (run, reference, dtype) -> (device, cache, d, B, H, N, seed) -> pass -> row
   using ShapeKey = std::tuple<std::string, std::string, int, int, int, int, std::uint64_t>;
-  std::map<std::tuple<std::string, std::string, std::string>,
+  std::map<std::tuple<std::string, Baseline, DType>,
            std::map<ShapeKey, std::map<int, const ResultRow*>>>
       passes;
   for (const ResultRow* row : rows) {
-    if (!row->is_baseline_or_ceiling() || !row->reference_pass || row->status != "ok" ||
-        row->verdict == "fail" || !(row->median_ms > 0))
+    const auto baseline = row->subject.which_baseline();
+    if (!baseline || !row->dtype || !row->reference_pass || !row->status.ok() ||
+        row->verdict == Verdict::fail || !(row->median_ms > 0))
       continue;
-    passes[{run_key(*row), row->step, row->dtype}]
+    passes[{run_key(*row), *baseline, *row->dtype}]
           [{row->device, row->cache_mode, row->d_head, row->batch, row->heads, row->seq_len,
             row->input_seed}][*row->reference_pass] = row;
   }
@@ -79,9 +80,10 @@ std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& r
 }
 
 std::string describe_drift(const BaselineDrift& drift) {
-  std::string text = drift.baseline + " " + drift.dtype + ": time " + percent(drift.time_min) +
-                     " .. " + percent(drift.time_max) + " % (median " + percent(drift.time_median) +
-                     " %) over " + std::to_string(drift.points.size()) + " N";
+  std::string text =
+      std::string(baseline_key(drift.baseline)) + " " + std::string(dtype_lower_name(drift.dtype)) +
+      ": time " + percent(drift.time_min) + " .. " + percent(drift.time_max) + " % (median " +
+      percent(drift.time_median) + " %) over " + std::to_string(drift.points.size()) + " N";
   if (drift.cycles_min)
     // Cycle counts move by hundredths of a percent when only the clock moved.
     text +=

@@ -14,6 +14,7 @@
 #include "kernels/common/config.hpp"
 #include "kernels/common/reference.hpp"
 #include "kernels/common/registry.hpp"
+#include "profiling/results/results.hpp"
 #include "profiling/timing.hpp"
 
 namespace flashscope {
@@ -100,7 +101,7 @@ std::vector<std::string> sweep_metric_names(const SweepOptions& options);
 std::vector<std::string> extra_metric_columns(const SweepOptions& options);
 
 struct MeasurementItem {
-  std::string step;                    // "7", or a reference name ("fa2", "cudnn")
+  RowSubject subject;                  // a step's kernel or a baseline
   std::optional<KernelConfig> config;  // kernels only
   DType dtype = DType::FP16;
   AttentionShape shape;
@@ -117,8 +118,8 @@ struct MeasurementItem {
 // A plan cell's identity, the same text on every host and in every build:
 // "step|config short form|dtype|d_head|batch|heads|seq_len" (config empty for references). Both
 // passes of a reference are one cell: they belong to the same shard.
-std::string plan_cell_key(const std::string& step, const std::string& config,
-                          const std::string& dtype, const AttentionShape& shape);
+std::string plan_cell_key(const RowSubject& subject, const std::optional<KernelConfig>& config,
+                          std::optional<DType> dtype, const AttentionShape& shape);
 std::string plan_cell_key(const MeasurementItem& item);
 
 // The shard (0..count-1) that owns a cell: a 64-bit hash of plan_cell_key, so a cell's shard
