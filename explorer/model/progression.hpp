@@ -28,7 +28,7 @@ struct StepValue {
   RowSubject subject;                  // a step's kernel or a baseline
   std::optional<KernelConfig> config;  // none for baselines
   std::string config_text() const { return config ? to_short_form(*config) : std::string(); }
-  double tflops = 0;                   // at N, or the harmonic mean over `rows`
+  double tflops = 0;              // at N, or the harmonic mean over `rows`
   std::optional<double> percent;  // of the query's reference by time (harmonic mean of per-N %)
   std::optional<double> percent_cycles;  // the same by cycles (PercentBasis::cycles)
   std::optional<double> percent_by(PercentBasis basis) const {
