@@ -127,6 +127,13 @@ std::vector<int> steps_supporting_d_head(int d_head) {
   return out;
 }
 
+std::vector<int> steps_supporting_causal() {
+  std::vector<int> out;
+  for (const StepDescriptor& step : versions::kAll)
+    if (step.causal) out.push_back(step.number);
+  return out;
+}
+
 std::string d_head_support_text() {
   std::set<int> d_heads;
   for (const StepDescriptor& step : versions::kAll)

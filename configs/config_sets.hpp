@@ -66,6 +66,8 @@ KernelConfig headline_config(int step, int d_head);
 
 // The steps whose descriptor declares head dimension `d_head`, in order.
 std::vector<int> steps_supporting_d_head(int d_head);
+// The steps whose descriptor sets `.causal` (they run the causal mask), in order.
+std::vector<int> steps_supporting_causal();
 // "step 22", "steps 22, 23", or "no step" for messages.
 std::string step_list_text(const std::vector<int>& steps);
 // "d_head 128 on steps 1-22; 64 on step 22; ..." for help texts, from the descriptors.

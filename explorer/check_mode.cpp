@@ -40,6 +40,11 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
                        " (default: --config's d_head, else 128; without --config, the step's "
                        "progression config at that d_head)")
       ->capture_default_str();
+  check->add_flag("--causal", cli.causal,
+                  "Check the causal problem (query i attends to keys j <= i) against the "
+                  "references with the mask; causal attention runs on " +
+                      configs::step_list_text(configs::steps_supporting_causal()) +
+                      ", another step is refused naming them");
   check->add_option("--seed", cli.seed,
                     "Input seed (default: fresh, printed); a sweep row's input_seed reproduces "
                     "that row's inputs at its shape");
@@ -88,7 +93,7 @@ CheckRequest check_request_from_cli(const CheckCli& cli) {
       problems.add(std::string(option) + ": " + std::to_string(value) + " is not positive");
       shape_valid = false;
     }
-  request.shape = AttentionShape{cli.batch, cli.seq_len, cli.heads, d_head};
+  request.shape = AttentionShape{cli.batch, cli.seq_len, cli.heads, d_head, cli.causal};
   if (cli.seed) {
     request.seed = *cli.seed;
   } else {
@@ -154,10 +159,10 @@ int run_check_mode(const CheckCli& cli) {
   const CorrectnessVerdict& verdict = report.verdict;
   std::cout << "step " << report.kernel->step << " " << to_short_form(report.kernel->config)
             << "\n  shape B=" << s.batch << " N=" << s.seq_len << " H=" << s.heads
-            << " d=" << s.d_head << " " << dtype_lower_name(report.dtype) << ", inputs N(0, "
-            << cli.input_scale << "²), seed " << report.seed
-            << "\n  §1.4: " << (verdict.passed ? "PASS" : "FAIL") << "  " << verdict.summary()
-            << "\n"
+            << " d=" << s.d_head << (s.causal ? " causal" : "") << " "
+            << dtype_lower_name(report.dtype) << ", inputs N(0, " << cli.input_scale << "²), seed "
+            << report.seed << "\n  §1.4: " << (verdict.passed ? "PASS" : "FAIL") << "  "
+            << verdict.summary() << "\n"
             << std::setprecision(4)
             << "  vs fp32 reference: max |O - R_32| = " << verdict.vs_fp32.max_abs
             << ", mean = " << verdict.vs_fp32.mean_abs

@@ -20,6 +20,7 @@ struct CheckCli {
   int seq_len = 2048;
   int heads = 16;
   std::optional<int> d_head;  // default: --config's d_head, else 128
+  bool causal = false;        // --causal: the causal problem, the references with the mask
   std::optional<std::uint64_t> seed;
   float input_scale = 1.0f;
   std::string dump_dir;

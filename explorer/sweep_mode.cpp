@@ -129,6 +129,14 @@ void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
                                   "run a listed d_head is skipped with a note (" +
                                       configs::d_head_support_text() + ")")
                        ->capture_default_str());
+  selection_option(
+      app.add_option("--causal", cli.causal,
+                     "The mask axis: 0 (no mask), 1 (causal: query i attends to keys j <= i) or "
+                     "0,1 for both workloads; each is its own set of units, references and pct_* "
+                     "baselines; a step without the mask is skipped at 1 with a note (causal "
+                     "attention runs on " +
+                         configs::step_list_text(configs::steps_supporting_causal()) + ")")
+          ->capture_default_str());
   selection_option(app.add_option("--batch", cli.batch,
                                   "Batch size for every N (default: the seed's table, min(16, "
                                   "65536 / N): 16,16,16,16,8,4 for N = 512..16384)"));
@@ -275,6 +283,16 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
              options.d_heads.end())
       options.d_heads.push_back(value);
   }
+  options.causal.clear();
+  for (const std::string& item : split_list(cli.causal)) {
+    if (item != "0" && item != "1") {
+      fail("--causal", "'" + item + "' is not a mask value: 0 (no mask) or 1 (causal), e.g. 0,1");
+      continue;
+    }
+    const int mask = item == "1" ? 1 : 0;
+    if (std::find(options.causal.begin(), options.causal.end(), mask) == options.causal.end())
+      options.causal.push_back(mask);
+  }
   options.batch = cli.batch;
   options.heads = cli.heads;
   options.timing.timed_runs = cli.runs;
@@ -356,6 +374,10 @@ std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, int
   for (const int d_head : options.d_heads)
     d_heads.push_back(std::to_string(d_head));
   add("--d-heads", join(d_heads));
+  std::vector<std::string> masks;
+  for (const int mask : options.causal)
+    masks.push_back(std::to_string(mask));
+  add("--causal", join(masks));
   if (options.batch) add("--batch", std::to_string(*options.batch));
   add("--heads", std::to_string(options.heads));
   add("--runs", std::to_string(options.timing.timed_runs));

@@ -22,6 +22,7 @@ struct SweepCli {
   std::string seq_lens = "512,1024,2048,4096,8192,16384";
   std::string dtypes = "fp16,bf16";
   std::string d_heads = "128";
+  std::string causal = "0";  // the mask axis: 0, 1 or 0,1
   std::optional<int> batch;
   int heads = 16;
   int runs = 30;
@@ -50,9 +51,9 @@ struct SweepCli {
 void add_sweep_options(CLI::App& app, SweepCli& cli);
 
 // Adds the options that choose what a sweep measures (--set, --config, --steps, --seq-lens,
-// --dtypes, --d-heads, --batch, --heads, --reference, --no-reference-repeat) to `app`, each needing
-// `needs` (unless null) when it is given, in option group `group`. `explorer merge` uses them to
-// name the plan it checks coverage against.
+// --dtypes, --d-heads, --causal, --batch, --heads, --reference, --no-reference-repeat) to `app`,
+// each needing `needs` (unless null) when it is given, in option group `group`. `explorer merge`
+// uses them to name the plan it checks coverage against.
 void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
                            const std::string& group);
 

@@ -99,7 +99,9 @@ void validate_request_shape(const KernelEntry& entry, const AttentionShape& shap
   const int compute_capability = entry.exact_compute_capability != 0
                                      ? entry.exact_compute_capability
                                      : kLowestSupportedComputeCapability;
-  validate_launch(entry, {view, view, view, view}, compute_capability);
+  // The mask too: a causal request to a step without it is refused here, naming the steps that
+  // have it.
+  validate_launch(entry, {view, view, view, view, shape.causal}, compute_capability);
 }
 
 CheckReport run_check(const CheckRequest& request) {
@@ -120,7 +122,8 @@ CheckReport run_check(const CheckRequest& request) {
   const auto view = [&](const void* data) {
     return TensorView{data, report.dtype, MemoryLocation::device, dims, contiguous_strides(dims)};
   };
-  const AttentionTensors tensors{view(q.get()), view(k.get()), view(v.get()), view(o.get())};
+  const AttentionTensors tensors{view(q.get()), view(k.get()), view(v.get()), view(o.get()),
+                                 shape.causal};
   validate_launch(entry, tensors, device.compute_capability, request.device);
 
   // Same derivation as the sweep (and tests/support): Q, K, V seeds 3s, 3s+1, 3s+2.

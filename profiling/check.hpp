@@ -15,9 +15,11 @@ namespace flashscope {
 
 struct CheckRequest {
   int step = 0;
-  std::optional<KernelConfig> config;       // default: the step's built config for `dtype`
-  std::optional<DType> dtype;               // default: the config's, else fp16
-  AttentionShape shape{16, 2048, 16, 128};  // the seed's unit-test shape (spec §1.2)
+  std::optional<KernelConfig> config;  // default: the step's built config for `dtype`
+  std::optional<DType> dtype;          // default: the config's, else fp16
+  // The seed's unit-test shape (spec §1.2); shape.causal: the causal problem (`--causal`),
+  // checked against the references with the mask.
+  AttentionShape shape{16, 2048, 16, 128};
   std::uint64_t seed = 0;
   float input_scale = 1.0f;  // inputs ~ N(0, input_scale²)
   std::string dump_dir;      // empty: no dump

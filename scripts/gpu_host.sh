@@ -28,7 +28,8 @@
 # broken driver fails the GPU tests instead of skipping them, and lists every skipped test with
 # its reason; a GPU test skipped for want of a device fails the script.
 # Stages: build (always), check (explorer check on every built kernel of --check-steps, default
-# all, both dtypes, at B=2 N=1024 H=16, each in its own process under a 30 s timeout: a hang or
+# all, both dtypes, at B=2 N=1024 H=16, with and without the causal mask where the kernel has it,
+# each in its own process under a 30 s timeout: a hang or
 # fault is reported for that kernel and test_kernels_gpu is then skipped with the reason instead
 # of hanging), test (ctest: host + GPU tests), python (the Python module's pytest suite,
 # tests/python, with the interpreter the build found: every built kernel against PyTorch SDPA,
@@ -40,7 +41,7 @@
 # --lock-sm-clock), counters (the hardware counters of docs/versions' profiles for every step's
 # configs at N = 4096: counters.csv, read by `explorer report` as counters-NN blocks), sanitize
 # (compute-sanitizer memcheck + racecheck at a small shape on each step's fp16 progression
-# config and picks, plus synccheck on the Hopper steps 17+), sass (a build of its own for sm_80
+# config and picks, with and without the causal mask where the kernel has it, plus synccheck on the Hopper steps 17+), sass (a build of its own for sm_80
 # and sm_90a with the CUDA 13 cuobjdump: the SASS artifact of every step's picks, exported to
 # LOG_DIR/results/<gpu>/sass with a raw cuobjdump sample and checked by test_sass_artifact;
 # commit it as results/<gpu>/sass), peak (explorer peak: the device's mma.sync, wgmma and HBM
@@ -162,10 +163,15 @@ if has_stage check; then
   declare -A CHECK_COUNT=([pass]=0 [fail]=0 [timeout]=0 [error]=0)
   while read -r step config; do
     if [[ -n $CHECK_STEPS ]] && ! in_step_list "$step" "$CHECK_STEPS"; then continue; fi
-    for seq_len in 1024; do
+    # Kernels with the causal mask (steps 23+) are checked with it too; the others refuse it
+    # ("has no causal mask"), which is not a failure.
+    for mask in "" --causal; do
+      seq_len=1024
       rc=0
-      timeout 30 "$EXPLORER" check --step "$step" --config "$config" --batch 2 --heads 16 \
-        --seq-len "$seq_len" >> "$LOG_DIR/check.log" 2>&1 || rc=$?
+      out=$(timeout 30 "$EXPLORER" check --step "$step" --config "$config" --batch 2 --heads 16 \
+        --seq-len "$seq_len" $mask 2>&1) || rc=$?
+      echo "$out" >> "$LOG_DIR/check.log"
+      if [[ -n $mask && $rc -eq 2 && $out == *"has no causal mask"* ]]; then continue; fi
       case $rc in
         0) verdict=pass ;;
         1) verdict=fail ;;
@@ -173,7 +179,7 @@ if has_stage check; then
         *) verdict=error ;;
       esac
       CHECK_COUNT[$verdict]=$((CHECK_COUNT[$verdict] + 1))
-      echo "check $verdict (rc $rc): step $step N=$seq_len $config" | tee -a "$LOG_DIR/check.log" >> "$LOG_DIR/summary.txt"
+      echo "check $verdict (rc $rc): step $step N=$seq_len $config${mask:+ causal}" | tee -a "$LOG_DIR/check.log" >> "$LOG_DIR/summary.txt"
       [[ $verdict == pass ]] || STATUS=1
     done
   done < <("$EXPLORER" --list)
@@ -282,6 +288,17 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
           --config "$config" --batch 1 --heads "$heads" --seq-len 256 >> "$LOG_DIR/sanitizer.log" 2>&1; then
         echo "SANITIZER FAILURE: $tool step $step $config" | tee -a "$LOG_DIR/summary.txt"
         STATUS=1
+      fi
+      # A kernel with the causal mask is sanitized with it too (at N = 384: three query blocks,
+      # so the diagonal, the skipped blocks and the unmasked ones all occur).
+      if ! "$EXPLORER" check --step "$step" --config "$config" --batch 1 --heads "$heads" \
+          --seq-len 128 --causal 2>&1 | grep -q "has no causal mask"; then
+        echo "=== $tool step $step $config causal" >> "$LOG_DIR/sanitizer.log"
+        if ! compute-sanitizer --tool "$tool" --error-exitcode 9 "$EXPLORER" check --step "$step" \
+            --config "$config" --batch 1 --heads "$heads" --seq-len 384 --causal >> "$LOG_DIR/sanitizer.log" 2>&1; then
+          echo "SANITIZER FAILURE: $tool step $step $config causal" | tee -a "$LOG_DIR/summary.txt"
+          STATUS=1
+        fi
       fi
     done
   done < <("$EXPLORER" --list-picks | grep -E "^[0-9]+ \(FP16, " | while read -r step config; do

@@ -104,6 +104,7 @@ void AutotuneView::draw(ExplorerState& state) {
   string_combo("##autotune_dtype", query_.dtype, set.dtypes(), "all");
   ImGui::SameLine();
   d_head_controls(state);
+  workload_controls(state);
   ImGui::SetNextItemWidth(130);
   seq_len_combo("##autotune_n", query_.seq_len, set.seq_lens(query_.dtype), "every N");
   ImGui::SameLine();

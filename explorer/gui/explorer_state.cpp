@@ -142,6 +142,7 @@ const std::vector<std::string>& ExplorerState::devices() {
     gpus_ = device_units(of_model);
     runs_ = distinct_runs(files_);
     d_heads_ = distinct_d_heads(files_);
+    workloads_ = distinct_workloads(files_);
     distinct_generation_ = generation_;
   }
   return devices_;
@@ -162,6 +163,18 @@ const std::vector<int>& ExplorerState::d_heads() {
   return d_heads_;
 }
 
+const std::vector<bool>& ExplorerState::workloads() {
+  devices();  // refreshes all of them
+  return workloads_;
+}
+
+void ExplorerState::set_causal(bool causal) {
+  if (filter_.causal == causal) return;
+  filter_.causal = causal;
+  changed();
+  repair_selection();
+}
+
 void ExplorerState::set_d_head(int d_head) {
   if (d_head == filter_.d_head) return;
   filter_.d_head = d_head;
@@ -176,7 +189,8 @@ const std::vector<std::string>& ExplorerState::cache_modes() {
 
 void ExplorerState::set_filter(RowFilter filter) {
   if (filter.device == filter_.device && filter.cache_mode == filter_.cache_mode &&
-      filter.gpu == filter_.gpu && filter.run == filter_.run && filter.d_head == filter_.d_head)
+      filter.gpu == filter_.gpu && filter.run == filter_.run && filter.d_head == filter_.d_head &&
+      filter.causal == filter_.causal)
     return;
   filter_ = std::move(filter);
   filter_chosen_ = true;
@@ -190,6 +204,13 @@ void ExplorerState::repair_selection() {
   if (!present.empty() &&
       std::find(present.begin(), present.end(), filter_.d_head) == present.end()) {
     filter_.d_head = default_d_head(present);
+    changed();
+  }
+  // One workload at a time, the same way: the non-causal one when present.
+  const std::vector<bool> workloads = distinct_workloads(files_);
+  if (!workloads.empty() && (!filter_.causal || std::find(workloads.begin(), workloads.end(),
+                                                          *filter_.causal) == workloads.end())) {
+    filter_.causal = workloads.front();
     changed();
   }
   const RowSet& set = rows();

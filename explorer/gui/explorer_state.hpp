@@ -65,6 +65,10 @@ class ExplorerState {
   // present), so no view mixes rows of different d_head.
   const std::vector<int>& d_heads();
   void set_d_head(int d_head);
+  // The workloads of the shown files' rows (false: no mask, true: causal); the filter always
+  // holds one of them (the non-causal one when present), so no view mixes the two problems.
+  const std::vector<bool>& workloads();
+  void set_causal(bool causal);
 
   const RowFilter& filter() const { return filter_; }
   void set_filter(RowFilter filter);
@@ -86,6 +90,8 @@ class ExplorerState {
   // A view's d_head selector asks for another head dimension; the app applies it (set_d_head)
   // at the start of the next frame, so no view's row pointers change under it mid-frame.
   std::optional<int> requested_d_head;
+  // The same for the workload toggle ("non-causal / causal").
+  std::optional<bool> requested_causal;
 
   // The SASS the views show (the build's artifact, else the shipped one; set once at start).
   sass::SassLibrary sass;
@@ -106,6 +112,7 @@ class ExplorerState {
   std::vector<std::string> cache_modes_;
   std::vector<DeviceUnit> gpus_;
   std::vector<int> d_heads_;
+  std::vector<bool> workloads_;
   std::vector<RunChoice> runs_;
 };
 

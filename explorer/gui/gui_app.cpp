@@ -267,6 +267,10 @@ class ExplorerWindow {
       state_.set_d_head(*state_.requested_d_head);
       state_.requested_d_head.reset();
     }
+    if (state_.requested_causal) {
+      state_.set_causal(*state_.requested_causal);
+      state_.requested_causal.reset();
+    }
     run_panel_.stream_rows(state_);
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);

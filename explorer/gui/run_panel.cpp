@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "configs/config_sets.hpp"
 #include "explorer/gui/views.hpp"
 #include "kernels/versions/steps.hpp"
 
@@ -84,6 +85,9 @@ SweepRequest RunPanel::request() const {
   request.d_heads.clear();
   for (const auto& [d_head, chosen] : d_heads_)
     if (chosen) request.d_heads.push_back(d_head);
+  request.causal.clear();
+  if (non_causal_) request.causal.push_back(0);
+  if (causal_) request.causal.push_back(1);
   request.include_baselines = baselines_;
   return request;
 }
@@ -100,11 +104,12 @@ void RunPanel::refresh_preview() {
   every_step.include_baselines = false;
   if (every_step.seq_lens.empty()) every_step.seq_lens = {4096};
   if (every_step.dtypes.empty()) every_step.dtypes = {"fp16"};
-  every_step_ = planner_->preview(every_step);
   if (every_step.d_heads.empty()) every_step.d_heads = {128};
+  if (every_step.causal.empty()) every_step.causal = {0};
+  every_step_ = planner_->preview(every_step);
   chosen_ = wanted.steps.empty() || wanted.seq_lens.empty() || wanted.dtypes.empty() ||
-                    wanted.d_heads.empty()
-                ? SweepPreview{{}, 0, {}, "choose at least one step, N, dtype and d_head"}
+                    wanted.d_heads.empty() || wanted.causal.empty()
+                ? SweepPreview{{}, 0, {}, "choose at least one step, N, dtype, d_head and workload"}
                 : planner_->preview(wanted);
 }
 
@@ -233,6 +238,13 @@ void RunPanel::draw(ExplorerState& state) {
       ImGui::SameLine();
       ImGui::Checkbox((std::to_string(d_head) + "##d_head").c_str(), &chosen);
     }
+  }
+  if (!configs::steps_supporting_causal().empty()) {
+    ImGui::TextUnformatted("workload");
+    ImGui::SameLine();
+    ImGui::Checkbox("non-causal", &non_causal_);
+    ImGui::SameLine();
+    ImGui::Checkbox("causal", &causal_);
   }
   ImGui::EndDisabled();
 

@@ -31,6 +31,7 @@ SweepOptions sweep_options_for(const SweepRequest& request) {
     options.dtypes.push_back(*dtype);
   }
   options.d_heads = request.d_heads;
+  options.causal = request.causal;
   if (!request.include_baselines) options.baselines.clear();
   return options;
 }

@@ -232,6 +232,10 @@ class RunPanel {
   // The head dimensions to measure, and whether each is ticked (128 alone by default); shown
   // when the build has kernels at more than one.
   std::vector<std::pair<int, bool>> d_heads_;
+  // The workloads to measure: non-causal ticked, causal not; shown when a step's descriptor has
+  // the mask (`.causal`).
+  bool non_causal_ = true;
+  bool causal_ = false;
   bool baselines_ = true;
   // The plans of the chosen set over every step (the per-step counts) and of the request.
   std::optional<SweepRequest> previewed_;

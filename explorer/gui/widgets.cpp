@@ -125,6 +125,24 @@ void d_head_controls(ExplorerState& state) {
   ImGui::SameLine();
 }
 
+void workload_controls(ExplorerState& state) {
+  // A causal row is another problem than the same shape without the mask (half the FLOP, its
+  // own references): one workload at a time, chosen here when the shown files hold both.
+  const std::vector<bool>& workloads = state.workloads();
+  if (workloads.size() < 2) return;
+  ImGui::TextUnformatted("workload");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(110);
+  const bool current = state.filter().causal.value_or(false);
+  if (ImGui::BeginCombo("##workload", std::string(workload_label(current)).c_str())) {
+    for (const bool causal : workloads)
+      if (ImGui::Selectable(std::string(workload_label(causal)).c_str(), causal == current))
+        state.requested_causal = causal;  // applied before the next frame's views
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+}
+
 void selection_controls(ExplorerState& state) {
   const RowSet& set = state.rows();
   Selection& selection = state.selection;
@@ -134,6 +152,7 @@ void selection_controls(ExplorerState& state) {
   string_combo("##dtype", selection.dtype, set.dtypes());
   ImGui::SameLine();
   d_head_controls(state);
+  workload_controls(state);
   ImGui::SetNextItemWidth(190);
   seq_len_combo("##N", selection.seq_len, set.seq_lens(selection.dtype), "harmonic mean over N");
   ImGui::SameLine();
@@ -196,7 +215,7 @@ void row_details(const RowSet& set, const ResultRow& row) {
     if (const auto pipe = numeric_field(set, row, Field::tensor_pipe_pct))
       line("tensor pipe", format_field(set, row, Field::tensor_pipe_pct) + " % active");
     line("shape", "B=" + std::to_string(row.batch) + " H=" + std::to_string(row.heads) +
-                      " d=" + std::to_string(row.d_head));
+                      " d=" + std::to_string(row.d_head) + (row.causal ? " causal" : ""));
     line("verdict",
          std::string(verdict_name(row.verdict)) +
              (row.max_error ? "  (max error " + format_field(set, row, Field::max_error) + ")"

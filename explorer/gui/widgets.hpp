@@ -50,6 +50,9 @@ void value_mode_controls(Selection& selection);
 // "d_head [64]": the head dimension every view shows, when the shown files hold several (then
 // followed by SameLine); nothing otherwise.
 void d_head_controls(ExplorerState& state);
+// "workload [non-causal]": the workload every view shows, when the shown files hold causal and
+// non-causal rows (then followed by SameLine); nothing otherwise.
+void workload_controls(ExplorerState& state);
 
 // The body of a tooltip describing one measured row.
 void row_details(const RowSet& set, const ResultRow& row);

@@ -24,19 +24,22 @@ struct AutotuneQuery {
   int step = 0;                // a step number; 0 before a view picked one
   std::string dtype;           // empty: every dtype
   std::optional<int> seq_len;  // nullopt: every N
+  std::optional<bool> causal;  // nullopt: both workloads (each still has its own fastest)
   bool operator==(const AutotuneQuery&) const = default;
 };
 
 struct AutotunePoint {
   const ResultRow* row = nullptr;
   std::optional<BlockShape> shape;
-  bool fastest_at_seq_len = false;  // the fastest usable row of its (dtype, N)
+  bool fastest_at_seq_len = false;  // the fastest usable row of its (dtype, workload, N)
 };
 
 struct AutotuneModel {
-  std::vector<AutotunePoint> points;      // every row of the step that passes the query
-  std::vector<BlockShape> shapes;         // distinct shapes, ascending: the colour legend
-  std::vector<const ResultRow*> fastest;  // one per (dtype, N), ascending dtype then N
+  std::vector<AutotunePoint> points;  // every row of the step that passes the query
+  std::vector<BlockShape> shapes;     // distinct shapes, ascending: the colour legend
+  // One per (dtype, workload, N), ascending dtype, then non-causal before causal, then N: a
+  // causal row never competes with one without the mask.
+  std::vector<const ResultRow*> fastest;
 
   // Index into `shapes` for colouring; shapes.size() for "other" (a row without a config).
   std::size_t shape_index(const std::optional<BlockShape>& shape) const;

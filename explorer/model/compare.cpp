@@ -15,12 +15,15 @@ namespace {
 
 // A reference measured twice at a shape (before and after the kernels) is two measurements;
 // a file from before the passes existed has pass 1 only.
+// The workload is part of the key: a causal row is compared with the causal row of the other file
+// only.
 using MeasurementKey = std::tuple<RowSubject, std::optional<KernelConfig>, std::optional<DType>,
-                                  int, int, int, int, int>;
+                                  int, int, int, int, bool, int>;
 
 MeasurementKey key_of(const ResultRow& row) {
   const int pass = row.is_baseline_or_ceiling() ? row.reference_pass.value_or(1) : 0;
-  return {row.subject, row.config, row.dtype, row.d_head, row.batch, row.heads, row.seq_len, pass};
+  return {row.subject, row.config,  row.dtype,  row.d_head, row.batch,
+          row.heads,   row.seq_len, row.causal, pass};
 }
 
 int sign(std::partial_ordering order) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/common/config.hpp"
+#include "kernels/common/reference.hpp"
 
 namespace flashscope::explorer {
 
@@ -12,7 +13,9 @@ std::optional<double> arithmetic_intensity(const ResultRow& row) {
   if (read == row.extra_metrics.end() || write == row.extra_metrics.end()) return std::nullopt;
   const double bytes = read->second + write->second;
   if (!(bytes > 0)) return std::nullopt;
-  return matmul_flops(row.batch, row.heads, row.seq_len, row.d_head) / bytes;
+  // The row's own workload: a causal row did half the FLOP.
+  return matmul_flops(AttentionShape{row.batch, row.seq_len, row.heads, row.d_head, row.causal}) /
+         bytes;
 }
 
 Roofline build_roofline(const Progression& progression, const Ceilings& ceilings,

@@ -53,7 +53,8 @@ std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
           (row.is_ceiling() ||
            (accepts(filter.cache_mode, row.cache_mode) && gpu_matches(row, filter.gpu) &&
             (filter.run.empty() || filter.run == run_key(row)) &&
-            (filter.d_head == 0 || filter.d_head == row.d_head))))
+            (filter.d_head == 0 || filter.d_head == row.d_head) &&
+            (!filter.causal || *filter.causal == row.causal))))
         rows.push_back(&row);
   }
   return rows;
@@ -90,6 +91,19 @@ int default_d_head(const std::vector<int>& d_heads) {
   return d_heads.front();
 }
 
+std::vector<bool> distinct_workloads(const std::vector<ResultFile>& files) {
+  std::set<bool> workloads;
+  for (const ResultFile& file : files)
+    if (file.shown)
+      for (const ResultRow& row : file.rows)
+        if (!row.is_ceiling()) workloads.insert(row.causal);
+  return {workloads.begin(), workloads.end()};
+}
+
+std::string_view workload_label(bool causal) {
+  return causal ? "causal" : "non-causal";
+}
+
 std::vector<RunChoice> distinct_runs(const std::vector<ResultFile>& files) {
   std::map<std::string, RunChoice> runs;
   for (const ResultFile& file : files)
@@ -109,7 +123,7 @@ std::vector<RunChoice> distinct_runs(const std::vector<ResultFile>& files) {
 }
 
 RowSet::ShapeKey RowSet::shape_of(const ResultRow& row) {
-  return {run_key(row), row.dtype, row.d_head, row.batch, row.heads, row.seq_len};
+  return {run_key(row), row.dtype, row.d_head, row.batch, row.heads, row.seq_len, row.causal};
 }
 
 RowSet::RowSet(std::vector<const ResultRow*> rows) {

@@ -47,6 +47,10 @@ struct RowFilter {
   // view that aggregates (progression, autotune, reports) must show one d_head at a time, so
   // the GUI always sets it (ExplorerState picks 128 when present) and the reports split by it.
   int d_head = 0;
+  // One workload, or nullopt for both. A causal row and a row without the mask are different
+  // problems (half the FLOP, other outputs): like d_head, the GUI always sets it (ExplorerState
+  // picks the non-causal workload when present) and the reports split by it.
+  std::optional<bool> causal;
 };
 
 std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
@@ -60,6 +64,10 @@ std::vector<int> distinct_d_heads(const std::vector<ResultFile>& files);
 // The d_head a view starts with: 128 (every step runs it) when present, else the smallest; 0 when
 // `d_heads` is empty.
 int default_d_head(const std::vector<int>& d_heads);
+// The workloads of the shown files' measured rows: false (no mask) before true (causal).
+std::vector<bool> distinct_workloads(const std::vector<ResultFile>& files);
+// "non-causal" or "causal", for labels and messages.
+std::string_view workload_label(bool causal);
 
 struct RunChoice {
   std::string key;    // run_key()
@@ -99,8 +107,8 @@ class RowSet {
   const std::vector<int>& steps() const { return steps_; }            // numbered steps, ascending
 
  private:
-  // run, dtype, d_head, B, H, N
-  using ShapeKey = std::tuple<std::string, std::optional<DType>, int, int, int, int>;
+  // run, dtype, d_head, B, H, N, causal: a causal row pairs with the causal references only
+  using ShapeKey = std::tuple<std::string, std::optional<DType>, int, int, int, int, bool>;
   static ShapeKey shape_of(const ResultRow& row);
 
   std::vector<const ResultRow*> rows_;

@@ -26,6 +26,7 @@ struct SweepRequest {
   std::vector<int> seq_lens;         // N values
   std::vector<std::string> dtypes;   // "fp16", "bf16"
   std::vector<int> d_heads = {128};  // each config at its own d_head (explorer --csv --d-heads)
+  std::vector<int> causal = {0};     // the mask axis, 0 and/or 1 (explorer --csv --causal)
   bool include_baselines = true;     // also measure FA2 and cuDNN at each (dtype, N)
   bool operator==(const SweepRequest&) const = default;
 };

@@ -240,7 +240,7 @@ std::string step_list_text(const std::vector<int>& steps) {
   return text.empty() ? "none" : text;
 }
 
-std::vector<int> steps_supporting_causal() {
+std::vector<int> built_steps_with_causal() {
   std::vector<int> steps;
   for (const KernelEntry* entry : built_kernels().entries())
     if (entry->supports_causal && (steps.empty() || steps.back() != entry->step))
@@ -248,23 +248,22 @@ std::vector<int> steps_supporting_causal() {
   return steps;
 }
 
-// ValueError unless `entry` (or, with no entry yet, `step`, or any step) applies a causal mask.
+// ValueError unless `entry` (or, with no entry yet, `step`, or any built step) applies the causal
+// mask. A named step without it gets launch validation's message (unsupported_causal_message),
+// the one `explorer check --causal` and a causal sweep give.
 void require_causal_support(std::optional<int> step, const KernelEntry* entry) {
-  const std::vector<int> causal_steps = steps_supporting_causal();
+  if (entry && !entry->supports_causal)
+    throw py::value_error("causal=True: " + unsupported_causal_message(entry->step));
+  if (step && !configs::step_descriptor(*step).causal)
+    throw py::value_error("causal=True: " + unsupported_causal_message(*step));
+  const std::vector<int> causal_steps = built_steps_with_causal();
   if (causal_steps.empty())
     throw py::value_error(
-        "causal=True: no step built into this module supports causal attention (the "
-        "progression's kernels are non-causal; a step declares a causal mask through "
-        "KernelEntry::supports_causal); call with causal=False");
-  if (entry && !entry->supports_causal)
-    throw py::value_error(
-        "causal=True: step " + std::to_string(entry->step) + "'s kernel " +
-        to_short_form(entry->config) +
-        " has no causal mask; steps built with one: " + step_list_text(causal_steps));
-  if (step && std::find(causal_steps.begin(), causal_steps.end(), *step) == causal_steps.end())
-    throw py::value_error(
-        "causal=True: step " + std::to_string(*step) +
-        " has no causal mask; steps built with one: " + step_list_text(causal_steps));
+        "causal=True: no step built into this module has the causal mask; causal attention runs "
+        "on " +
+        configs::step_list_text(configs::steps_supporting_causal()) +
+        " (the .causal of kernels/versions/vNN/step.hpp; built steps: " +
+        step_list_text(built_kernels().steps()) + ")");
 }
 
 void require_step_built(int step) {
@@ -280,10 +279,10 @@ void require_step_built(int step) {
         "; see FLASHSCOPE_KERNEL_SET / FLASHSCOPE_STEPS)");
 }
 
-AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays) {
+AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays, bool causal) {
   // Until the output exists, Q stands in for it: every rule about O compares it with Q.
   const TensorView& o = arrays.size() > 3 ? arrays[3].view : arrays[0].view;
-  return {arrays[0].view, arrays[1].view, arrays[2].view, o};
+  return {arrays[0].view, arrays[1].view, arrays[2].view, o, causal};
 }
 
 // The kernel of `step` for the call: the named config, or the step's pick for the GPU.
@@ -335,7 +334,7 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
   if (step) require_step_built(*step);
   if (causal) require_causal_support(step, nullptr);
 
-  const AttentionTensors tensors = attention_tensors(arrays);
+  const AttentionTensors tensors = attention_tensors(arrays, causal);
   if (step && config) {
     // The rules of launch validation that do not depend on the device, for the lowest GPU the
     // kernel was compiled for; the device itself is checked below.
@@ -590,12 +589,9 @@ ForwardResult forward(const py::object& q, const py::object& k, const py::object
       throw std::logic_error("the output allocated for this call is on cuda:" +
                              std::to_string(arrays[3].device) + " or read-only");
   }
-  const AttentionTensors tensors = attention_tensors(arrays);
+  // The mask travels in the tensors: make_forward_args sets ForwardArgs::causal from it.
+  const AttentionTensors tensors = attention_tensors(arrays, causal);
   validate_launch(entry, tensors, resolved.gpu.compute_capability, resolved.device);
-  if (causal && entry.supports_causal)
-    throw std::logic_error("step " + std::to_string(entry.step) +
-                           " declares a causal mask, but ForwardArgs carries no mask flag for "
-                           "this module to set; extend both together");
   const ForwardArgs args = make_forward_args(entry, tensors);
 
   ForwardResult result;

@@ -988,21 +988,30 @@ std::map<std::string, std::string> report_blocks(const RowSet& set) {
     if (primary.empty() || measured_rows[device] > measured_rows[primary]) primary = device;
   std::map<std::string, std::string> blocks;
   for (const auto& [device, rows] : rows_by_device) {
-    if (std::string block = d_heads_block(rows); !block.empty()) {
-      blocks["d-heads@" + device_slug(device)] = block;
-      if (device == primary) blocks["d-heads"] = block;
-    }
-    // One head dimension per block: rows of d_head 128 (and the ceilings) give the names the
-    // documents have always used; another d_head adds "-d<d_head>" to every name
-    // ("per-n-22-d64@h100-80gb-hbm3").
-    std::map<int, std::vector<const ResultRow*>> by_d_head;
+    // The two workloads never share a block: the causal rows (half the FLOP, their own
+    // references) give every block again with "-causal" appended to its name.
+    std::map<bool, std::vector<const ResultRow*>> by_workload;
     for (const ResultRow* row : rows)
-      by_d_head[row->is_ceiling() ? kReportDHead : row->d_head].push_back(row);
-    for (const auto& [d_head, head_rows] : by_d_head) {
-      const std::string suffix = d_head == kReportDHead ? "" : "-d" + std::to_string(d_head);
-      for (const auto& [name, text] : device_blocks(RowSet(head_rows))) {
-        blocks[name + suffix + "@" + device_slug(device)] = text;
-        if (device == primary) blocks[name + suffix] = text;
+      by_workload[!row->is_ceiling() && row->causal].push_back(row);
+    for (const auto& [causal, workload_rows] : by_workload) {
+      const std::string workload = causal ? "-causal" : "";
+      if (std::string block = d_heads_block(workload_rows); !block.empty()) {
+        blocks["d-heads" + workload + "@" + device_slug(device)] = block;
+        if (device == primary) blocks["d-heads" + workload] = block;
+      }
+      // One head dimension per block: rows of d_head 128 (and the ceilings) give the names the
+      // documents have always used; another d_head adds "-d<d_head>" to every name
+      // ("per-n-22-d64@h100-80gb-hbm3", "per-n-23-d64-causal").
+      std::map<int, std::vector<const ResultRow*>> by_d_head;
+      for (const ResultRow* row : workload_rows)
+        by_d_head[row->is_ceiling() ? kReportDHead : row->d_head].push_back(row);
+      for (const auto& [d_head, head_rows] : by_d_head) {
+        const std::string suffix =
+            (d_head == kReportDHead ? "" : "-d" + std::to_string(d_head)) + workload;
+        for (const auto& [name, text] : device_blocks(RowSet(head_rows))) {
+          blocks[name + suffix + "@" + device_slug(device)] = text;
+          if (device == primary) blocks[name + suffix] = text;
+        }
       }
     }
   }

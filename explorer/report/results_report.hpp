@@ -41,7 +41,9 @@ inline constexpr int kHeadlineSeqLen = 4096;
 //                      step and config, % FA2 and % cuDNN (only when the rows hold several d_head)
 // Each block but `dataset` and `d-heads` is made from rows of one head dimension: d_head 128 under
 // the names above, another d_head with "-d<d_head>" appended to the name (before any "@<device>"
-// suffix).
+// suffix). And of one workload: rows without the mask under those names, causal rows (ResultRow::
+// causal) with "-causal" appended after any "-d<d_head>" ("per-n-23-causal", "d-heads-causal",
+// "progression-d64-causal@h100-80gb-hbm3"); `dataset` counts both.
 std::map<std::string, std::string> report_blocks(const RowSet& set);
 
 struct BlockUpdate {

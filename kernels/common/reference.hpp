@@ -4,6 +4,7 @@
 //    In `low_precision` mode it rounds S, the normalised P and O to the input dtype (the
 //    "low-precision reference" R_lp); otherwise everything stays fp32 until the final cast
 //    (the "fp32-upcast reference" R_32).
+//  Both apply the causal mask when `shape.causal`: key j > query i gets probability 0.
 //  - check_against_references: err_kernel = max|O - R_lp|, err_ref = max|R_lp - R_32|,
 //    pass iff err_kernel <= 2 * err_ref (and nothing is NaN).
 #pragma once
@@ -31,6 +32,13 @@ struct AttentionShape {
     return static_cast<std::int64_t>(batch) * seq_len * heads * d_head;
   }
 };
+
+// The FLOP of one problem (docs/spec/kernel-progression.md §1.3): matmul_flops and
+// seed_attention_flops (config.hpp) of its shape, halved for the causal workload, whose
+// two GEMMs count 2·b·h·N²·d (the FlashAttention convention: the masked triangle is work not
+// done; the diagonal's N/2 extra scores are not counted). Every TFLOP/s of a causal row uses these.
+double matmul_flops(const AttentionShape& shape);
+double seed_attention_flops(const AttentionShape& shape);
 
 // Inputs and output are contiguous [batch, seq_len, heads, d_head], softmax scale 1/sqrt(d).
 std::vector<double> cpu_attention_fp64(const AttentionShape& shape, const std::vector<double>& q,

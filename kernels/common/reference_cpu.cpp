@@ -6,6 +6,16 @@
 
 namespace flashscope {
 
+double matmul_flops(const AttentionShape& shape) {
+  return (shape.causal ? 0.5 : 1.0) *
+         matmul_flops(shape.batch, shape.heads, shape.seq_len, shape.d_head);
+}
+
+double seed_attention_flops(const AttentionShape& shape) {
+  return (shape.causal ? 0.5 : 1.0) *
+         seed_attention_flops(shape.batch, shape.heads, shape.seq_len, shape.d_head);
+}
+
 std::vector<double> cpu_attention_fp64(const AttentionShape& shape, const std::vector<double>& q,
                                        const std::vector<double>& k, const std::vector<double>& v) {
   const auto count = static_cast<std::size_t>(shape.elements());
@@ -25,9 +35,12 @@ std::vector<double> cpu_attention_fp64(const AttentionShape& shape, const std::v
   for (int b = 0; b < shape.batch; ++b) {
     for (int h = 0; h < shape.heads; ++h) {
       for (int i = 0; i < n; ++i) {
+        // The causal mask gives keys j > i probability 0; Q and K have one length, so the
+        // bottom-right aligned mask is the plain lower triangle, diagonal included.
+        const int keys = shape.causal ? i + 1 : n;
         const double* q_row = &q[at(b, i, h)];
         double row_max = -INFINITY;
-        for (int j = 0; j < n; ++j) {
+        for (int j = 0; j < keys; ++j) {
           const double* k_row = &k[at(b, j, h)];
           double dot = 0;
           for (int c = 0; c < d; ++c)
@@ -36,10 +49,10 @@ std::vector<double> cpu_attention_fp64(const AttentionShape& shape, const std::v
           row_max = std::max(row_max, scores[j]);
         }
         double row_sum = 0;
-        for (int j = 0; j < n; ++j)
+        for (int j = 0; j < keys; ++j)
           row_sum += scores[j] = std::exp(scores[j] - row_max);
         double* o_row = &o[at(b, i, h)];
-        for (int j = 0; j < n; ++j) {
+        for (int j = 0; j < keys; ++j) {
           const double* v_row = &v[at(b, j, h)];
           const double p = scores[j] / row_sum;
           for (int c = 0; c < d; ++c)

@@ -84,7 +84,10 @@ __global__ void reference_attention_kernel(AttentionShape shape,
           j < keys ? E::to_float(source[base + (first_key + j) * seq_stride + i % d]) : 0.f;
     }
   };
-  const auto compute_scores = [&](int keys) {
+  // The causal mask: key j > query i gets score -inf, so probability 0 (Q and K have one length:
+  // the bottom-right aligned mask is the lower triangle, diagonal included). Every row keeps key
+  // 0, so its running max is finite after the first tile.
+  const auto compute_scores = [&](int first_key, int keys) {
     for (int i = threadIdx.x; i < kRowsPerBlock * kKeysPerTile; i += blockDim.x) {
       const int r = i / kKeysPerTile;
       const int j = i % kKeysPerTile;
@@ -92,17 +95,20 @@ __global__ void reference_attention_kernel(AttentionShape shape,
       for (int c = 0; c < d; ++c)
         dot += q_tile[r * d + c] * kv_tile[j * pitch + c];
       const float s = dot * scale;
-      scores[i] = j < keys ? (kLowPrecision ? round_to<kDType>(s) : s) : -INFINITY;
+      const bool masked = shape.causal && first_key + j > first_row + r;
+      scores[i] = j < keys && !masked ? (kLowPrecision ? round_to<kDType>(s) : s) : -INFINITY;
     }
   };
+  // Causal: the keys after this CTA's last query row are masked for all of its rows.
+  const int key_end = shape.causal ? min(shape.seq_len, first_row + kRowsPerBlock) : shape.seq_len;
 
   // Pass 1: row statistics.
-  for (int first_key = 0; first_key < shape.seq_len; first_key += kKeysPerTile) {
-    const int keys = min(kKeysPerTile, shape.seq_len - first_key);
+  for (int first_key = 0; first_key < key_end; first_key += kKeysPerTile) {
+    const int keys = min(kKeysPerTile, key_end - first_key);
     __syncthreads();
     load_tile(k, first_key, keys);
     __syncthreads();
-    compute_scores(keys);
+    compute_scores(first_key, keys);
     __syncthreads();
     if (threadIdx.x < kRowsPerBlock) {
       const int r = threadIdx.x;
@@ -119,12 +125,12 @@ __global__ void reference_attention_kernel(AttentionShape shape,
 
   // Pass 2: normalised probabilities times V.
   float accumulator[kMaxColumnsPerThread][kRowsPerBlock] = {};
-  for (int first_key = 0; first_key < shape.seq_len; first_key += kKeysPerTile) {
-    const int keys = min(kKeysPerTile, shape.seq_len - first_key);
+  for (int first_key = 0; first_key < key_end; first_key += kKeysPerTile) {
+    const int keys = min(kKeysPerTile, key_end - first_key);
     __syncthreads();
     load_tile(k, first_key, keys);
     __syncthreads();
-    compute_scores(keys);
+    compute_scores(first_key, keys);
     __syncthreads();
     for (int i = threadIdx.x; i < kRowsPerBlock * kKeysPerTile; i += blockDim.x) {
       const int r = i / kKeysPerTile;

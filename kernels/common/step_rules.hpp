@@ -95,4 +95,19 @@ inline std::optional<std::string> warp_specialized(int step, const KernelConfig&
   return std::nullopt;
 }
 
+// Steps 22+: steps 19–21's rules, and the shared memory of the separate O tile
+// (docs/versions/22.md): O is stored from a tile of its own so the next tile's Q can load while
+// O leaves, one B_r x d_head tile more than smem_bytes() counts.
+inline std::optional<std::string> persistent_with_own_O_tile(int step, const KernelConfig& c) {
+  if (auto reason = warp_specialized(step, c)) return reason;
+  const int bytes = smem_bytes(c) + c.B_r * c.d_head * kElementBytes;
+  if (bytes > kHopperMaxSmemBytes)
+    return "step " + std::to_string(step) +
+           " keeps Q, O and stages x (K + V) tiles in shared memory: " + std::to_string(bytes) +
+           " bytes at B_c = " + std::to_string(c.B_c) +
+           " and stages = " + std::to_string(c.stages) +
+           " exceed the 232448 bytes (227 KB) a block may opt in to";
+  return std::nullopt;
+}
+
 }  // namespace flashscope::step_rules

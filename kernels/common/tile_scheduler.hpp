@@ -65,11 +65,71 @@ class PersistentTileScheduler {
   int stride_;
 };
 
+// A static persistent schedule for the causal triangle (step 24). Under the causal mask query
+// block q of n needs q + 1 of n KV blocks (at B_c = B_r), so the tiles of PersistentTileScheduler
+// are unequal: a CTA's share depends on which query blocks its stride lands on, and the CTAs that
+// drew the long ones finish last while the others idle. This schedule hands out work units of
+// equal cost instead: unit u of a (sample, head) pairs the heaviest remaining query block with
+// the lightest -- blocks n - 1 - u and u, heavy first -- so every unit costs n + 1 blocks (an odd
+// n leaves the middle block alone, half a unit). CTA b takes units b, b + g, ... as
+// PersistentTileScheduler takes tiles, and runs the two tiles of a unit one after the other.
+// Unpaired (`pair_query_blocks` false: a launch without the mask, whose tiles are equal) it hands
+// out PersistentTileScheduler's tiles in its order.
+class PairedTileScheduler {
+ public:
+  FS_HOST_DEVICE constexpr PairedTileScheduler(const TileSpace& space, bool pair_query_blocks,
+                                               int first_unit, int cta_count)
+      : space_(space),
+        units_per_head_(pair_query_blocks ? (space.n_query_blocks + 1) / 2 : space.n_query_blocks),
+        paired_(pair_query_blocks),
+        unit_(first_unit),
+        stride_(cta_count) {}
+
+  // Work units of a launch: what persistent_grid_size must not exceed.
+  FS_HOST_DEVICE static constexpr int unit_count(const TileSpace& space, bool pair_query_blocks) {
+    return (pair_query_blocks ? (space.n_query_blocks + 1) / 2 : space.n_query_blocks) *
+           space.n_heads * space.batch;
+  }
+
+  FS_HOST_DEVICE constexpr bool has_tile() const {
+    return unit_ < units_per_head_ * space_.n_heads * space_.batch;
+  }
+  FS_HOST_DEVICE constexpr AttentionTile tile() const {
+    const int pair = unit_ % units_per_head_;
+    const int head_and_sample = unit_ / units_per_head_;
+    const int query_block =
+        !paired_ ? pair : (light_half_ ? pair : space_.n_query_blocks - 1 - pair);
+    return {query_block, head_and_sample % space_.n_heads, head_and_sample / space_.n_heads};
+  }
+  FS_HOST_DEVICE constexpr void advance() {
+    const int pair = unit_ % units_per_head_;
+    if (paired_ && !light_half_ && pair != space_.n_query_blocks - 1 - pair) {
+      light_half_ = true;  // the unit's light tile next
+      return;
+    }
+    light_half_ = false;
+    unit_ += stride_;
+  }
+
+ private:
+  TileSpace space_;
+  int units_per_head_;
+  bool paired_;
+  int unit_;
+  int stride_;
+  bool light_half_ = false;
+};
+
 // CTAs of a persistent launch: as many as can be resident at once (SMs x CTAs per SM), but never
 // more than there are tiles, so no CTA starts without work.
 constexpr int persistent_grid_size(const TileSpace& space, int sm_count, int ctas_per_sm) {
   const int resident = sm_count * ctas_per_sm;
   return space.count() < resident ? space.count() : resident;
+}
+// The same for a schedule of `work_units` units (PairedTileScheduler::unit_count).
+constexpr int persistent_grid_size(int work_units, int sm_count, int ctas_per_sm) {
+  const int resident = sm_count * ctas_per_sm;
+  return work_units < resident ? work_units : resident;
 }
 
 // The multiprocessor count of the current device, read once per device and process (a launch

@@ -17,7 +17,8 @@
 namespace flashscope {
 
 // An external attention forward on [batch, seq_len, heads, d_head] contiguous tensors (the layout
-// of our kernels), non-causal, softmax scale 1/sqrt(d_head), fp16 or bf16 in and out.
+// of our kernels), softmax scale 1/sqrt(d_head), fp16 or bf16 in and out; with the causal mask
+// (query i attends to keys j <= i) when the prepared shape's `causal` is set.
 class BaselineAttention {
  public:
   virtual ~BaselineAttention() = default;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -185,7 +186,19 @@ using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
 // ---- Graph construction -----------------------------------------------------------------------
 
 // Unique ids of the tensors the variant pack binds; virtual tensors get ids from 100 up.
-enum TensorUid : std::int64_t { kUidQ = 1, kUidK = 2, kUidV = 3, kUidO = 4, kUidScale = 5 };
+enum TensorUid : std::int64_t {
+  kUidQ = 1,
+  kUidK = 2,
+  kUidV = 3,
+  kUidO = 4,
+  kUidScale = 5,
+  kUidMaskFill = 6,  // the causal graph's by-value score for masked keys
+};
+
+// The score a masked key gets before the softmax: exp(fill - rowmax) is 0. The lowest finite
+// float rather than -inf, so no engine forms -inf - (-inf); every causal row keeps its diagonal
+// key, so its max is finite anyway.
+constexpr float kMaskedScore = std::numeric_limits<float>::lowest();
 
 using Dims = std::array<std::int64_t, 4>;
 
@@ -294,7 +307,10 @@ OperationGraph build_unified_graph(cudnnHandle_t handle, const AttentionShape& s
 //   S = Q K^T (fp32) -> S * scale -> m = rowmax -> e = exp(S - m) -> l = rowsum(e)
 //   -> stats = m + log(l) (virtual, unused) -> P = e / l (in the io dtype) -> O = P V.
 // This is the graph cudnn-frontend builds for inference before cuDNN 9.21, the virtual stats
-// branch included, so it is the form those engines are known to accept.
+// branch included, so it is the form those engines are known to accept. The causal problem
+// puts the mask between the scale and the softmax, as cudnn-frontend's causal diagonal band
+// does before 9.21: row = index along axis 2 (query), col = index along axis 3 (key),
+// keep = row >= col, S = keep ? S : lowest float (BINARY_SELECT).
 OperationGraph build_composite_graph(cudnnHandle_t handle, const AttentionShape& shape,
                                      DType dtype) {
   const AttentionLayout layout(shape);
@@ -338,11 +354,12 @@ OperationGraph build_composite_graph(cudnnHandle_t handle, const AttentionShape&
     g.add_operation(std::move(op));
   };
   auto add_pointwise = [&](const char* label, cudnnPointwiseMode_t mode, const BackendDescriptor& x,
-                           const BackendDescriptor* second_operand, const BackendDescriptor& y) {
+                           const BackendDescriptor* second_operand, const BackendDescriptor& y,
+                           cudnnDataType_t precision = CUDNN_DATA_FLOAT) {
     BackendDescriptor mode_descriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR,
                                       std::string(label) + " mode");
     mode_descriptor.set(FS_ATTR(CUDNN_ATTR_POINTWISE_MODE), mode);
-    mode_descriptor.set(FS_ATTR(CUDNN_ATTR_POINTWISE_MATH_PREC), CUDNN_DATA_FLOAT);
+    mode_descriptor.set(FS_ATTR(CUDNN_ATTR_POINTWISE_MATH_PREC), precision);
     mode_descriptor.finalize();
     BackendDescriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, label);
     op.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR), mode_descriptor);
@@ -369,6 +386,24 @@ OperationGraph build_composite_graph(cudnnHandle_t handle, const AttentionShape&
     g.add_operation(std::move(op));
   };
 
+  // Generates the query (axis 2) or key (axis 3) index of every score.
+  auto add_index = [&](const char* label, std::int64_t axis, const BackendDescriptor& scores,
+                       const BackendDescriptor& index) {
+    BackendDescriptor mode_descriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR,
+                                      std::string(label) + " mode");
+    mode_descriptor.set(FS_ATTR(CUDNN_ATTR_POINTWISE_MODE), CUDNN_POINTWISE_GEN_INDEX);
+    mode_descriptor.set(FS_ATTR(CUDNN_ATTR_POINTWISE_MATH_PREC), CUDNN_DATA_INT32);
+    mode_descriptor.set(FS_ATTR(CUDNN_ATTR_POINTWISE_AXIS), axis);
+    mode_descriptor.finalize();
+    BackendDescriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, label);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR), mode_descriptor);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_XDESC), scores);
+    op.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_YDESC), index);
+    op.finalize();
+    g.keep(std::move(mode_descriptor));
+    g.add_operation(std::move(op));
+  };
+
   const auto& s = virtual_tensor("S", f32, score_dims, score_strides);
   const auto& s_scaled = virtual_tensor("S*scale", f32, score_dims, score_strides);
   const auto& row_max = virtual_tensor("rowmax", f32, row_dims, row_strides);
@@ -382,8 +417,37 @@ OperationGraph build_composite_graph(cudnnHandle_t handle, const AttentionShape&
 
   add_matmul("matmul S = Q K^T", q, k_t, s);
   add_pointwise("pointwise S * scale", CUDNN_POINTWISE_MUL, s, &scale, s_scaled);
-  add_row_reduction("reduction rowmax", CUDNN_REDUCE_TENSOR_MAX, s_scaled, row_max);
-  add_pointwise("pointwise S - rowmax", CUDNN_POINTWISE_SUB, s_scaled, &row_max, shifted);
+  const BackendDescriptor* softmax_input = &s_scaled;
+  if (shape.causal) {
+    const auto& fill = g.keep(
+        make_tensor({"masked score", kUidMaskFill, f32, kScalarDims, kScalarDims, false, true}));
+    const auto& row = virtual_tensor("row index", CUDNN_DATA_INT32, score_dims, score_strides);
+    const auto& col = virtual_tensor("col index", CUDNN_DATA_INT32, score_dims, score_strides);
+    const auto& keep = virtual_tensor("row >= col", CUDNN_DATA_BOOLEAN, score_dims, score_strides);
+    const auto& masked = virtual_tensor("S masked", f32, score_dims, score_strides);
+    add_index("pointwise row index", 2, s_scaled, row);
+    add_index("pointwise col index", 3, s_scaled, col);
+    add_pointwise("pointwise row >= col", CUDNN_POINTWISE_CMP_GE, row, &col, keep,
+                  CUDNN_DATA_BOOLEAN);
+    // BINARY_SELECT: y = t ? x : b, the kept score or the fill.
+    BackendDescriptor select_mode(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, "binary select mode");
+    select_mode.set(FS_ATTR(CUDNN_ATTR_POINTWISE_MODE), CUDNN_POINTWISE_BINARY_SELECT);
+    select_mode.set(FS_ATTR(CUDNN_ATTR_POINTWISE_MATH_PREC), CUDNN_DATA_FLOAT);
+    select_mode.finalize();
+    BackendDescriptor select(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+                             "pointwise causal select");
+    select.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR), select_mode);
+    select.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_XDESC), s_scaled);
+    select.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_BDESC), fill);
+    select.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_TDESC), keep);
+    select.set(FS_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_YDESC), masked);
+    select.finalize();
+    g.keep(std::move(select_mode));
+    g.add_operation(std::move(select));
+    softmax_input = &masked;
+  }
+  add_row_reduction("reduction rowmax", CUDNN_REDUCE_TENSOR_MAX, *softmax_input, row_max);
+  add_pointwise("pointwise S - rowmax", CUDNN_POINTWISE_SUB, *softmax_input, &row_max, shifted);
   add_pointwise("pointwise exp", CUDNN_POINTWISE_EXP, shifted, nullptr, exps);
   add_row_reduction("reduction rowsum", CUDNN_REDUCE_TENSOR_ADD, exps, row_sum);
   add_pointwise("pointwise log(rowsum)", CUDNN_POINTWISE_LOG, row_sum, nullptr, log_sum);
@@ -506,10 +570,17 @@ class CudnnSdpaBaseline final : public BaselineAttention {
       handle_device_ = device;
     }
 
+    // The unified SDPA_FWD operation of the cuDNN headers built against has no causal attribute
+    // (cudnn-frontend adds the mask as a separate diagonal band operation from cuDNN 9.21), so
+    // the causal problem is described by the composite graph with the mask in it.
+    if (shape.causal && requested_graph_ == CudnnSdpaGraph::unified)
+      throw BaselineUnavailable(
+          "cuDNN SDPA: the unified graph has no causal mask here; the composite graph has it");
     std::vector<CudnnSdpaGraph> candidates;
     if (requested_graph_ == CudnnSdpaGraph::automatic) {
       constexpr std::size_t kFirstUnifiedVersion = 91301;  // cudnn-frontend's threshold too
-      if (cudnnGetVersion() >= kFirstUnifiedVersion) candidates.push_back(CudnnSdpaGraph::unified);
+      if (cudnnGetVersion() >= kFirstUnifiedVersion && !shape.causal)
+        candidates.push_back(CudnnSdpaGraph::unified);
       candidates.push_back(CudnnSdpaGraph::composite);
     } else {
       candidates.push_back(requested_graph_);
@@ -545,8 +616,10 @@ class CudnnSdpaBaseline final : public BaselineAttention {
                                 " has no SDPA forward plan for " + shape_text(shape) + " " +
                                 std::string(dtype_label(dtype)) + ":" + reasons);
     }
-    // The scale is a by-value tensor: the variant pack points at this host float.
+    // The scale is a by-value tensor: the variant pack points at this host float (and the
+    // causal graph's fill value at mask_fill_).
     scale_ = 1.0f / std::sqrt(static_cast<float>(shape.d_head));
+    causal_ = shape.causal;
   }
 
   void run(const void* q, const void* k, const void* v, void* o, cudaStream_t stream) override {
@@ -562,7 +635,8 @@ class CudnnSdpaBaseline final : public BaselineAttention {
  private:
   static std::string shape_text(const AttentionShape& s) {
     return "[b=" + std::to_string(s.batch) + ", N=" + std::to_string(s.seq_len) +
-           ", h=" + std::to_string(s.heads) + ", d=" + std::to_string(s.d_head) + "]";
+           ", h=" + std::to_string(s.heads) + ", d=" + std::to_string(s.d_head) + "]" +
+           (s.causal ? " causal" : "");
   }
 
   void release_plan() {
@@ -575,11 +649,15 @@ class CudnnSdpaBaseline final : public BaselineAttention {
   }
 
   void bind(const std::array<const void*, 4>& pointers) {
-    const std::array<std::int64_t, 5> uids{kUidQ, kUidK, kUidV, kUidO, kUidScale};
+    std::vector<std::int64_t> uids{kUidQ, kUidK, kUidV, kUidO, kUidScale};
     // cuDNN takes non-const pointers; it only reads Q, K and V.
-    std::array<void*, 5> data{const_cast<void*>(pointers[0]), const_cast<void*>(pointers[1]),
-                              const_cast<void*>(pointers[2]), const_cast<void*>(pointers[3]),
-                              &scale_};
+    std::vector<void*> data{const_cast<void*>(pointers[0]), const_cast<void*>(pointers[1]),
+                            const_cast<void*>(pointers[2]), const_cast<void*>(pointers[3]),
+                            &scale_};
+    if (causal_) {  // the fill value exists only in the causal graph
+      uids.push_back(kUidMaskFill);
+      data.push_back(&mask_fill_);
+    }
     void* workspace = workspace_.get();
     BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack");
     pack.set(FS_ATTR(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS), std::span<const std::int64_t>(uids));
@@ -602,6 +680,8 @@ class CudnnSdpaBaseline final : public BaselineAttention {
   std::int64_t workspace_bytes_ = 0;
   DeviceBuffer workspace_;
   float scale_ = 1.0f;
+  bool causal_ = false;
+  float mask_fill_ = kMaskedScore;
 
   std::optional<BackendDescriptor> variant_pack_;
   std::array<const void*, 4> bound_pointers_{};

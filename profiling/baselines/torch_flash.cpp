@@ -64,27 +64,28 @@ bool in_place_entry_available() {
 #endif
 }
 
-// q, k, v, o: [b, N, h, d] views of our buffers.
+// q, k, v, o: [b, N, h, d] views of our buffers. `is_causal`: FA2's causal mask, bottom-right
+// aligned (the lower triangle for our equal Q and K lengths).
 void forward_in_place(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                      const at::Tensor& o, float softmax_scale) {
+                      const at::Tensor& o, float softmax_scale, bool is_causal) {
 #if FLASHSCOPE_TORCH_MHA_FWD_DECLARED
   std::optional<at::Tensor> out = o;
   std::optional<at::Tensor> no_alibi_slopes;
   // The other results (log-sum-exp, RNG state) are not needed for inference.
   pytorch_flash::mha_fwd(q, k, v, out, no_alibi_slopes, /*p_dropout=*/0.0f, softmax_scale,
-                         /*is_causal=*/false, /*window_size_left=*/-1, /*window_size_right=*/-1,
+                         is_causal, /*window_size_left=*/-1, /*window_size_right=*/-1,
                          /*softcap=*/0.0f, /*return_softmax=*/false, std::nullopt);
 #else
-  (void)q, (void)k, (void)v, (void)o, (void)softmax_scale;
+  (void)q, (void)k, (void)v, (void)o, (void)softmax_scale, (void)is_causal;
   throw std::logic_error("pytorch_flash::mha_fwd is not declared for this PyTorch");
 #endif
 }
 
 void forward_via_sdpa_op(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         const at::Tensor& o, float softmax_scale) {
+                         const at::Tensor& o, float softmax_scale, bool is_causal) {
   const auto outputs = at::_scaled_dot_product_flash_attention(
-      q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), /*dropout_p=*/0.0,
-      /*is_causal=*/false, /*return_debug_mask=*/false, static_cast<double>(softmax_scale));
+      q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), /*dropout_p=*/0.0, is_causal,
+      /*return_debug_mask=*/false, static_cast<double>(softmax_scale));
   // The op returns [b, h, N, d] over freshly allocated [b, N, h, d] memory.
   o.copy_(std::get<0>(outputs).transpose(1, 2));
 }
@@ -147,9 +148,10 @@ class TorchFlashBaseline final : public BaselineAttention {
       const c10::cuda::CUDAStreamGuard stream_guard(
           c10::cuda::getStreamFromExternal(stream, device_));
       if (entry_ == TorchFlashEntry::in_place)
-        forward_in_place(views_[0], views_[1], views_[2], views_[3], softmax_scale_);
+        forward_in_place(views_[0], views_[1], views_[2], views_[3], softmax_scale_, shape_.causal);
       else
-        forward_via_sdpa_op(views_[0], views_[1], views_[2], views_[3], softmax_scale_);
+        forward_via_sdpa_op(views_[0], views_[1], views_[2], views_[3], softmax_scale_,
+                            shape_.causal);
     } catch (const c10::Error& error) {
       throw std::runtime_error("PyTorch flash attention forward (" +
                                std::string(torch_flash_entry_name(entry_)) +

@@ -18,8 +18,9 @@ std::string percent(double change, int decimals = 1) {
 }  // namespace
 
 std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& rows) {
-  // (run, reference, dtype) -> (device, cache, d, B, H, N, seed) -> pass -> row
-  using ShapeKey = std::tuple<std::string, std::string, int, int, int, int, std::uint64_t>;
+  // (run, reference, dtype) -> (device, cache, d, B, H, N, seed, causal) -> pass -> row: the
+  // two workloads of a shape share their inputs (seed) but are different measurements.
+  using ShapeKey = std::tuple<std::string, std::string, int, int, int, int, std::uint64_t, bool>;
   // Ordered by the names ("cudnn" before "fa2", "bf16" before "fp16"), as the reports list them.
   std::map<std::tuple<std::string, std::string_view, std::string_view>,
            std::map<ShapeKey, std::map<int, const ResultRow*>>>
@@ -31,7 +32,7 @@ std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& r
       continue;
     passes[{run_key(*row), baseline_key(*baseline), dtype_lower_name(*row->dtype)}]
           [{row->device, row->cache_mode, row->d_head, row->batch, row->heads, row->seq_len,
-            row->input_seed}][*row->reference_pass] = row;
+            row->input_seed, row->causal}][*row->reference_pass] = row;
   }
   std::vector<BaselineDrift> drifts;
   for (const auto& [group, shapes] : passes) {

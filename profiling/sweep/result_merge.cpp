@@ -16,6 +16,7 @@ AttentionShape shape_of(const ResultRow& row) {
   shape.seq_len = row.seq_len;
   shape.heads = row.heads;
   shape.d_head = row.d_head;
+  shape.causal = row.causal;
   return shape;
 }
 
@@ -37,6 +38,7 @@ std::string describe(const ResultRow& row) {
   text += " " + dtype_text(row) + " B=" + std::to_string(row.batch) +
           " H=" + std::to_string(row.heads) + " N=" + std::to_string(row.seq_len);
   if (row.d_head != 128) text += " d=" + std::to_string(row.d_head);
+  if (row.causal) text += " causal";
   if (row.is_baseline_or_ceiling() && row.reference_pass.value_or(1) > 1)
     text += " (reference pass " + std::to_string(*row.reference_pass) + ")";
   return text + " on " + (row.device.empty() ? "an unnamed device" : row.device);

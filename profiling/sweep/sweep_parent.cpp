@@ -183,11 +183,12 @@ bool metrics_available(const SweepOptions& options, std::ostream& log) {
 }
 
 // Reference medians are paired with kernel rows of the same device only: another GPU, even of the
-// same model, runs at its own clock.
-using BaselineKey = std::tuple<int, Baseline, std::optional<DType>, int, int, int, int>;
+// same model, runs at its own clock. And of the same workload: a causal kernel row is compared
+// with the causal references alone.
+using BaselineKey = std::tuple<int, Baseline, std::optional<DType>, int, int, int, int, bool>;
 
 BaselineKey pairing_key(int device, Baseline baseline, const ResultRow& row) {
-  return {device, baseline, row.dtype, row.d_head, row.batch, row.heads, row.seq_len};
+  return {device, baseline, row.dtype, row.d_head, row.batch, row.heads, row.seq_len, row.causal};
 }
 
 std::string describe_row(const ResultRow& row) {

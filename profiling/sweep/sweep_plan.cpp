@@ -143,7 +143,7 @@ std::string plan_cell_key(const RowSubject& subject, const std::optional<KernelC
   return subject.text() + "|" + (config ? to_short_form(*config) : "") + "|" +
          (dtype ? std::string(dtype_lower_name(*dtype)) : "") + "|" + std::to_string(shape.d_head) +
          "|" + std::to_string(shape.batch) + "|" + std::to_string(shape.heads) + "|" +
-         std::to_string(shape.seq_len);
+         std::to_string(shape.seq_len) + (shape.causal ? "|causal" : "");
 }
 
 std::string plan_cell_key(const MeasurementItem& item) {
@@ -198,6 +198,11 @@ std::vector<std::string> sweep_option_problems(const SweepOptions& options) {
       fail("--d-heads: " + std::to_string(d_head) +
            " is not a head dimension the kernels and references run: a multiple of 64 up to " +
            std::to_string(kMaxSweepDHead) + " (64, 128, 256)");
+  if (options.causal.empty()) fail("--causal: at least one mask value is needed (0, 1 or 0,1)");
+  for (const int mask : options.causal)
+    if (mask != 0 && mask != 1)
+      fail("--causal: " + std::to_string(mask) +
+           " is not a mask value: 0 (no mask) or 1 (causal), e.g. --causal 0,1");
   if (options.batch && *options.batch <= 0)
     fail("--batch: " + std::to_string(*options.batch) + " is not a positive batch size");
   if (options.heads <= 0) fail("--heads: " + std::to_string(options.heads) + " is not positive");
@@ -286,6 +291,7 @@ std::string MeasurementItem::label() const {
   text += " B=" + std::to_string(shape.batch) + " H=" + std::to_string(shape.heads) +
           " N=" + std::to_string(shape.seq_len);
   if (!config && shape.d_head != 128) text += " d=" + std::to_string(shape.d_head);
+  if (shape.causal) text += " causal";
   if (reference_pass > 1) text += " (again, after the kernels)";
   return text;
 }
@@ -293,8 +299,7 @@ std::string MeasurementItem::label() const {
 double SweepUnit::work_estimate() const {
   double flops = 0;
   for (const MeasurementItem& item : items)
-    flops +=
-        matmul_flops(item.shape.batch, item.shape.heads, item.shape.seq_len, item.shape.d_head);
+    flops += matmul_flops(item.shape);  // half for a causal item
   return flops;
 }
 
@@ -321,14 +326,17 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
       options.configs.empty() ? options.dtypes : dtypes_of(options.configs);
   const std::vector<int> d_heads =
       options.configs.empty() ? options.d_heads : d_heads_of(options.configs);
-  const auto shape_for = [&](int seq_len, int d_head) {
+  const auto shape_for = [&](int seq_len, int d_head, bool causal) {
     AttentionShape shape;
     shape.batch = options.batch ? *options.batch : seed_batch_for(seq_len);
     shape.seq_len = seq_len;
     shape.heads = options.heads;
     shape.d_head = d_head;
+    shape.causal = causal;
     return shape;
   };
+  const bool wants_causal =
+      std::find(options.causal.begin(), options.causal.end(), 1) != options.causal.end();
 
   // A worker makes the inputs and both §1.4 references of a (dtype, N) once and measures every
   // reference and kernel of that shape on them: a unit per shape. A fault costs only its own
@@ -362,9 +370,11 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
                                unsupported_d_head_message(configs::step_descriptor(step), d_head));
     std::vector<KernelConfig> built;
     std::size_t not_built = 0;
+    bool lacks_causal = false;
     for (const KernelConfig& c : selected_configs(options, step, registry)) {
-      if (registry.try_find(step, c)) {
+      if (const KernelEntry* entry = registry.try_find(step, c)) {
         built.push_back(c);
+        lacks_causal = lacks_causal || !entry->supports_causal;
         continue;
       }
       ++not_built;
@@ -382,8 +392,17 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
                            options.set_key + "' (" + dtype_list(options.dtypes) +
                            ") are built; the other " + std::to_string(not_built) +
                            " are not in this binary (FLASHSCOPE_KERNEL_SET)");
+    if (wants_causal && lacks_causal)
+      plan.notes.push_back("step " + std::to_string(step) +
+                           ": not measured causal: " + unsupported_causal_message(step));
     if (!built.empty()) kernels_by_step.emplace_back(step, std::move(built));
   }
+  // Whether `step`'s built kernel `c` runs the workload `causal` (every kernel runs the
+  // unmasked one).
+  const auto runs_mask = [&registry](int step, const KernelConfig& c, bool causal) {
+    const KernelEntry* entry = registry.try_find(step, c);
+    return entry && (!causal || entry->supports_causal);
+  };
 
   if (kernels_by_step.empty()) {
     std::string message = "nothing to measure: the options select no built kernel";
@@ -408,67 +427,96 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
                            configs::step_list_text(configs::steps_supporting_d_head(d_head)) + ")");
   }
 
-  // One unit per (dtype, d_head, N): its references, every step's configs at that d_head, the
-  // references again, on one input set.
+  // A mask value no selected kernel runs gets no units either (only the causal one can lack a
+  // kernel: every step runs the unmasked problem).
+  std::vector<bool> measured_masks;
+  for (const int mask : options.causal) {
+    bool any = false;
+    for (const auto& [step, built] : kernels_by_step)
+      for (const KernelConfig& c : built)
+        any = any || runs_mask(step, c, mask == 1);
+    if (any)
+      measured_masks.push_back(mask == 1);
+    else
+      plan.notes.push_back(
+          "causal: no selected kernel has the causal mask; no causal rows "
+          "(steps with it: " +
+          configs::step_list_text(configs::steps_supporting_causal()) + ")");
+  }
+
+  if (measured_masks.empty()) {  // --causal 1 alone, and no selected step has the mask
+    std::string message = "nothing to measure: no selected kernel runs the workloads of --causal";
+    for (const std::string& note : plan.notes)
+      message += "\n  " + note;
+    throw std::invalid_argument(message);
+  }
+
+  // One unit per (dtype, d_head, mask, N): its references, every step's configs at that d_head
+  // (that run the mask), the references again, on one input set.
   std::size_t other_shards = 0;
   for (const DType dtype : dtypes)
     for (const int d_head : measured_d_heads)
-      for (const int seq_len : options.seq_lens) {
-        SweepUnit unit{std::string(dtype_lower_name(dtype)) +
-                           (d_head == 128 ? "" : " d=" + std::to_string(d_head)) +
-                           " N=" + std::to_string(seq_len),
-                       {}};
-        const auto baseline_item = [&](const RowSubject& baseline, int pass) {
-          MeasurementItem item{baseline, std::nullopt, dtype, shape_for(seq_len, d_head)};
-          item.reference_pass = pass;
-          return item;
-        };
-        std::vector<MeasurementItem> baselines_here;
-        for (const RowSubject& baseline : baselines)
-          baselines_here.push_back(baseline_item(baseline, 1));
-        std::vector<MeasurementItem> kernels_here;
-        for (const auto& [step, built] : kernels_by_step)
-          for (const KernelConfig& c : built)
-            if (c.dtype == dtype && c.d_head == d_head)
-              kernels_here.push_back(
-                  {RowSubject::kernel(step), c, dtype, shape_for(seq_len, c.d_head)});
-        std::vector<MeasurementItem> baselines_after;
-        if (options.repeat_baselines && !kernels_here.empty())
-          for (const RowSubject& baseline : baselines)
-            baselines_after.push_back(baseline_item(baseline, 2));
-        if (options.shard) {
-          const auto owned = [&](const MeasurementItem& item) {
-            return shard_of_cell(plan_cell_key(item), options.shard->count) == options.shard->index;
+      for (const bool causal : measured_masks)
+        for (const int seq_len : options.seq_lens) {
+          SweepUnit unit{std::string(dtype_lower_name(dtype)) +
+                             (d_head == 128 ? "" : " d=" + std::to_string(d_head)) +
+                             (causal ? " causal" : "") + " N=" + std::to_string(seq_len),
+                         {}};
+          const auto baseline_item = [&](const RowSubject& baseline, int pass) {
+            MeasurementItem item{baseline, std::nullopt, dtype, shape_for(seq_len, d_head, causal)};
+            item.reference_pass = pass;
+            return item;
           };
-          const std::size_t before =
-              kernels_here.size() + baselines_here.size() + baselines_after.size();
-          std::erase_if(kernels_here, [&](const MeasurementItem& item) { return !owned(item); });
-          // Both passes of a reference are one cell: the same owner writes both rows.
-          bool any_baseline_owned = false;
-          for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
-            for (MeasurementItem& item : *list) {
-              item.recorded = owned(item);
-              any_baseline_owned = any_baseline_owned || item.recorded;
-            }
-          // Baselines are measured only where this shard has kernels to compare with them.
-          if (kernels_here.empty())
+          std::vector<MeasurementItem> kernels_here;
+          for (const auto& [step, built] : kernels_by_step)
+            for (const KernelConfig& c : built)
+              if (c.dtype == dtype && c.d_head == d_head && runs_mask(step, c, causal))
+                kernels_here.push_back(
+                    {RowSubject::kernel(step), c, dtype, shape_for(seq_len, c.d_head, causal)});
+          // A (dtype, d_head, mask) no selected kernel runs (a causal cell whose steps all lack
+          // the mask) gets no references either: they would be nobody's baseline.
+          if (causal && kernels_here.empty()) continue;
+          std::vector<MeasurementItem> baselines_here;
+          for (const RowSubject& baseline : baselines)
+            baselines_here.push_back(baseline_item(baseline, 1));
+          std::vector<MeasurementItem> baselines_after;
+          if (options.repeat_baselines && !kernels_here.empty())
+            for (const RowSubject& baseline : baselines)
+              baselines_after.push_back(baseline_item(baseline, 2));
+          if (options.shard) {
+            const auto owned = [&](const MeasurementItem& item) {
+              return shard_of_cell(plan_cell_key(item), options.shard->count) ==
+                     options.shard->index;
+            };
+            const std::size_t before =
+                kernels_here.size() + baselines_here.size() + baselines_after.size();
+            std::erase_if(kernels_here, [&](const MeasurementItem& item) { return !owned(item); });
+            // Both passes of a reference are one cell: the same owner writes both rows.
+            bool any_baseline_owned = false;
             for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
-              std::erase_if(*list, [](const MeasurementItem& item) { return !item.recorded; });
-          std::size_t kept = kernels_here.size();
-          for (const std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
-            for (const MeasurementItem& item : *list)
-              kept += item.recorded;
-          other_shards += before - kept;
-          if (kernels_here.empty() && !any_baseline_owned) continue;
+              for (MeasurementItem& item : *list) {
+                item.recorded = owned(item);
+                any_baseline_owned = any_baseline_owned || item.recorded;
+              }
+            // Baselines are measured only where this shard has kernels to compare with them.
+            if (kernels_here.empty())
+              for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
+                std::erase_if(*list, [](const MeasurementItem& item) { return !item.recorded; });
+            std::size_t kept = kernels_here.size();
+            for (const std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
+              for (const MeasurementItem& item : *list)
+                kept += item.recorded;
+            other_shards += before - kept;
+            if (kernels_here.empty() && !any_baseline_owned) continue;
+          }
+          for (MeasurementItem& item : baselines_here)
+            unit.items.push_back(std::move(item));
+          for (MeasurementItem& item : kernels_here)
+            unit.items.push_back(std::move(item));
+          for (MeasurementItem& item : baselines_after)
+            unit.items.push_back(std::move(item));
+          if (!unit.items.empty()) plan.units.push_back(std::move(unit));
         }
-        for (MeasurementItem& item : baselines_here)
-          unit.items.push_back(std::move(item));
-        for (MeasurementItem& item : kernels_here)
-          unit.items.push_back(std::move(item));
-        for (MeasurementItem& item : baselines_after)
-          unit.items.push_back(std::move(item));
-        if (!unit.items.empty()) plan.units.push_back(std::move(unit));
-      }
   if (options.shard)
     plan.notes.push_back("shard " + to_string(*options.shard) + ": " +
                          std::to_string(plan.recorded_count()) + " of " +

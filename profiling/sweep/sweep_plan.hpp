@@ -55,6 +55,10 @@ struct SweepOptions {
   // Head dimensions: each (step, config) is measured at its own d_head only, the references at
   // every d_head listed; a step whose descriptor lacks a listed d_head is skipped with a note.
   std::vector<int> d_heads = {128};
+  // The mask axis (--causal): 0 measures the problem without a mask, 1 the causal one. Each
+  // value is its own workload (units, plan cells, pct_* baselines); a step without the mask is
+  // skipped at 1 with a note naming the steps that have it.
+  std::vector<int> causal = {0};
   std::optional<int> batch;  // overrides seed_batch_for
   int heads = 16;
   TimingSettings timing;
@@ -111,13 +115,14 @@ struct MeasurementItem {
   int reference_pass = 0;  // references: 1 before the shape's kernels, 2 after them; kernels: 0
   bool is_baseline() const { return !config.has_value(); }
   // "7 (FP16, 128, ...): ... B=16 H=16 N=4096" for messages; a reference at a d_head other
-  // than 128 adds " d=64".
+  // than 128 adds " d=64", a causal item " causal".
   std::string label() const;
 };
 
 // A plan cell's identity, the same text on every host and in every build:
-// "step|config short form|dtype|d_head|batch|heads|seq_len" (config empty for references). Both
-// passes of a reference are one cell: they belong to the same shard.
+// "step|config short form|dtype|d_head|batch|heads|seq_len", with "|causal" appended for the
+// causal workload (config empty for references; non-causal keys, hence shards, are those of
+// plans before the mask axis). Both passes of a reference are one cell: the same shard.
 std::string plan_cell_key(const RowSubject& subject, const std::optional<KernelConfig>& config,
                           std::optional<DType> dtype, const AttentionShape& shape);
 std::string plan_cell_key(const MeasurementItem& item);
@@ -127,11 +132,12 @@ std::string plan_cell_key(const MeasurementItem& item);
 int shard_of_cell(const std::string& cell_key, int count);
 
 // The items one worker measures in a row on one input set: the references, every kernel, then the
-// references again (reference_pass 2, with repeat_baselines), of one (dtype, d_head, N). Units are
-// what the parent hands out to devices; a fault ends the worker and the parent restarts the unit
-// after the faulting item.
+// references again (reference_pass 2, with repeat_baselines), of one (dtype, d_head, mask, N).
+// Units are what the parent hands out to devices; a fault ends the worker and the parent restarts
+// the unit after the faulting item.
 struct SweepUnit {
-  std::string name;  // "fp16 N=4096"; "fp16 d=64 N=4096" at a d_head other than 128
+  // "fp16 N=4096"; "fp16 d=64 N=4096" at a d_head other than 128; "fp16 causal N=4096"
+  std::string name;
   std::vector<MeasurementItem> items;
   double work_estimate() const;  // the items' matmul FLOP: hands out the big units first
 };
@@ -148,8 +154,8 @@ struct SweepPlan {
 SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry,
                      const std::vector<std::string>& built_baselines);
 
-// The deterministic seed of one (dtype, N, batch, heads) input set: every step and reference of a
-// sweep sees the same Q, K, V at a given shape.
+// The deterministic seed of one (dtype, N, batch, heads, d_head) input set: every step and
+// reference of a sweep sees the same Q, K, V at a given shape, with and without the mask.
 std::uint64_t input_seed_for(std::uint64_t sweep_seed, DType dtype, const AttentionShape& shape);
 
 }  // namespace flashscope

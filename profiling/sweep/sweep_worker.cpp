@@ -93,7 +93,8 @@ class InputSet {
 
   bool matches(DType dtype, const AttentionShape& shape) const {
     return dtype == dtype_ && shape.batch == shape_.batch && shape.seq_len == shape_.seq_len &&
-           shape.heads == shape_.heads && shape.d_head == shape_.d_head;
+           shape.heads == shape_.heads && shape.d_head == shape_.d_head &&
+           shape.causal == shape_.causal;  // the references differ with the mask
   }
   AttentionTensors tensors() const {
     const std::array<std::int64_t, 4> dims{shape_.batch, shape_.seq_len, shape_.heads,
@@ -101,7 +102,7 @@ class InputSet {
     const auto view = [&](const void* data) {
       return TensorView{data, dtype_, MemoryLocation::device, dims, contiguous_strides(dims)};
     };
-    return {view(q_.get()), view(k_.get()), view(v_.get()), view(o_.get())};
+    return {view(q_.get()), view(k_.get()), view(v_.get()), view(o_.get()), shape_.causal};
   }
   const void* q() const { return q_.get(); }
   const void* k() const { return k_.get(); }
@@ -313,10 +314,9 @@ class UnitRunner {
     row.median_ms = timing.median_ms;
     row.min_ms = timing.min_ms;
     row.max_ms = timing.max_ms;
-    const AttentionShape& s = item.shape;
-    row.tflops = tflops_of(matmul_flops(s.batch, s.heads, s.seq_len, s.d_head), timing.median_ms);
-    row.seed_attn_tflops =
-        tflops_of(seed_attention_flops(s.batch, s.heads, s.seq_len, s.d_head), timing.median_ms);
+    // A causal row counts half the FLOP (docs/spec/kernel-progression.md §1.3).
+    row.tflops = tflops_of(matmul_flops(item.shape), timing.median_ms);
+    row.seed_attn_tflops = tflops_of(seed_attention_flops(item.shape), timing.median_ms);
     row.sm_clock_mhz = timing.sm_clock_mhz;
 
     if (profiler_) {
@@ -403,6 +403,7 @@ ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
   row.batch = item.shape.batch;
   row.heads = item.shape.heads;
   row.seq_len = item.shape.seq_len;
+  row.causal = item.shape.causal;
   row.verdict = Verdict::unchecked;
   row.device = device.name;
   row.device_index = device.index;

@@ -49,6 +49,60 @@ TEST_CASE("GPU references agree with the fp64 CPU reference") {
   }
 }
 
+TEST_CASE("GPU references with the causal mask agree with the fp64 CPU reference") {
+  const std::uint64_t seed = fresh_seed();
+  MESSAGE("seed " << seed);
+  for (const DType dtype : {DType::FP16, DType::BF16}) {
+    // 200 rows: CTAs of 16 rows and tiles of 32 keys cross the diagonal at every offset, and
+    // the last CTA is partial; 64 x 256 reaches the largest head dimension.
+    for (AttentionShape shape : {AttentionShape{2, 200, 3, 128}, AttentionShape{1, 64, 1, 256},
+                                 AttentionShape{1, 1, 2, 64}}) {
+      shape.causal = true;
+      CAPTURE(dtype_lower_name(dtype));
+      CAPTURE(shape.seq_len);
+      CAPTURE(shape.d_head);
+      const AttentionInputs inputs(shape, dtype, seed, 1.0f);
+      const std::vector<double> expected =
+          cpu_attention_fp64(shape, inputs.q_host(), inputs.k_host(), inputs.v_host());
+      AttentionShape unmasked = shape;
+      unmasked.causal = false;
+      const std::vector<double> without_mask =
+          cpu_attention_fp64(unmasked, inputs.q_host(), inputs.k_host(), inputs.v_host());
+      DeviceBuffer out(shape.elements(), dtype);
+      for (const ReferencePrecision precision :
+           {ReferencePrecision::fp32, ReferencePrecision::low_precision}) {
+        gpu_reference_attention(shape, dtype, precision, inputs.q(), inputs.k(), inputs.v(),
+                                out.data());
+        FS_CUDA_CHECK(cudaDeviceSynchronize());
+        const std::vector<double> got = out.to_host();
+        double max_error = 0, max_gap_to_unmasked = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          max_error = std::max(max_error, std::abs(got[i] - expected[i]));
+          max_gap_to_unmasked = std::max(max_gap_to_unmasked, std::abs(got[i] - without_mask[i]));
+        }
+        // Rows with few keys average few V rows: |o| reaches about 3, so the bounds of the
+        // unmasked test get one more factor of 2.
+        const double ulp = dtype == DType::FP16 ? 0x1p-10 : 0x1p-7;
+        const double bound = precision == ReferencePrecision::fp32 ? 4 * ulp : 16 * ulp;
+        CAPTURE(static_cast<int>(precision));
+        CHECK(max_error <= bound);
+        // A reference that ignored the mask would sit far from the masked answer (query 0's
+        // output is V's row 0, not an average of every row); a one-row problem has no mask.
+        if (shape.seq_len > 1) CHECK(max_gap_to_unmasked > 0.25);
+      }
+      // ReferenceOutputs carries the mask: the check passes R_32 and fails the unmasked output.
+      const ReferenceOutputs references(shape, dtype, inputs.q(), inputs.k(), inputs.v());
+      CHECK(references.check(references.fp32()).passed);
+      if (shape.seq_len > 1) {
+        DeviceBuffer unmasked_out(shape.elements(), dtype);
+        gpu_reference_attention(unmasked, dtype, ReferencePrecision::low_precision, inputs.q(),
+                                inputs.k(), inputs.v(), unmasked_out.data());
+        CHECK_FALSE(references.check(unmasked_out.data()).passed);
+      }
+    }
+  }
+}
+
 TEST_CASE("the §1.4 check passes the fp32 reference and fails corrupted outputs") {
   const std::uint64_t seed = fresh_seed();
   MESSAGE("seed " << seed);

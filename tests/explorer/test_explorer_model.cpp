@@ -581,6 +581,64 @@ TEST_CASE("row selection keeps one head dimension: views never mix rows of diffe
   CHECK(distinct_d_heads(files) == std::vector<int>{64, 128});
 }
 
+TEST_CASE("views keep one workload: selection, baseline pairing and autotune picks per mask") {
+  std::vector<ResultFile> files(1);
+  Rows rows;
+  files[0].rows.push_back(rows.add("22", kConfig64, 4096, 600));
+  files[0].rows.push_back(rows.add("cudnn", "", 4096, 550));
+  // The causal rows of the same shape: half the FLOP, their own (causal) reference.
+  files[0].rows.push_back(rows.add("22", kConfig64, 4096, 300));
+  files[0].rows.back().causal = true;
+  files[0].rows.push_back(rows.add("cudnn", "", 4096, 200));
+  files[0].rows.back().causal = true;
+
+  CHECK(distinct_workloads(files) == std::vector<bool>{false, true});
+  CHECK(workload_label(true) == "causal");
+  CHECK(workload_label(false) == "non-causal");
+  RowFilter filter;
+  CHECK(select_rows(files, filter).size() == 4);  // nullopt: both (the caller splits)
+  filter.causal = true;
+  const std::vector<const ResultRow*> causal = select_rows(files, filter);
+  REQUIRE(causal.size() == 2);
+  for (const ResultRow* row : causal)
+    CHECK(row->causal);
+  filter.causal = false;
+  CHECK(select_rows(files, filter).size() == 2);
+
+  // Even in a set holding both, a kernel row pairs with the reference of its own workload.
+  filter.causal.reset();
+  const RowSet both(select_rows(files, filter));
+  const ResultRow& causal_22 = files[0].rows[2];
+  const ResultRow& unmasked_22 = files[0].rows[0];
+  CHECK(both.baseline_for(causal_22, Baseline::cudnn) == &files[0].rows[3]);
+  CHECK(both.baseline_for(unmasked_22, Baseline::cudnn) == &files[0].rows[1]);
+  CHECK(*both.percent_of_baseline(causal_22, Baseline::cudnn) == doctest::Approx(150));
+  CHECK(*both.percent_of_baseline(unmasked_22, Baseline::cudnn) ==
+        doctest::Approx(600.0 / 550.0 * 100.0));
+  // The causal progression compares step 22 with the causal reference.
+  const RowSet causal_set(causal);
+  const StepValue* step_22 =
+      build_progression(causal_set, {"fp16", 4096, Baseline::cudnn}).find_step(22);
+  REQUIRE(step_22 != nullptr);
+  CHECK(step_22->tflops == doctest::Approx(300));
+  CHECK(*step_22->percent_by(PercentBasis::time) == doctest::Approx(150));
+
+  // Autotune: a fastest config per workload, the causal row never beaten by the unmasked one.
+  const AutotuneModel model = build_autotune_model(both, {22, "fp16", 4096});
+  REQUIRE(model.fastest.size() == 2);
+  CHECK_FALSE(model.fastest[0]->causal);
+  CHECK(model.fastest[1]->causal);
+  AutotuneQuery causal_only{22, "fp16", 4096};
+  causal_only.causal = true;
+  const AutotuneModel causal_model = build_autotune_model(both, causal_only);
+  REQUIRE(causal_model.fastest.size() == 1);
+  CHECK(causal_model.fastest[0]->tflops == doctest::Approx(300));
+
+  files[0].rows[2].causal = false;  // hidden or absent workloads are not offered
+  files[0].rows[3].causal = false;
+  CHECK(distinct_workloads(files) == std::vector<bool>{false});
+}
+
 // Fuzz findings (docs/hardening.md): step column values a results CSV may hold.
 TEST_CASE("fuzz finding: a long digit string in the step column is no step, no overflow") {
   // Summing every digit of "18446744073709551616" overflowed an int (UBSan) before the length

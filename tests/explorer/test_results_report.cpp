@@ -85,6 +85,34 @@ TEST_CASE("blocks never mix head dimensions: d_head 128 keeps the names, others 
   CHECK(blocks.count("autotune-7-d64@test-device") == 1);
 }
 
+TEST_CASE("blocks never mix workloads: causal rows get every block again with -causal") {
+  Rows rows;
+  rows.add("7", kPick, 300, "run");
+  rows.add("7", kTuneA, 305, "run");
+  // Causal rows of another config, at a throughput the unmasked tables must not show.
+  rows.add("7", kTuneB, 900, "run").causal = true;
+  rows.add("7", kPick, 950, "run").causal = true;
+  rows.add("7", kTuneB, 700, "run").d_head = 64;
+  rows.storage.back().causal = true;
+  const auto blocks = report_blocks(rows.set());
+  const std::string& unmasked = blocks.at("autotune-7");
+  CAPTURE(unmasked);
+  CHECK(unmasked.find("900.0") == std::string::npos);
+  CHECK(unmasked.find("950.0") == std::string::npos);
+  CHECK(unmasked.find(std::string("`") + kTuneA + "` | 305.0 |") != std::string::npos);
+  REQUIRE(blocks.count("autotune-7-causal") == 1);
+  const std::string& causal = blocks.at("autotune-7-causal");
+  CAPTURE(causal);
+  CHECK(causal.find(std::string("`") + kPick + "` | 950.0 |") != std::string::npos);
+  CHECK(causal.find("305.0") == std::string::npos);
+  CHECK(causal.find("700.0") == std::string::npos);  // d_head 64 has its own block
+  CHECK(blocks.count("autotune-7-causal@test-device") == 1);
+  REQUIRE(blocks.count("autotune-7-d64-causal") == 1);
+  CHECK(blocks.at("autotune-7-d64-causal").find("700.0") != std::string::npos);
+  CHECK(blocks.count("autotune-7-d64") == 0);  // no unmasked rows at d_head 64
+  CHECK(blocks.count("progression-causal") == 1);
+}
+
 TEST_CASE(
     "the d-heads block sets each head dimension's fastest Hopper step beside its references") {
   Rows rows;

@@ -2,7 +2,9 @@
 // shape, a single KV block, an odd head count, a long sequence and inputs scaled x4. Inputs
 // are fresh per run (the seed is printed; FLASHSCOPE_SEED reproduces it) and the output is
 // poisoned before every launch, so an element a kernel never writes fails. Each kernel runs the
-// matrix at its own config's d_head (64, 128 or 256 for steps 22+; 128 for the others).
+// matrix at its own config's d_head (64, 128 or 256 for steps 22+; 128 for the others), and a
+// kernel whose step has the causal mask (steps 23+) runs it twice: without and with the mask,
+// against references computed with the same mask.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -31,6 +33,8 @@ struct ShapeCase {
 // The first step whose kernels are persistent (a tile scheduler hands tiles to about one CTA per
 // SM, kernels/common/tile_scheduler.hpp): the tile count against the SM count matters from here.
 constexpr int kFirstPersistentStep = 22;
+// The first step with the causal mask: its extreme-scale cases run from here on.
+constexpr int kFirstCausalStep = 23;
 
 // The kernel's own variant of a named case: its config's d_head, heads forced to a compiled
 // static head count, and the single-block case sized to the kernel's block shape.
@@ -67,6 +71,10 @@ TEST_CASE("every built kernel passes the §1.4 rule on the shape matrix") {
       {"one tile", {1, 128, 1, 128}, 1.0f, kFirstPersistentStep},
       {"tiles off grid", {3, 1152, 7, 128}, 1.0f, kFirstPersistentStep},
       {"many tiles", {1, 16384, 64, 128}, 1.0f, kFirstPersistentStep},
+      // The causal steps, at extreme input scales: nearly one-hot rows (scores in the
+      // thousands) next to the masked score, and nearly uniform rows.
+      {"inputs x16", {2, 1024, 4, 128}, 16.0f, kFirstCausalStep},
+      {"inputs x1/16", {2, 1024, 4, 128}, 1.0f / 16, kFirstCausalStep},
   };
   const std::uint64_t seed = fresh_seed();
   std::printf("test_kernels_gpu: seed %llu (set FLASHSCOPE_SEED to reproduce)\n",
@@ -75,29 +83,35 @@ TEST_CASE("every built kernel passes the §1.4 rule on the shape matrix") {
   REQUIRE_MESSAGE(!entries.empty(), "this build has no kernels");
   const int cc = compute_capability();
 
-  // Group kernels by (case, dtype, concrete shape) so each reference pair is computed once.
-  std::map<std::tuple<int, DType, int, int, int>, std::vector<const KernelEntry*>> groups;
+  // Group kernels by (case, dtype, concrete shape, mask) so each reference pair is computed once.
+  std::map<std::tuple<int, DType, int, int, int, bool>, std::vector<const KernelEntry*>> groups;
   for (std::size_t c = 0; c < cases.size(); ++c)
     for (const KernelEntry* entry : entries) {
       if (entry->step < cases[c].first_step) continue;
       const AttentionShape shape = shape_for(*entry, cases[c]);
-      groups[{static_cast<int>(c), entry->config.dtype, shape.seq_len, shape.heads, shape.d_head}]
-          .push_back(entry);
+      for (const bool causal : {false, true})
+        if (!causal || entry->supports_causal)
+          groups[{static_cast<int>(c), entry->config.dtype, shape.seq_len, shape.heads,
+                  shape.d_head, causal}]
+              .push_back(entry);
     }
 
-  int checked = 0, failed = 0, skipped = 0;
+  int checked = 0, failed = 0, skipped = 0, checked_causal = 0;
   std::map<int, int> checked_per_d_head;
   for (const auto& [key, group] : groups) {
-    const auto& [case_index, dtype, seq_len, heads, d_head] = key;
+    const auto& [case_index, dtype, seq_len, heads, d_head, causal] = key;
     const ShapeCase& shape_case = cases[static_cast<std::size_t>(case_index)];
-    const AttentionShape shape = shape_for(*group.front(), shape_case);
+    AttentionShape shape = shape_for(*group.front(), shape_case);
+    shape.causal = causal;
     const AttentionInputs inputs(shape, dtype, seed + static_cast<std::uint64_t>(case_index),
                                  shape_case.input_scale);
     const ReferenceOutputs references(shape, dtype, inputs.q(), inputs.k(), inputs.v());
     for (const KernelEntry* entry : group) {
       CAPTURE(entry->display_name);
       CAPTURE(shape_case.name);
-      const AttentionTensors tensors = inputs.tensors();
+      CAPTURE(causal);
+      AttentionTensors tensors = inputs.tensors();
+      tensors.causal = causal;
       // The Hopper steps are compiled for sm_90a only: elsewhere they are skipped, visibly.
       if (entry->exact_compute_capability != 0 && entry->exact_compute_capability != cc) {
         std::printf("skip %-80s %-16s step %d needs an sm_%da GPU; this one is sm_%d\n",
@@ -111,18 +125,21 @@ TEST_CASE("every built kernel passes the §1.4 rule on the shape matrix") {
       FS_CUDA_CHECK(entry->launch(make_forward_args(*entry, tensors), nullptr));
       FS_CUDA_CHECK(cudaDeviceSynchronize());
       const CorrectnessVerdict verdict = references.check(inputs.o());
-      std::printf("%-4s %-80s %-16s B=%-2d N=%-5d H=%-2d d=%-3d x%.0f  %s\n",
+      std::printf("%-4s %-80s %-16s B=%-2d N=%-5d H=%-2d d=%-3d x%g %-6s %s\n",
                   verdict.passed ? "ok" : "FAIL", entry->display_name.c_str(), shape_case.name,
                   shape.batch, shape.seq_len, shape.heads, shape.d_head, shape_case.input_scale,
-                  verdict.summary().c_str());
+                  causal ? "causal" : "", verdict.summary().c_str());
       CHECK_MESSAGE(verdict.passed, verdict.summary());
       ++checked;
       ++checked_per_d_head[shape.d_head];
+      checked_causal += causal;
       failed += !verdict.passed;
     }
   }
-  std::printf("test_kernels_gpu: %d kernel/shape checks, %d failed, %d skipped (wrong GPU)\n",
-              checked, failed, skipped);
+  std::printf(
+      "test_kernels_gpu: %d kernel/shape checks (%d of them causal), %d failed, %d skipped (wrong "
+      "GPU)\n",
+      checked, checked_causal, failed, skipped);
   for (const auto& [d_head, count] : checked_per_d_head)
     std::printf("test_kernels_gpu: d_head %d: %d kernel/shape checks\n", d_head, count);
   CHECK_MESSAGE(checked > 0, "no kernel of this build runs on this GPU");

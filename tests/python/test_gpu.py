@@ -50,11 +50,11 @@ def torch_dtype(torch, name):
     return {"fp16": torch.float16, "bf16": torch.bfloat16}[name]
 
 
-def references(torch, q, k, v):
+def references(torch, q, k, v, causal=False):
     """(R_lp, R_32) of spec §1.4 for [B, N, H, d] inputs. R_32: PyTorch SDPA on the inputs
     upcast to fp32 (math backend, no TF32), cast to the input dtype at the end. R_lp: the
     low-precision reference as flashscope's GPU reference computes it: S, the normalised P and O
-    rounded to the input dtype, fp32 in between."""
+    rounded to the input dtype, fp32 in between. causal: keys j > query i get probability 0."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     dtype = q.dtype
     qf, kf, vf = (t.float().transpose(1, 2) for t in (q, k, v))  # [B, H, N, d]
@@ -62,18 +62,23 @@ def references(torch, q, k, v):
     torch.backends.cuda.matmul.allow_tf32 = False
     try:
         with sdpa_kernel(SDPBackend.MATH):
-            r32 = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf)
+            r32 = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=causal)
         s = (qf @ kf.transpose(-1, -2)) * (q.shape[-1] ** -0.5)
-        p = torch.softmax(s.to(dtype).float(), dim=-1).to(dtype).float()
+        s = s.to(dtype).float()
+        if causal:
+            n = s.shape[-1]
+            above = torch.ones(n, n, dtype=torch.bool, device=s.device).triu(1)
+            s = s.masked_fill(above, float("-inf"))
+        p = torch.softmax(s, dim=-1).to(dtype).float()
         rlp = p @ vf
     finally:
         torch.backends.cuda.matmul.allow_tf32 = allow_tf32
     return rlp.to(dtype).transpose(1, 2), r32.to(dtype).transpose(1, 2)
 
 
-def assert_correct(torch, o, q, k, v, label):
+def assert_correct(torch, o, q, k, v, label, causal=False):
     """The §1.4 rule: max|O - R_lp| <= 2 max|R_lp - R_32| and no NaN."""
-    rlp, r32 = references(torch, q, k, v)
+    rlp, r32 = references(torch, q, k, v, causal)
     o = torch.as_tensor(o) if not isinstance(o, torch.Tensor) else o
     assert not torch.isnan(o).any(), f"{label}: NaN in the output"
     err_kernel = (o.float() - rlp.float()).abs().max().item()
@@ -352,3 +357,29 @@ def test_forward_timed_output_is_correct(torch, gpu):
     o, ms = flashscope.forward_timed(q, k, v, warmup=2, runs=5)
     assert isinstance(ms, float) and ms > 0
     assert_correct(torch, o, q, k, v, "forward_timed")
+
+
+CAUSAL_KERNELS = [(s, c) for s, c in ALL_KERNELS if flashscope.kernel_info(s, c)["supports_causal"]]
+
+
+def test_causal_forward_matches_masked_sdpa(torch, gpu):
+    """causal=True on every built step with the mask, against SDPA with is_causal; the output
+    must differ from the unmasked problem's (a kernel that ignored the flag would pass the
+    unmasked check only)."""
+    if not CAUSAL_KERNELS:
+        pytest.skip("no step built into this module has the causal mask (steps 1-22 have none)")
+    ran = 0
+    for step, config in CAUSAL_KERNELS:
+        if not runs_here(step, config, gpu[0]):
+            continue
+        shape = odd_shape(step, config)
+        q, k, v = random_inputs(torch, shape, torch_dtype(torch, config.dtype), seed=step + 100)
+        o = flashscope.forward(q, k, v, step=step, config=config, causal=True)
+        assert_correct(torch, o, q, k, v, f"step {step} {config} {shape} causal", causal=True)
+        # Query 0 sees key 0 alone: its output is V's row 0.
+        assert torch.allclose(o[:, 0].float(), v[:, 0].float(), atol=1e-2)
+        unmasked = flashscope.forward(q, k, v, step=step, config=config)
+        assert (o.float() - unmasked.float()).abs().max().item() > 0.1
+        ran += 1
+    if ran == 0:
+        pytest.skip(f"no causal kernel runs on this GPU (sm_{gpu[0]})")

@@ -219,13 +219,24 @@ def test_arrays_on_different_gpus_are_refused():
               o=FakeArray(shape, config.dtype, device=(CUDA, 2)))
 
 
-def test_causal_is_refused_while_no_step_supports_it():
+def test_causal_is_refused_by_a_step_without_the_mask():
+    """A step without the causal mask refuses causal=True with launch validation's message (the
+    one of `explorer check --causal` and a causal sweep), naming the steps that have it."""
     step, config = ampere_kernel()
-    assert not any(flashscope.kernel_info(s, c)["supports_causal"] for s, c in flashscope.kernels())
-    message = "^causal=True: no step built into this module supports causal attention"
-    for kwargs in ({"step": step, "config": config}, {"step": step}, {}):
-        with pytest.raises(ValueError, match=message):
+    assert not flashscope.kernel_info(step, config)["supports_causal"]
+    named = rf"^causal=True: step {step} has no causal mask; causal attention runs on "
+    for kwargs in ({"step": step, "config": config}, {"step": step}):
+        with pytest.raises(ValueError, match=named):
             flashscope.forward(*fake_qkv(shape_for(config), config.dtype), causal=True, **kwargs)
+        with pytest.raises(ValueError, match=named):
+            flashscope.resolve_kernel(*fake_qkv(shape_for(config), config.dtype), causal=True,
+                                      **kwargs)
+    # Without a step, the newest step with the mask is chosen; a build without one says so.
+    if not any(flashscope.kernel_info(s, c)["supports_causal"] for s, c in flashscope.kernels()):
+        with pytest.raises(ValueError,
+                           match="^causal=True: no step built into this module has the causal "
+                                 "mask; causal attention runs on "):
+            flashscope.forward(*fake_qkv(shape_for(config), config.dtype), causal=True)
     with pytest.raises(TypeError, match="causal must be True or False"):
         flashscope.forward(*fake_qkv(shape_for(config)), causal="yes")
 

@@ -104,7 +104,8 @@ class AttentionInputs {
     const auto view = [&](const void* data) {
       return TensorView{data, dtype_, MemoryLocation::device, shape, contiguous_strides(shape)};
     };
-    return {view(q()), view(k()), view(v()), view(o())};
+    // The mask travels with the problem: a causal shape asks the kernel for the causal launch.
+    return {view(q()), view(k()), view(v()), view(o()), shape_.causal};
   }
 
  private:

@@ -138,7 +138,10 @@ def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=Non
     step: the step to run (None: the newest step built for this GPU that takes the inputs).
     config: a Config or its short form (None: the step's pick for this GPU).
     o: where to write the output (like q); None allocates it in q's framework.
-    causal: no built step supports a causal mask yet; True raises ValueError saying so.
+    causal: True runs the causal problem (query i attends to keys j <= i, bottom-right aligned:
+    the lower triangle for equal Q and K lengths) on a step with the mask (its descriptor's
+    `.causal`); without step, the newest such step. A step without it raises ValueError naming
+    the steps that have it.
     stream: a cudaStream_t handle, torch.cuda.Stream or cupy.cuda.Stream (None: the framework's
     current stream; the legacy default stream for JAX). The launch is asynchronous on it.
 

@@ -8,21 +8,6 @@
 
 namespace flashscope::versions {
 
-// Steps 19–21's rules, and the shared memory of the separate O tile (docs/versions/22.md): O is
-// stored from a tile of its own so the next tile's Q can load while O leaves, one B_r x d_head
-// tile more than smem_bytes() counts.
-inline std::optional<std::string> persistent_with_own_O_tile(int step, const KernelConfig& c) {
-  if (auto reason = step_rules::warp_specialized(step, c)) return reason;
-  const int bytes = smem_bytes(c) + c.B_r * c.d_head * kElementBytes;
-  if (bytes > kHopperMaxSmemBytes)
-    return "step " + std::to_string(step) +
-           " keeps Q, O and stages x (K + V) tiles in shared memory: " + std::to_string(bytes) +
-           " bytes at B_c = " + std::to_string(c.B_c) +
-           " and stages = " + std::to_string(c.stages) +
-           " exceed the 232448 bytes (227 KB) a block may opt in to";
-  return std::nullopt;
-}
-
 inline constexpr StepDescriptor kStep22{
     .number = 22,
     .title = "Persistent kernel with a tile scheduler",
@@ -56,7 +41,7 @@ inline constexpr StepDescriptor kStep22{
                // drops it and stages 4 of B_c = 32, leaving B_c = 32 with 2 or 3 stages. At
                // d_head = 64 the axes above fit as they are.
                .by_d_head = {{{.d_head = 256, .B_c = {32, 64}, .stages = {}}}}},
-    .rules = persistent_with_own_O_tile,
+    .rules = step_rules::persistent_with_own_O_tile,
     .kernel = {.header = "kernel.cuh", .register_function = "register_kernel"},
 };
 

@@ -118,3 +118,21 @@ TEST_CASE("rows without passes (older files) give no drift") {
   rows[0].reference_pass.reset();
   CHECK(baseline_drift(pointers(rows)).empty());
 }
+
+TEST_CASE("the causal passes of a shape pair with each other, not with the unmasked ones") {
+  // One sweep with --causal 0,1: both workloads of N = 512 on the same inputs (seed).
+  std::vector<ResultRow> rows = {
+      reference("fa2", 512, 1, 1.000, 1000, 1700),
+      reference("fa2", 512, 2, 1.010, 1010, 1700),  // +1.0 %
+      reference("fa2", 512, 1, 0.600, 600, 1700),
+      reference("fa2", 512, 2, 0.594, 594, 1700),  // -1.0 %
+  };
+  rows[2].causal = rows[3].causal = true;
+  const std::vector<BaselineDrift> drifts = baseline_drift(pointers(rows));
+  REQUIRE(drifts.size() == 1);
+  REQUIRE(drifts[0].points.size() == 2);
+  for (const BaselineDriftPoint& point : drifts[0].points)
+    CHECK(point.first->causal == point.last->causal);
+  CHECK(drifts[0].time_min == doctest::Approx(-0.01));
+  CHECK(drifts[0].time_max == doctest::Approx(0.01));
+}

@@ -15,6 +15,7 @@
 #include "explorer/check_mode.hpp"
 #include "explorer/sweep_mode.hpp"
 #include "explorer/usage.hpp"
+#include "kernels/common/launch_validation.hpp"
 #include "profiling/check.hpp"
 #include "profiling/sweep/sweep_plan.hpp"
 #include "profiling/sweep/sweep_worker.hpp"
@@ -506,7 +507,7 @@ TEST_CASE("--d-heads: each config at its own d_head, references at each, other s
   for (const std::string& note : plan.notes) {
     noted_64 = noted_64 || contains(note,
                                     "step 1: not measured at d_head 64: step 1 runs d_head 128 "
-                                    "only; d_head = 64 runs on step 22");
+                                    "only; d_head = 64 runs on steps 22, 23, 24");
     noted_256 = noted_256 || contains(note, "step 1: not measured at d_head 256");
   }
   CHECK(noted_64);
@@ -522,7 +523,7 @@ TEST_CASE("--d-heads: each config at its own d_head, references at each, other s
   for (const std::string& note : step_1.notes)
     noted_no_rows = noted_no_rows || contains(note,
                                               "d_head 64: no selected kernel runs it; no "
-                                              "rows (steps declaring it: step 22)");
+                                              "rows (steps declaring it: steps 22, 23, 24)");
   CHECK(noted_no_rows);
 
   // An explicit config is measured at its own d_head, whatever --d-heads says.
@@ -534,6 +535,135 @@ TEST_CASE("--d-heads: each config at its own d_head, references at each, other s
   for (const SweepUnit& unit : explicit_plan.units)
     for (const MeasurementItem& item : unit.items)
       CHECK(item.shape.d_head == 256);
+}
+
+namespace {
+
+// Step 1's progression config and a stand-in for a step with the causal mask: step 22's
+// progression config registered with supports_causal set (no built step has the mask yet; the
+// plan asks the registry entry, as launch validation does), fp16.
+KernelRegistry registry_with_causal_step() {
+  KernelRegistry registry;
+  registry.add(entry_for(1, fp16(configs::progression()[0])));
+  KernelEntry masked = entry_for(22, fp16(configs::headline_config(22)));
+  masked.supports_causal = true;
+  registry.add(masked);
+  return registry;
+}
+
+}  // namespace
+
+TEST_CASE("--causal: a unit per mask value, steps without the mask skipped with the reason") {
+  const KernelRegistry registry = registry_with_causal_step();
+  SweepOptions options;
+  options.dtypes = {DType::FP16};
+  options.seq_lens = {512, 4096};
+  // Default: no mask, the plan (names, cell keys, shards) of every sweep before the axis.
+  CHECK(options.causal == std::vector<int>{0});
+  const SweepPlan default_plan = plan_sweep(options, registry, {"cudnn"});
+  REQUIRE(default_plan.units.size() == 2);
+  CHECK(default_plan.units[0].name == "fp16 N=512");
+  for (const SweepUnit& unit : default_plan.units)
+    for (const MeasurementItem& item : unit.items) {
+      CHECK_FALSE(item.shape.causal);
+      CHECK_FALSE(contains(plan_cell_key(item), "causal"));
+      CHECK_FALSE(contains(item.label(), "causal"));
+    }
+  for (const std::string& note : default_plan.notes)
+    CHECK_FALSE(contains(note, "causal"));
+
+  options.causal = {0, 1};
+  const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
+  REQUIRE(plan.units.size() == 4);
+  CHECK(plan.units[0].name == "fp16 N=512");
+  CHECK(plan.units[2].name == "fp16 causal N=512");
+  CHECK(plan.units[3].name == "fp16 causal N=4096");
+  std::map<bool, std::map<std::string, int>> per_mask;
+  for (const SweepUnit& unit : plan.units) {
+    const bool causal = unit.items.front().shape.causal;
+    for (const MeasurementItem& item : unit.items) {
+      CHECK(item.shape.causal == causal);  // never a row of the other workload in a unit
+      ++per_mask[causal][item.subject.text()];
+    }
+  }
+  // Without the mask every step runs; with it only the step that has it, and the references
+  // (on the causal problem) before and after it.
+  CHECK(per_mask[false] == std::map<std::string, int>{{"cudnn", 4}, {"1", 2}, {"22", 2}});
+  CHECK(per_mask[true] == std::map<std::string, int>{{"cudnn", 4}, {"22", 2}});
+  const MeasurementItem& causal_reference = plan.units[3].items.front();
+  CHECK(contains(causal_reference.label(), "N=4096 causal"));
+  CHECK(contains(plan_cell_key(causal_reference), "|4096|causal"));
+  // The two workloads of one shape are two plan cells, with the same inputs.
+  const MeasurementItem& unmasked_reference = plan.units[1].items.front();
+  CHECK(plan_cell_key(unmasked_reference) + "|causal" == plan_cell_key(causal_reference));
+  CHECK(input_seed_for(7, DType::FP16, unmasked_reference.shape) ==
+        input_seed_for(7, DType::FP16, causal_reference.shape));
+  // A causal problem is half the matmul work of the unmasked one: three items at half the FLOP
+  // against four at the full count.
+  CHECK(plan.units[3].work_estimate() == doctest::Approx(plan.units[1].work_estimate() * 3 / 8));
+  // Step 1 is skipped at causal 1 with launch validation's reason.
+  bool noted = false;
+  for (const std::string& note : plan.notes)
+    noted = noted || note == "step 1: not measured causal: " + unsupported_causal_message(1);
+  CHECK(noted);
+  CHECK(contains(unsupported_causal_message(1), "step 1 has no causal mask; causal attention"));
+
+  // Only steps without the mask and only the causal workload: nothing to measure, and the
+  // message says why.
+  options.steps = {1};
+  options.causal = {1};
+  try {
+    plan_sweep(options, registry, {"cudnn"});
+    FAIL("a causal plan of a step without the mask was accepted");
+  } catch (const std::invalid_argument& error) {
+    CHECK(contains(error.what(), "nothing to measure"));
+    CHECK(contains(error.what(), "step 1: not measured causal: step 1 has no causal mask"));
+    CHECK(contains(error.what(), "causal: no selected kernel has the causal mask; no causal rows"));
+  }
+  // With the unmasked workload too, the causal half is left out with a note.
+  options.causal = {0, 1};
+  const SweepPlan step_1 = plan_sweep(options, registry, {"cudnn"});
+  for (const SweepUnit& unit : step_1.units)
+    for (const MeasurementItem& item : unit.items)
+      CHECK_FALSE(item.shape.causal);
+  bool noted_no_rows = false;
+  for (const std::string& note : step_1.notes)
+    noted_no_rows = noted_no_rows || contains(note,
+                                              "causal: no selected kernel has the causal "
+                                              "mask; no causal rows (steps with it: ");
+  CHECK(noted_no_rows);
+}
+
+TEST_CASE("--causal is parsed, validated and passed to workers") {
+  CHECK(parse_sweep({"--csv"}).causal == std::vector<int>{0});
+  CHECK(parse_sweep({"--csv", "--causal", "1"}).causal == std::vector<int>{1});
+  CHECK(parse_sweep({"--csv", "--causal", "0,1"}).causal == std::vector<int>{0, 1});
+  CHECK(parse_sweep({"--csv", "--causal", "1, 0,1"}).causal == std::vector<int>{1, 0});
+  CHECK(sweep_error({"--csv", "--causal", "2"}) ==
+        "--causal: '2' is not a mask value: 0 (no mask) or 1 (causal), e.g. 0,1");
+  CHECK(sweep_error({"--csv", "--causal", "yes"}) ==
+        "--causal: 'yes' is not a mask value: 0 (no mask) or 1 (causal), e.g. 0,1");
+  CHECK(sweep_error({"--csv", "--causal", "0,"}) ==
+        "--causal: '' is not a mask value: 0 (no mask) or 1 (causal), e.g. 0,1");
+  CHECK(contains(sweep_error({"--causal", "1"}), "CLI: --causal requires --csv"));
+  // The option struct's own check, for callers that fill it directly (the GUI's run panel).
+  SweepOptions options;
+  options.causal = {3};
+  CHECK(sweep_option_problems(options) ==
+        std::vector<std::string>{
+            "--causal: 3 is not a mask value: 0 (no mask) or 1 (causal), e.g. --causal 0,1"});
+  options.causal = {};
+  CHECK(sweep_option_problems(options) ==
+        std::vector<std::string>{"--causal: at least one mask value is needed (0, 1 or 0,1)"});
+  // Round trip through the worker command line.
+  options.causal = {1, 0};
+  const std::vector<std::string> args = cli::sweep_worker_arguments(options, 3);
+  CLI::App app;
+  cli::SweepCli sweep;
+  cli::add_sweep_options(app, sweep);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  app.parse(reversed);
+  CHECK(cli::sweep_options_from_cli(sweep).causal == std::vector<int>{1, 0});
 }
 
 TEST_CASE("other sets intersect with what is built for each step") {
@@ -643,7 +773,7 @@ TEST_CASE("check resolves its kernel or says which configs exist") {
   request.shape.d_head = 64;
   CHECK_THROWS_WITH_AS(
       resolve_check_kernel(request, registry),
-      doctest::Contains("step 1 runs d_head 128 only; d_head = 64 runs on step 22"),
+      doctest::Contains("step 1 runs d_head 128 only; d_head = 64 runs on steps 22, 23, 24"),
       std::invalid_argument);
   const KernelRegistry heads = registry_with_head_dimensions();
   request.step = 22;
@@ -657,6 +787,42 @@ TEST_CASE("check resolves its kernel or says which configs exist") {
   CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),
                        "batch, seq_len, heads and d_head must be positive; got B=16 N=0 H=16 d=128",
                        std::invalid_argument);
+}
+
+TEST_CASE("check --causal: a step without the mask is refused naming the steps that have it") {
+  CheckRequest request;
+  request.step = 1;
+  request.shape.causal = true;
+  const KernelRegistry registry = registry_with_causal_step();
+  const KernelEntry& unmasked = resolve_check_kernel(request, registry);
+  CHECK_THROWS_WITH_AS(validate_request_shape(unmasked, request.shape),
+                       unsupported_causal_message(1).c_str(), LaunchValidationError);
+  request.shape.causal = false;
+  CHECK_NOTHROW(validate_request_shape(unmasked, request.shape));
+  // A step with the mask takes the causal request (the stand-in entry of step 22).
+  request.step = 22;
+  request.shape.causal = true;
+  const KernelEntry& masked = resolve_check_kernel(request, registry);
+  CHECK(masked.supports_causal);
+  CHECK_NOTHROW(validate_request_shape(masked, request.shape));
+
+  // The command line: --causal sets the request's mask, and is checked before any GPU is used.
+  cli::CheckCli check;
+  check.step = built_kernels().entries().front()->step;
+  check.seed = 1;
+  CHECK_FALSE(cli::check_request_from_cli(check).shape.causal);
+  check.causal = true;
+  if (built_kernels().entries().front()->supports_causal) {
+    CHECK(cli::check_request_from_cli(check).shape.causal);
+  } else {
+    try {
+      cli::check_request_from_cli(check);
+      FAIL("a causal check of a step without the mask was accepted");
+    } catch (const cli::UsageError& error) {
+      REQUIRE(error.problems().size() == 1);
+      CHECK(error.problems()[0] == unsupported_causal_message(check.step));
+    }
+  }
 }
 
 TEST_CASE("check options are converted with clear errors") {
@@ -768,6 +934,17 @@ TEST_CASE("without a GPU, explorer check fails with exit code 3; bad requests wi
   CHECK(bad_length.exit_code == 2);
   CHECK(contains(bad_length.output,
                  "is not a multiple of B_r = " + std::to_string(entry.config.B_r)));
+  // A causal check of a step without the mask is a bad request on any machine.
+  for (const KernelEntry* candidate : built_kernels().entries())
+    if (!candidate->supports_causal) {
+      const ProcessResult causal =
+          run_explorer_without_gpu("check --causal --step " + std::to_string(candidate->step) +
+                                       " --config '" + to_short_form(candidate->config) + "'",
+                                   true);
+      CHECK(causal.exit_code == 2);
+      CHECK(contains(causal.output, unsupported_causal_message(candidate->step)));
+      break;
+    }
 }
 
 TEST_CASE("--devices and --shard are parsed with errors that name the rule") {

@@ -94,12 +94,13 @@ struct FakeSweep {
   SweepPlan plan;
   std::vector<SweepDevice> devices;
 
-  FakeSweep(const std::string& name, int device_count, const SweepOptions& base = {}) {
+  FakeSweep(const std::string& name, int device_count, const SweepOptions& base = {},
+            const KernelRegistry& registry = two_step_registry()) {
     dir = testing::scratch_folder("flashscope_test_sweep_parent", name);
     SweepOptions options = base;
     if (options.seq_lens == seed_seq_lens()) options.seq_lens = {512, 1024, 2048};
     options.collect_metrics = false;
-    plan = plan_sweep(options, two_step_registry(), {"fa2", "cudnn"});
+    plan = plan_sweep(options, registry, {"fa2", "cudnn"});
     ::mkdir((dir + "/units").c_str(), 0777);
     {
       std::ofstream header(dir + "/header.csv");
@@ -117,7 +118,8 @@ struct FakeSweep {
           ResultRow row = row_skeleton(item, device.options, device.description);
           row.runs = 10;
           // References take 1 ms, kernels 2 ms: every kernel is at 50 % of each reference.
-          row.median_ms = item.is_baseline() ? 1.0 : 2.0;
+          // Causal references take 0.5 ms: a causal kernel is at 25 % of its own workload's.
+          row.median_ms = item.is_baseline() ? (item.shape.causal ? 0.5 : 1.0) : 2.0;
           row.min_ms = row.median_ms;
           row.max_ms = row.median_ms;
           row.tflops = 100;
@@ -170,12 +172,45 @@ void check_complete(const SweepPlan& plan, const std::vector<ResultRow>& rows) {
     for (const MeasurementItem& item : unit.items)
       if (item.recorded) planned.insert(plan_cell_key(item));
   for (const ResultRow& row : rows)
-    got.insert(plan_cell_key(row.subject, row.config, row.dtype,
-                             AttentionShape{row.batch, row.seq_len, row.heads, row.d_head}));
+    got.insert(
+        plan_cell_key(row.subject, row.config, row.dtype,
+                      AttentionShape{row.batch, row.seq_len, row.heads, row.d_head, row.causal}));
   CHECK(got == planned);
 }
 
 }  // namespace
+
+TEST_CASE("pct_* pairs each kernel row with the references of its own workload") {
+  // Step 3 stands in for a step with the causal mask; step 1 has none.
+  KernelRegistry registry = two_step_registry();
+  KernelRegistry with_mask;
+  for (const KernelEntry* entry : registry.entries()) {
+    KernelEntry copy = *entry;
+    copy.supports_causal = entry->step == 3;
+    with_mask.add(copy);
+  }
+  SweepOptions options;
+  options.causal = {0, 1};
+  for (const int devices : {1, 2}) {
+    CAPTURE(devices);
+    const FakeSweep sweep("causal_pairing_" + std::to_string(devices), devices, options, with_mask);
+    const FakeSweep::Run run = sweep.run();
+    INFO(run.log);
+    check_complete(sweep.plan, run.rows);
+    std::size_t causal_kernels = 0, unmasked_kernels = 0;
+    for (const ResultRow& row : run.rows) {
+      if (row.is_baseline_or_ceiling()) continue;
+      CAPTURE(row.subject.text());
+      CAPTURE(row.causal);
+      (row.causal ? causal_kernels : unmasked_kernels) += 1;
+      if (row.causal) CHECK(row.subject == RowSubject::kernel(3));
+      CHECK(row.pct_fa2.value_or(0) == doctest::Approx(row.causal ? 25 : 50));
+      CHECK(row.pct_cudnn.value_or(0) == doctest::Approx(row.causal ? 25 : 50));
+    }
+    CHECK(causal_kernels == 2 * 3);  // step 3 in two dtypes at three lengths
+    CHECK(unmasked_kernels == 2 * 2 * 3);
+  }
+}
 
 TEST_CASE("one device measures the units in plan order") {
   const FakeSweep sweep("one_device", 1);
