@@ -25,7 +25,7 @@ std::string format(const char* pattern, double value) {
 
 std::string describe(const ComparedRow& row) {
   const ResultRow& a = *row.a;
-  return a.step + (a.config.empty() ? "" : " " + a.config) + " " + a.dtype +
+  return a.subject.text() + (a.config ? " " + config_text(a) : "") + " " + dtype_text(a) +
          " N=" + std::to_string(a.seq_len) + " (A " + format("%.1f", a.tflops) + ", B " +
          format("%.1f", row.b->tflops) + " TFLOP/s)";
 }

@@ -97,16 +97,17 @@ CeilingOptions ceiling_options_from_cli(const PeakCli& cli) {
 
 std::string describe(const ResultRow& row) {
   char text[256];
-  const std::string name = row.step + (row.dtype.empty() ? "" : " " + row.dtype);
-  if (row.status != "ok") {
-    std::snprintf(text, sizeof text, "%-22s %s", name.c_str(), row.status.c_str());
+  const std::string name = row.subject.text() + (row.dtype ? " " + dtype_text(row) : "");
+  const std::string verdict(verdict_name(row.verdict));
+  if (!row.status.ok()) {
+    std::snprintf(text, sizeof text, "%-22s %s", name.c_str(), row.status.text().c_str());
   } else if (row.gbytes_per_s) {
     std::snprintf(text, sizeof text, "%-22s %8.0f GB/s    median %.3f ms, SM clock %d MHz, %s",
                   name.c_str(), *row.gbytes_per_s, row.median_ms, row.sm_clock_mhz,
-                  row.verdict.c_str());
+                  verdict.c_str());
   } else {
     std::snprintf(text, sizeof text, "%-22s %8.1f TFLOP/s median %.3f ms, SM clock %d MHz, %s",
-                  name.c_str(), row.tflops, row.median_ms, row.sm_clock_mhz, row.verdict.c_str());
+                  name.c_str(), row.tflops, row.median_ms, row.sm_clock_mhz, verdict.c_str());
   }
   return text;
 }
@@ -179,7 +180,7 @@ int run_peak_mode(const PeakCli& cli) {
       writer->write(row);
       ++rows;
       std::cerr << "explorer peak: " << describe(row) << "\n";
-      clean = clean && !row.status.starts_with("fault") && row.verdict != "fail";
+      clean = clean && !row.status.is_fault() && row.verdict != Verdict::fail;
     });
     if (!writer) writer.emplace(out);
     if (file) file->commit();

@@ -40,10 +40,10 @@ bool field_combo(const char* label, Field& field) {
 }
 
 // The step with the most rows (the latest on ties): where auto-tuning results usually are.
-std::string step_with_most_rows(const RowSet& set) {
+int step_with_most_rows(const RowSet& set) {
   std::map<int, int> counts;
   for (const ResultRow* row : set.rows())
-    if (step_order(row->step) < 1000) ++counts[step_order(row->step)];
+    if (const auto step = row->step_number()) ++counts[*step];
   int best = 0, best_count = 0;
   for (const auto& [step, count] : counts) {
     if (count >= best_count) {
@@ -51,7 +51,7 @@ std::string step_with_most_rows(const RowSet& set) {
       best_count = count;
     }
   }
-  return best_count > 0 ? std::to_string(best) : std::string();
+  return best;
 }
 
 const char* short_header(Field field) {
@@ -73,9 +73,7 @@ const char* short_header(Field field) {
 
 void AutotuneView::draw(ExplorerState& state) {
   const RowSet& set = state.rows();
-  std::vector<std::string> steps;
-  for (int step : set.steps())
-    steps.push_back(std::to_string(step));
+  const std::vector<int>& steps = set.steps();
   // Start on the step with the most rows, and move there again when the data no longer has the
   // chosen step or dtype (another file or device was picked).
   const auto& dtypes = set.dtypes();
@@ -94,7 +92,12 @@ void AutotuneView::draw(ExplorerState& state) {
   };
   label("step");
   ImGui::SetNextItemWidth(60);
-  string_combo("##autotune_step", query_.step, steps);
+  if (ImGui::BeginCombo("##autotune_step",
+                        query_.step > 0 ? std::to_string(query_.step).c_str() : "")) {
+    for (const int step : steps)
+      if (ImGui::Selectable(std::to_string(step).c_str(), step == query_.step)) query_.step = step;
+    ImGui::EndCombo();
+  }
   ImGui::SameLine();
   label("dtype");
   ImGui::SetNextItemWidth(80);
@@ -127,7 +130,7 @@ void AutotuneView::draw(ExplorerState& state) {
 void AutotuneView::rebuild(ExplorerState& state) {
   const bool data_changed = generation_ != state.generation() || !(query_ == built_query_);
   if (data_changed) {
-    model_ = build_autotune_model(state.rows(), query_, shape_cache_);
+    model_ = build_autotune_model(state.rows(), query_);
     fastest_ = std::set<const ResultRow*>(model_.fastest.begin(), model_.fastest.end());
     if (selected_ && generation_ != state.generation()) selected_ = nullptr;
   }
@@ -310,9 +313,9 @@ void AutotuneView::draw_table(ExplorerState& state) {
               ImGui::SetScrollHereY(0.5f);
               scroll_to_selected_ = false;
             }
-          } else if (kTableFields[c] == Field::verdict && row->status != "ok") {
-            ImGui::TextColored(kWorseColour, "%s", row->status.c_str());
-          } else if (kTableFields[c] == Field::verdict && row->verdict == "fail") {
+          } else if (kTableFields[c] == Field::verdict && !row->status.ok()) {
+            ImGui::TextColored(kWorseColour, "%s", row->status.text().c_str());
+          } else if (kTableFields[c] == Field::verdict && row->verdict == Verdict::fail) {
             ImGui::TextColored(kWorseColour, "fail");
           } else {
             ImGui::TextUnformatted(text.c_str());

@@ -199,11 +199,17 @@ void CompareView::draw(ExplorerState& state) {
     std::vector<double> ratios{1.0};
     std::vector<double> positions;
     for (const StepRatio& step : comparison_.per_step) {
-      const int order = step_order(step.step);
-      const double position = order < 1000 ? order : configs::kLastStep + 1 + (order - 1000);
+      // Baselines (and any ceiling) stand after the last step, in the step column's order.
+      const double position = step.subject.step()
+                                  ? *step.subject.step()
+                                  : configs::kLastStep + 1 +
+                                        (step.subject.which_baseline()
+                                             ? static_cast<int>(*step.subject.which_baseline())
+                                             : static_cast<int>(std::size(kBaselines)));
       positions.push_back(position);
       ratios.push_back(step.geometric_mean);
-      x_axis.categories.push_back({position, order < 1000 ? step.step : step_label(step.step)});
+      x_axis.categories.push_back(
+          {position, step.subject.is_kernel() ? step.subject.text() : step.subject.label()});
     }
     x_axis.fit = {std::min(0.4, positions.front() - 0.6), positions.back() + 0.6};
     plot::Axis y_axis;
@@ -222,7 +228,7 @@ void CompareView::draw(ExplorerState& state) {
     const plot::Interaction interaction = chart.finish();
     if (interaction.hovered) {
       const StepRatio& step = comparison_.per_step[static_cast<std::size_t>(*interaction.hovered)];
-      ImGui::SetTooltip("%s: B / A = %.3f over %d paired rows", step_label(step.step).c_str(),
+      ImGui::SetTooltip("%s: B / A = %.3f over %d paired rows", step.subject.label().c_str(),
                         step.geometric_mean, step.pairs);
     }
   }
@@ -262,11 +268,11 @@ void CompareView::draw(ExplorerState& state) {
         const ResultRow& either = row.a ? *row.a : *row.b;
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(step_label(either.step).c_str());
+        ImGui::TextUnformatted(either.subject.label().c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(either.config.c_str());
+        ImGui::TextUnformatted(config_text(either).c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(either.dtype.c_str());
+        ImGui::TextUnformatted(dtype_text(either).c_str());
         ImGui::TableNextColumn();
         ImGui::Text("%d", either.seq_len);
         for (const ResultRow* side : {row.a, row.b}) {
@@ -275,7 +281,7 @@ void CompareView::draw(ExplorerState& state) {
             ImGui::TextColored(kMutedColour, "not measured");
           else if (!is_usable(*side))
             ImGui::TextColored(kWorseColour, "%s",
-                               side->status != "ok" ? side->status.c_str() : "failed check");
+                               !side->status.ok() ? side->status.text().c_str() : "failed check");
           else
             ImGui::Text("%.1f", side->tflops);
         }

@@ -135,18 +135,18 @@ void DetailView::draw_changes(ExplorerState& state, const Progression& progressi
     return;
   }
   const std::string previous_name =
-      change.previous ? step_label(change.previous->step) : std::string("(none)");
+      change.previous ? change.previous->subject.label() : std::string("(none)");
   ImGui::TextColored(kHeadingColour, "What step %d changed against %s", step,
                      previous_name.c_str());
   if (change.previous) {
     const ConfigChange config =
-        describe_config_change(change.previous->config, change.current->config);
+        describe_config_change(*change.previous->config, *change.current->config);
     if (config.identical()) {
       ImGui::TextColored(kMutedColour, "same kernel configuration: %s",
-                         change.current->config.c_str());
+                         change.current->config_text().c_str());
     } else {
-      ImGui::TextColored(kMutedColour, "config %s -> %s", change.previous->config.c_str(),
-                         change.current->config.c_str());
+      ImGui::TextColored(kMutedColour, "config %s -> %s", change.previous->config_text().c_str(),
+                         change.current->config_text().c_str());
       if (!config.current_shape.empty())
         ImGui::TextColored(kWarningColour, "shape %s -> %s", config.previous_shape.c_str(),
                            config.current_shape.c_str());
@@ -154,7 +154,7 @@ void DetailView::draw_changes(ExplorerState& state, const Progression& progressi
       feature_list("drops", config.removed_features, kWorseColour);
     }
   } else {
-    ImGui::TextColored(kMutedColour, "config %s", change.current->config.c_str());
+    ImGui::TextColored(kMutedColour, "config %s", change.current->config_text().c_str());
   }
 
   const bool harmonic_mean = !state.selection.seq_len.has_value();
@@ -163,7 +163,7 @@ void DetailView::draw_changes(ExplorerState& state, const Progression& progressi
   if (ImGui::BeginTable("##step_changes", 5, flags)) {
     ImGui::TableSetupColumn(harmonic_mean ? "metric (mean over N)" : "metric");
     ImGui::TableSetupColumn(previous_name.c_str());
-    ImGui::TableSetupColumn(step_label(change.current->step).c_str());
+    ImGui::TableSetupColumn(change.current->subject.label().c_str());
     ImGui::TableSetupColumn("change");
     ImGui::TableSetupColumn("relative");
     ImGui::TableHeadersRow();

@@ -68,13 +68,13 @@ std::string describe_seq_lens(const Progression& progression, bool harmonic_mean
 void step_value_tooltip(const RowSet& set, const StepValue& value, const Progression& progression,
                         bool harmonic_mean) {
   ImGui::BeginTooltip();
-  const int step = step_order(value.step);
+  const int step = value.subject.step().value_or(0);
   const std::string_view title = step_title(step);
   if (!title.empty())
     ImGui::TextColored(kHeadingColour, "%.*s", static_cast<int>(title.size()), title.data());
   if (harmonic_mean) {
-    ImGui::TextColored(kHeadingColour, "%s", step_label(value.step).c_str());
-    ImGui::Text("%s", value.config.c_str());
+    ImGui::TextColored(kHeadingColour, "%s", value.subject.label().c_str());
+    ImGui::Text("%s", value.config_text().c_str());
     ImGui::Text("harmonic mean %.1f TFLOP/s over %zu of %zu N", value.tflops, value.rows.size(),
                 progression.seq_lens.size());
     if (ImGui::BeginTable("##per_n", 7, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
@@ -95,7 +95,7 @@ void step_value_tooltip(const RowSet& set, const StepValue& value, const Progres
   } else if (!value.rows.empty()) {
     row_details(set, *value.rows.front());
   }
-  if (step_order(value.step) < 1000) ImGui::TextColored(kMutedColour, "click: open step detail");
+  if (value.subject.is_kernel()) ImGui::TextColored(kMutedColour, "click: open step detail");
   ImGui::EndTooltip();
 }
 
@@ -206,8 +206,9 @@ void ProgressionView::draw(ExplorerState& state) {
   int most = 0;
   if (!sass_opcode_.empty() && state.sass.has_listings()) {
     for (const StepValue& value : progression.steps) {
-      const int step = step_order(value.step);
-      const auto match = state.sass.kernel_for(step, value.config, selection.dtype, sass_arch_);
+      const int step = value.subject.step().value_or(0);
+      const auto match =
+          state.sass.kernel_for(step, value.config, dtype_from_string(selection.dtype), sass_arch_);
       if (!match) continue;
       const sass::OpcodeCounts* counts =
           state.sass.counts(*match->record, sass::OpcodeGrouping::opcode);
@@ -247,7 +248,7 @@ void ProgressionView::draw(ExplorerState& state) {
   }
   for (const StepValue& value : progression.baselines) {
     const auto shown = shown_value(value, mode, selection.basis);
-    const auto baseline = baseline_from_key(value.step);
+    const auto baseline = value.subject.which_baseline();
     if (shown && baseline)
       levels.push_back({*shown, baseline_colour(*baseline),
                         std::string(baseline_label(*baseline)) + " " + format_value(*shown, mode)});
@@ -261,7 +262,7 @@ void ProgressionView::draw(ExplorerState& state) {
   int missing_percent = 0;
   for (std::size_t i = 0; i < progression.steps.size(); ++i) {
     const StepValue& value = progression.steps[i];
-    const int step = step_order(value.step);
+    const int step = value.subject.step().value_or(0);
     const auto shown = shown_value(value, mode, selection.basis);
     if (!shown) {
       ++missing_percent;
@@ -292,12 +293,13 @@ void ProgressionView::draw(ExplorerState& state) {
   hovered_step_.reset();
   if (interaction.hovered) {
     const StepValue& value = progression.steps[static_cast<std::size_t>(*interaction.hovered)];
-    hovered_step_ = step_order(value.step);
+    hovered_step_ = value.subject.step().value_or(0);
     step_value_tooltip(set, value, progression, harmonic_mean);
   }
   if (interaction.clicked) {
     state.selection.detail_step =
-        step_order(progression.steps[static_cast<std::size_t>(*interaction.clicked)].step);
+        progression.steps[static_cast<std::size_t>(*interaction.clicked)].subject.step().value_or(
+            0);
     state.requested_view = ViewId::detail;
   }
   if (!sass_opcode_.empty())
@@ -342,7 +344,7 @@ void ProgressionView::draw(ExplorerState& state) {
     ImGui::TableHeadersRow();
     const StepValue* previous = nullptr;
     for (const StepValue& value : progression.steps) {
-      const int step = step_order(value.step);
+      const int step = value.subject.step().value_or(0);
       ImGui::TableNextRow();
       if (step == kFirstHopperStep) {  // the table marks the track's start too
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(40, 44, 58, 255));
@@ -375,13 +377,13 @@ void ProgressionView::draw(ExplorerState& state) {
         ImGui::TextColored(kMutedColour, "-");
       }
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(value.config.c_str());
+      ImGui::TextUnformatted(value.config_text().c_str());
       previous = &value;
     }
     for (const StepValue& value : progression.baselines) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(step_label(value.step).c_str());
+      ImGui::TextUnformatted(value.subject.label().c_str());
       ImGui::TableNextColumn();
       ImGui::TextColored(kMutedColour, "reference");
       ImGui::TableNextColumn();

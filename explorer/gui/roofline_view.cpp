@@ -17,11 +17,6 @@ namespace {
 const ImU32 kMemoryRoofColour = IM_COL32(120, 200, 200, 255);
 const ImU32 kRoofColours[] = {IM_COL32(255, 100, 170, 255), IM_COL32(190, 130, 255, 255)};
 
-ImU32 point_colour(const std::string& step) {
-  if (const auto baseline = baseline_from_key(step)) return baseline_colour(*baseline);
-  return step_colour(step_order(step));
-}
-
 }  // namespace
 
 void RooflineView::draw(ExplorerState& state) {
@@ -29,7 +24,7 @@ void RooflineView::draw(ExplorerState& state) {
   const Selection& selection = state.selection;
   const Ceilings ceilings(state.rows().ceiling_rows());
   const Roofline roofline = build_roofline(placed_.get(state), ceilings, selection.dtype);
-  const std::vector<std::string> not_placed = steps_not_placed(all_rows_.get(state), roofline);
+  const std::vector<RowSubject> not_placed = steps_not_placed(all_rows_.get(state), roofline);
 
   ImGui::TextColored(kMutedColour,
                      "%s: arithmetic intensity = 4·B·H·N²·d / (dram__bytes_read.sum + "
@@ -44,8 +39,8 @@ void RooflineView::draw(ExplorerState& state) {
   }
   if (!not_placed.empty()) {
     std::string names;
-    for (const std::string& step : not_placed)
-      names += (names.empty() ? "" : ", ") + step_label(step);
+    for (const RowSubject& step : not_placed)
+      names += (names.empty() ? "" : ", ") + step.label();
     ImGui::TextColored(kWarningColour, "Not placed (no row with DRAM byte counts): %s.",
                        names.c_str());
   }
@@ -107,7 +102,7 @@ void RooflineView::draw(ExplorerState& state) {
   for (const std::string& label : roof_labels)
     label_column = std::max(label_column, ImGui::CalcTextSize(label.c_str()).x);
   for (const RooflinePoint& point : roofline.points)
-    label_column = std::max(label_column, ImGui::CalcTextSize(step_label(point.step).c_str()).x);
+    label_column = std::max(label_column, ImGui::CalcTextSize(point.subject.label().c_str()).x);
   label_column += 12;
 
   std::vector<plot::LegendEntry> legend;
@@ -139,18 +134,18 @@ void RooflineView::draw(ExplorerState& state) {
     chart.horizontal_line(roofline.compute_roofs[i]->tflops, kRoofColours[i % 2], roof_labels[i]);
   for (std::size_t i = 0; i < roofline.points.size(); ++i) {
     const RooflinePoint& point = roofline.points[i];
-    chart.marker(point.intensity, point.tflops, point_colour(point.step), 5.0f,
+    chart.marker(point.intensity, point.tflops, subject_colour(point.subject), 5.0f,
                  static_cast<int>(i));
   }
   if (selection.seq_len)  // one point per step: name it (the harmonic mean has one per N)
     for (const RooflinePoint& point : roofline.points)
-      chart.point_label(point.intensity, point.tflops, step_label(point.step),
+      chart.point_label(point.intensity, point.tflops, point.subject.label(),
                         IM_COL32(220, 222, 228, 255));
   const plot::Interaction interaction = chart.finish();
   if (interaction.hovered) {
     const RooflinePoint& point = roofline.points[static_cast<std::size_t>(*interaction.hovered)];
     ImGui::BeginTooltip();
-    ImGui::TextColored(kHeadingColour, "%s", step_label(point.step).c_str());
+    ImGui::TextColored(kHeadingColour, "%s", point.subject.label().c_str());
     ImGui::Text("%.1f FLOP/byte, %.1f TFLOP/s", point.intensity, point.tflops);
     row_details(state.rows(), *point.row);
     ImGui::EndTooltip();

@@ -54,8 +54,8 @@ void resource_row(const char* label, std::optional<int> before, std::optional<in
 }  // namespace
 
 std::optional<InstructionFamily> kernel_family(sass::SassLibrary& library, int step,
-                                               const std::string& config,
-                                               const std::string& dtype) {
+                                               const std::optional<KernelConfig>& config,
+                                               std::optional<DType> dtype) {
   const sass::SassArtifact* artifact = library.artifact();
   if (artifact == nullptr) return std::nullopt;
   bool issues_hmma = false;
@@ -107,15 +107,13 @@ void SassTab::draw(ExplorerState& state, int step, const Progression& progressio
 
   // The kernel: the one the progression measured for this step where the artifact has it.
   if (kernel_step_ != step) {
-    kernel_config_.clear();
+    kernel_config_.reset();
     kernel_step_ = step;
   }
-  std::string measured_config;
+  std::optional<KernelConfig> measured_config;
   if (const StepValue* value = progression.find_step(step)) measured_config = value->config;
-  const std::string& dtype =
-      state.selection.dtype.empty() ? std::string("fp16") : state.selection.dtype;
-  const auto match = library.kernel_for(
-      step, kernel_config_.empty() ? measured_config : kernel_config_, dtype, arch_);
+  const auto match = library.kernel_for(step, kernel_config_ ? kernel_config_ : measured_config,
+                                        dtype_from_string(state.selection.dtype), arch_);
   if (!match) {
     ImGui::TextColored(kWarningColour, "Step %d has no %s kernel in the SASS artifact.", step,
                        arch_.c_str());
@@ -128,16 +126,16 @@ void SassTab::draw(ExplorerState& state, int step, const Progression& progressio
   if (ImGui::BeginCombo("##sass_kernel", current_form.c_str())) {
     for (const sass::SassKernelRecord* record : artifact->kernels_of(step, arch_)) {
       const std::string form = to_short_form(record->config);
-      if (ImGui::Selectable(form.c_str(), record == &current)) kernel_config_ = form;
+      if (ImGui::Selectable(form.c_str(), record == &current)) kernel_config_ = record->config;
     }
     ImGui::EndCombo();
   }
   ImGui::TextColored(kMutedColour, "%s", library.note().c_str());
-  if (!match->exact && !measured_config.empty() && kernel_config_.empty())
+  if (!match->exact && measured_config && !kernel_config_)
     ImGui::TextColored(kWarningColour,
                        "The measured config %s has no SASS in this artifact; showing the step's "
                        "default kernel.",
-                       measured_config.c_str());
+                       to_short_form(*measured_config).c_str());
 
   const auto counterpart = sass::previous_step_counterpart(*artifact, current);
   ImGui::TextColored(kHeadingColour, "%s (%s)", kernel_title(current).c_str(), arch_.c_str());

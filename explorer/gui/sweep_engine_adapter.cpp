@@ -50,14 +50,10 @@ class ProfilingSweepPlanner final : public SweepPlanner {
     try {
       const SweepPlan plan =
           plan_sweep(sweep_options_for(request), built_kernels(), built_baselines());
-      std::map<int, std::set<std::string>> kernels;
+      std::map<int, std::set<KernelConfig>> kernels;
       for (const SweepUnit& unit : plan.units)
         for (const MeasurementItem& item : unit.items)
-          if (item.config) {  // a kernel item: its step is a number
-            int step = 0;
-            std::from_chars(item.step.data(), item.step.data() + item.step.size(), step);
-            kernels[step].insert(to_short_form(*item.config));
-          }
+          if (const auto step = item.subject.step()) kernels[*step].insert(*item.config);
       for (const auto& [step, configs] : kernels)
         preview.configs_per_step[step] = configs.size();
       preview.rows = plan.recorded_count();

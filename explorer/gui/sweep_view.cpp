@@ -10,8 +10,7 @@ namespace flashscope::explorer::gui {
 namespace {
 
 ImU32 series_colour(const SweepSeries& series) {
-  if (const auto baseline = baseline_from_key(series.step)) return baseline_colour(*baseline);
-  return step_colour(step_order(series.step));
+  return subject_colour(series.subject);
 }
 
 }  // namespace
@@ -59,15 +58,15 @@ void SweepView::draw(ExplorerState& state) {
   if (ImGui::SmallButton("none")) show_where([](const SweepSeries&) { return false; });
   ImGui::SameLine();
   if (ImGui::SmallButton("references + first/last step")) {
-    int first = 1000, last = 0;
-    for (const SweepSeries& series : series_) {
-      if (step_order(series.step) >= 1000) continue;
-      first = std::min(first, step_order(series.step));
-      last = std::max(last, step_order(series.step));
-    }
+    std::optional<int> first, last;
+    for (const SweepSeries& series : series_)
+      if (const auto step = series.subject.step()) {
+        first = std::min(first.value_or(*step), *step);
+        last = std::max(last.value_or(*step), *step);
+      }
     show_where([&](const SweepSeries& series) {
-      const int order = step_order(series.step);
-      return order >= 1000 || order == first || order == last;
+      const auto step = series.subject.step();
+      return !step || step == first || step == last;
     });
   }
 

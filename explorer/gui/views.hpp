@@ -45,7 +45,8 @@ class ProgressionCache {
 // The tensor-core family a step's kernel issues, from its SASS (HGMMA: wgmma, HMMA: mma.sync, on
 // any architecture); nullopt without a listing of that step.
 std::optional<InstructionFamily> kernel_family(sass::SassLibrary& library, int step,
-                                               const std::string& config, const std::string& dtype);
+                                               const std::optional<KernelConfig>& config,
+                                               std::optional<DType> dtype);
 
 class ProgressionView {
  public:
@@ -78,7 +79,8 @@ class SassTab {
   std::string arch_;
   int grouping_ = 0;  // 0: by opcode, 1: by mnemonic
   bool changes_only_ = true;
-  std::string kernel_config_;  // the step's kernel chosen in the combo; empty: the measured one
+  // The step's kernel chosen in the combo; nullopt: the measured one.
+  std::optional<KernelConfig> kernel_config_;
   int kernel_step_ = 0;
   const sass::SassComparison* indexed_ = nullptr;  // what visible_ was built for
   bool indexed_changes_only_ = true;
@@ -104,7 +106,7 @@ class SweepView {
  private:
   std::vector<std::string> dtypes_;  // chosen dtypes; empty: the shared selection's
   std::uint64_t steps_generation_ = 0;
-  std::vector<std::string> available_steps_;  // every step column value present
+  std::vector<RowSubject> available_steps_;   // every step and baseline present
   std::map<std::string, bool> series_shown_;  // by series label; absent means shown
   std::uint64_t generation_ = 0;
   SweepQuery query_;
@@ -131,7 +133,6 @@ class AutotuneView {
   AutotuneQuery built_query_;
   std::string built_filter_;
   std::vector<SortKey> built_sort_;
-  BlockShapeCache shape_cache_;
   AutotuneModel model_;
   std::vector<const ResultRow*> table_rows_;
   std::set<const ResultRow*> fastest_;  // rows that are fastest at their (dtype, N)

@@ -13,6 +13,11 @@ ImU32 baseline_colour(Baseline baseline) {
   return baseline == Baseline::fa2 ? IM_COL32(242, 142, 43, 255) : IM_COL32(240, 90, 140, 255);
 }
 
+ImU32 subject_colour(const RowSubject& subject) {
+  if (const auto baseline = subject.which_baseline()) return baseline_colour(*baseline);
+  return step_colour(subject.step().value_or(1));
+}
+
 ImU32 step_colour(int step, float alpha) {
   // Viridis at five anchors, interpolated: readable on dark backgrounds and in greyscale.
   static constexpr float kAnchors[5][3] = {{0.28f, 0.14f, 0.45f},
@@ -183,9 +188,9 @@ void value_mode_controls(Selection& selection) {
 }
 
 void row_details(const RowSet& set, const ResultRow& row) {
-  ImGui::TextColored(kHeadingColour, "%s  %s  N = %d", step_label(row.step).c_str(),
-                     row.dtype.c_str(), row.seq_len);
-  if (!row.config.empty()) ImGui::TextUnformatted(row.config.c_str());
+  ImGui::TextColored(kHeadingColour, "%s  %s  N = %d", row.subject.label().c_str(),
+                     dtype_text(row).c_str(), row.seq_len);
+  if (row.config) ImGui::TextUnformatted(to_short_form(*row.config).c_str());
   if (ImGui::BeginTable("##row", 2, ImGuiTableFlags_SizingFixedFit)) {
     auto line = [&](const char* name, const std::string& value) {
       ImGui::TableNextRow();
@@ -212,10 +217,10 @@ void row_details(const RowSet& set, const ResultRow& row) {
     line("shape", "B=" + std::to_string(row.batch) + " H=" + std::to_string(row.heads) +
                       " d=" + std::to_string(row.d_head) + (row.causal ? " causal" : ""));
     line("verdict",
-         row.verdict + (row.max_error
-                            ? "  (max error " + format_field(set, row, Field::max_error) + ")"
+         std::string(verdict_name(row.verdict)) +
+             (row.max_error ? "  (max error " + format_field(set, row, Field::max_error) + ")"
                             : std::string()));
-    if (row.status != "ok") line("status", row.status);
+    if (!row.status.ok()) line("status", row.status.text());
     line("measured", row.cache_mode + " cache, " + std::to_string(row.sm_clock_mhz) + " MHz" +
                          (row.locked_sm_clock_mhz
                               ? " (locked at " + std::to_string(*row.locked_sm_clock_mhz) + ")"

@@ -26,6 +26,8 @@ inline const ImVec4 kWarningColour(1.0f, 0.75f, 0.30f, 1.0f);
 ImU32 baseline_colour(Baseline baseline);
 // Steps 1..16 along a blue-to-yellow ramp, so neighbouring steps look related.
 ImU32 step_colour(int step, float alpha = 1.0f);
+// A baseline's colour, or its step's (a ceiling gets the first step's).
+ImU32 subject_colour(const RowSubject& subject);
 
 // A combo over `options`; returns true when the value changed.
 bool string_combo(const char* label, std::string& value, const std::vector<std::string>& options,

@@ -12,41 +12,28 @@ std::string block_shape_label(const BlockShape& shape) {
   return std::to_string(shape.B_r) + "x" + std::to_string(shape.B_c);
 }
 
-std::optional<BlockShape> BlockShapeCache::shape_of(const std::string& config) {
-  const auto found = shapes_.find(config);
-  if (found != shapes_.end()) return found->second;
-  std::optional<BlockShape> shape;
-  try {
-    const KernelConfig parsed = parse_short_form(config);
-    shape = BlockShape{parsed.B_r, parsed.B_c};
-  } catch (const ConfigParseError&) {
-    // A foreign or hand-edited config string: still plotted, just not colour-coded.
-  }
-  shapes_.emplace(config, shape);
-  return shape;
-}
-
 std::size_t AutotuneModel::shape_index(const std::optional<BlockShape>& shape) const {
   if (!shape) return shapes.size();
   return static_cast<std::size_t>(std::lower_bound(shapes.begin(), shapes.end(), *shape) -
                                   shapes.begin());
 }
 
-AutotuneModel build_autotune_model(const RowSet& set, const AutotuneQuery& query,
-                                   BlockShapeCache& shape_cache) {
+AutotuneModel build_autotune_model(const RowSet& set, const AutotuneQuery& query) {
   AutotuneModel model;
   std::set<BlockShape> shapes;
-  // (dtype, causal, N) -> point
+  // (dtype name, causal, N) -> point: `fastest` lists bf16 before fp16, as the name sorts, then
+  // the non-causal workload before the causal one, then N.
   std::map<std::tuple<std::string, bool, int>, std::size_t> fastest_point;
   for (const ResultRow* row : set.rows()) {
-    if (row->step != query.step) continue;
-    if (!query.dtype.empty() && row->dtype != query.dtype) continue;
+    if (row->step_number() != query.step || !dtype_matches(*row, query.dtype)) continue;
     if (query.seq_len && row->seq_len != *query.seq_len) continue;
     if (query.causal && row->causal != *query.causal) continue;
-    AutotunePoint point{row, shape_cache.shape_of(row->config), false};
+    std::optional<BlockShape> shape;
+    if (row->config) shape = BlockShape{row->config->B_r, row->config->B_c};
+    AutotunePoint point{row, shape, false};
     if (point.shape) shapes.insert(*point.shape);
     if (is_usable(*row)) {
-      const auto key = std::make_tuple(row->dtype, row->causal, row->seq_len);
+      const auto key = std::make_tuple(dtype_text(*row), row->causal, row->seq_len);
       const auto found = fastest_point.find(key);
       if (found == fastest_point.end() || row->tflops > model.points[found->second].row->tflops)
         fastest_point[key] = model.points.size();

@@ -20,17 +20,8 @@ struct BlockShape {
 
 std::string block_shape_label(const BlockShape& shape);  // "128x64"
 
-// Parses configs once each; a config that is not a short form has no shape (drawn as "other").
-class BlockShapeCache {
- public:
-  std::optional<BlockShape> shape_of(const std::string& config);
-
- private:
-  std::map<std::string, std::optional<BlockShape>> shapes_;
-};
-
 struct AutotuneQuery {
-  std::string step;            // step column value, e.g. "7"
+  int step = 0;                // a step number; 0 before a view picked one
   std::string dtype;           // empty: every dtype
   std::optional<int> seq_len;  // nullopt: every N
   std::optional<bool> causal;  // nullopt: both workloads (each still has its own fastest)
@@ -50,11 +41,10 @@ struct AutotuneModel {
   // causal row never competes with one without the mask.
   std::vector<const ResultRow*> fastest;
 
-  // Index into `shapes` for colouring; shapes.size() for "other" (no parsable shape).
+  // Index into `shapes` for colouring; shapes.size() for "other" (a row without a config).
   std::size_t shape_index(const std::optional<BlockShape>& shape) const;
 };
 
-AutotuneModel build_autotune_model(const RowSet& set, const AutotuneQuery& query,
-                                   BlockShapeCache& shape_cache);
+AutotuneModel build_autotune_model(const RowSet& set, const AutotuneQuery& query);
 
 }  // namespace flashscope::explorer

@@ -12,16 +12,16 @@ std::string ceiling_step(InstructionFamily family) {
 
 Ceilings::Ceilings(const std::vector<const ResultRow*>& ceiling_rows) {
   for (const ResultRow* row : ceiling_rows) {
-    if (row->status != "ok" || row->verdict == "fail") continue;
-    const std::string_view name = std::string_view(row->step).substr(kCeilingStepPrefix.size());
+    if (!row->status.ok() || row->verdict == Verdict::fail) continue;
+    const std::string& name = row->subject.benchmark();
     if (row->gbytes_per_s && *row->gbytes_per_s > 0) {
       MemoryCeiling* existing = nullptr;
       for (MemoryCeiling& ceiling : memory_)
         if (ceiling.device == row->device && ceiling.name == name) existing = &ceiling;
       if (existing == nullptr)
-        memory_.push_back({std::string(name), row->device, *row->gbytes_per_s, row});
+        memory_.push_back({name, row->device, *row->gbytes_per_s, row});
       else if (*row->gbytes_per_s > existing->gbytes_per_s)
-        *existing = {std::string(name), row->device, *row->gbytes_per_s, row};
+        *existing = {name, row->device, *row->gbytes_per_s, row};
       continue;
     }
     for (const InstructionFamily family : kInstructionFamilies) {
@@ -29,9 +29,9 @@ Ceilings::Ceilings(const std::vector<const ResultRow*>& ceiling_rows) {
       ComputeCeiling* existing = nullptr;
       for (ComputeCeiling& ceiling : compute_)
         if (ceiling.device == row->device && ceiling.family == family &&
-            ceiling.dtype == row->dtype)
+            ceiling.dtype == dtype_text(*row))
           existing = &ceiling;
-      const ComputeCeiling candidate{family, row->device, row->dtype, row->tflops, row};
+      const ComputeCeiling candidate{family, row->device, dtype_text(*row), row->tflops, row};
       if (existing == nullptr)
         compute_.push_back(candidate);
       else if (row->tflops > existing->tflops)
@@ -68,12 +68,14 @@ const MemoryCeiling* Ceilings::best_memory(std::string_view device) const {
 std::optional<CeilingShare> share_of_ceiling(const Ceilings& ceilings, const ResultRow& row,
                                              std::optional<InstructionFamily> family) {
   const ComputeCeiling* ceiling = nullptr;
-  if (row.step == "fa2")
-    ceiling = ceilings.find(row.device, InstructionFamily::mma_sync, row.dtype);
-  else if (row.step == "cudnn")
-    ceiling = ceilings.highest(row.device, row.dtype);
+  const std::string dtype = dtype_text(row);
+  const auto baseline = row.subject.which_baseline();
+  if (baseline == Baseline::fa2)
+    ceiling = ceilings.find(row.device, InstructionFamily::mma_sync, dtype);
+  else if (baseline == Baseline::cudnn)
+    ceiling = ceilings.highest(row.device, dtype);
   else if (family)
-    ceiling = ceilings.find(row.device, *family, row.dtype);
+    ceiling = ceilings.find(row.device, *family, dtype);
   if (ceiling == nullptr || !(row.tflops > 0)) return std::nullopt;
   return CeilingShare{ceiling, row.tflops / ceiling->tflops * 100.0};
 }

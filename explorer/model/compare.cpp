@@ -17,13 +17,17 @@ namespace {
 // a file from before the passes existed has pass 1 only.
 // The workload is part of the key: a causal row is compared with the causal row of the other file
 // only.
-using MeasurementKey =
-    std::tuple<std::string, std::string, std::string, int, int, int, int, bool, int>;
+using MeasurementKey = std::tuple<RowSubject, std::optional<KernelConfig>, std::optional<DType>,
+                                  int, int, int, int, bool, int>;
 
 MeasurementKey key_of(const ResultRow& row) {
   const int pass = row.is_baseline_or_ceiling() ? row.reference_pass.value_or(1) : 0;
-  return {row.step,  row.config,  row.dtype,  row.d_head, row.batch,
-          row.heads, row.seq_len, row.causal, pass};
+  return {row.subject, row.config,  row.dtype,  row.d_head, row.batch,
+          row.heads,   row.seq_len, row.causal, pass};
+}
+
+int sign(std::partial_ordering order) {
+  return order < 0 ? -1 : (order > 0 ? 1 : 0);
 }
 
 // Prefers usable rows, then the faster one.
@@ -63,7 +67,7 @@ Comparison compare_results(const std::vector<const ResultRow*>& a,
   const std::vector<const ResultRow*> unique_b = deduplicate(b, index_b);
 
   Comparison comparison;
-  std::map<std::string, std::vector<double>> ratios_by_step;
+  std::map<RowSubject, std::vector<double>> ratios_by_step;  // in step order
   std::vector<double> all_ratios;
   for (const ResultRow* row_a : unique_a) {
     ComparedRow compared{row_a, nullptr, std::nullopt};
@@ -73,7 +77,7 @@ Comparison compare_results(const std::vector<const ResultRow*>& a,
       ++comparison.paired;
       if (is_usable(*row_a) && is_usable(*compared.b)) {
         compared.ratio = compared.b->tflops / row_a->tflops;
-        ratios_by_step[row_a->step].push_back(*compared.ratio);
+        ratios_by_step[row_a->subject].push_back(*compared.ratio);
         all_ratios.push_back(*compared.ratio);
       }
     } else {
@@ -90,8 +94,6 @@ Comparison compare_results(const std::vector<const ResultRow*>& a,
   comparison.geometric_mean_ratio = geometric_mean(all_ratios);
   for (const auto& [step, ratios] : ratios_by_step)
     comparison.per_step.push_back({step, *geometric_mean(ratios), static_cast<int>(ratios.size())});
-  std::sort(comparison.per_step.begin(), comparison.per_step.end(),
-            [](const StepRatio& x, const StepRatio& y) { return step_less(x.step, y.step); });
   return comparison;
 }
 
@@ -145,12 +147,11 @@ int compare_column(const ComparedRow& x, const ComparedRow& y, CompareColumn col
                    bool& missing_decides, bool& x_first) {
   switch (column) {
     case CompareColumn::step:
-      return step_less(either(x).step, either(y).step) ? -1
-                                                       : step_less(either(y).step, either(x).step);
+      return sign(either(x).subject <=> either(y).subject);
     case CompareColumn::config:
-      return either(x).config.compare(either(y).config);
+      return sign(either(x).config <=> either(y).config);
     case CompareColumn::dtype:
-      return either(x).dtype.compare(either(y).dtype);
+      return sign(either(x).dtype <=> either(y).dtype);
     default:
       break;
   }

@@ -21,7 +21,7 @@ struct ComparedRow {
 };
 
 struct StepRatio {
-  std::string step;
+  RowSubject subject;
   double geometric_mean = 0;  // of the step's ratios
   int pairs = 0;
 };

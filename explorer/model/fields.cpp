@@ -8,65 +8,69 @@
 
 namespace flashscope::explorer {
 
-std::string_view field_label(Field field) {
+namespace {
+
+// The column a field shows; nullopt for tensor_pipe_pct, which is an extra metric's column.
+// The % fields show their columns' labels, but their values may come from pairing the row with
+// a baseline row (RowSet::percent_of_baseline).
+std::optional<ResultColumn> column_of(Field field) {
   switch (field) {
     case Field::step:
-      return "step";
+      return ResultColumn::step;
     case Field::config:
-      return "config";
+      return ResultColumn::config;
     case Field::dtype:
-      return "dtype";
+      return ResultColumn::dtype;
     case Field::seq_len:
-      return "N";
+      return ResultColumn::seq_len;
     case Field::batch:
-      return "batch";
+      return ResultColumn::batch;
     case Field::tflops:
-      return "TFLOP/s";
+      return ResultColumn::tflops;
     case Field::pct_fa2:
-      return "% of FA2";
+      return ResultColumn::pct_fa2;
     case Field::pct_cudnn:
-      return "% of cuDNN";
+      return ResultColumn::pct_cudnn;
     case Field::pct_fa2_cycles:
-      return "% of FA2 by cycles";
+      return ResultColumn::pct_fa2_cycles;
     case Field::pct_cudnn_cycles:
-      return "% of cuDNN by cycles";
+      return ResultColumn::pct_cudnn_cycles;
     case Field::median_ms:
-      return "median ms";
+      return ResultColumn::median_ms;
     case Field::sm_clock_mhz:
-      return "SM clock (MHz)";
+      return ResultColumn::sm_clock_mhz;
     case Field::registers:
-      return "registers / thread";
+      return ResultColumn::registers;
     case Field::smem_bytes:
-      return "shared memory (bytes / CTA)";
+      return ResultColumn::smem_bytes;
     case Field::local_bytes:
-      return "local memory (bytes / thread)";
+      return ResultColumn::local_bytes;
     case Field::l2_hit_pct:
-      return "L2 hit %";
+      return ResultColumn::l2_hit_pct;
     case Field::cycles:
-      return "cycles";
-    case Field::tensor_pipe_pct:
-      return "tensor pipe active %";
+      return ResultColumn::cycles;
     case Field::max_error:
-      return "max error";
+      return ResultColumn::max_error;
     case Field::verdict:
-      return "verdict";
+      return ResultColumn::verdict;
     case Field::status:
-      return "status";
+      return ResultColumn::status;
+    case Field::tensor_pipe_pct:
+      break;
   }
-  return "?";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view field_label(Field field) {
+  if (const auto column = column_of(field)) return result_column(*column).label;
+  return "tensor pipe active %";
 }
 
 bool is_numeric_field(Field field) {
-  switch (field) {
-    case Field::step:
-    case Field::config:
-    case Field::dtype:
-    case Field::verdict:
-    case Field::status:
-      return false;
-    default:
-      return true;
-  }
+  const auto column = column_of(field);
+  return !column || result_column(*column).number != nullptr;
 }
 
 Field percent_field(Baseline baseline, PercentBasis basis) {
@@ -77,10 +81,8 @@ Field percent_field(Baseline baseline, PercentBasis basis) {
 
 namespace {
 
-template <typename T>
-std::optional<double> widen(const std::optional<T>& value) {
-  if (!value) return std::nullopt;
-  return static_cast<double>(*value);
+int sign(std::partial_ordering order) {
+  return order < 0 ? -1 : (order > 0 ? 1 : 0);
 }
 
 std::string lowercase(std::string_view text) {
@@ -90,19 +92,8 @@ std::string lowercase(std::string_view text) {
   return out;
 }
 
-const std::string& text_field(const ResultRow& row, Field field) {
-  switch (field) {
-    case Field::step:
-      return row.step;
-    case Field::config:
-      return row.config;
-    case Field::dtype:
-      return row.dtype;
-    case Field::verdict:
-      return row.verdict;
-    default:
-      return row.status;
-  }
+std::string text_field(const ResultRow& row, Field field) {
+  return result_column(*column_of(field)).write(row);
 }
 
 int decimals_for(Field field) {
@@ -126,12 +117,6 @@ int decimals_for(Field field) {
 
 std::optional<double> numeric_field(const RowSet& set, const ResultRow& row, Field field) {
   switch (field) {
-    case Field::seq_len:
-      return row.seq_len;
-    case Field::batch:
-      return row.batch;
-    case Field::tflops:
-      return row.tflops;
     case Field::pct_fa2:
       return set.percent_of_baseline(row, Baseline::fa2);
     case Field::pct_cudnn:
@@ -140,29 +125,15 @@ std::optional<double> numeric_field(const RowSet& set, const ResultRow& row, Fie
       return set.percent_of_baseline(row, Baseline::fa2, PercentBasis::cycles);
     case Field::pct_cudnn_cycles:
       return set.percent_of_baseline(row, Baseline::cudnn, PercentBasis::cycles);
-    case Field::median_ms:
-      return row.median_ms;
-    case Field::sm_clock_mhz:
-      return row.sm_clock_mhz > 0 ? std::optional<double>(row.sm_clock_mhz) : std::nullopt;
-    case Field::registers:
-      return widen(row.registers);
-    case Field::smem_bytes:
-      return widen(row.smem_bytes);
-    case Field::local_bytes:
-      return widen(row.local_bytes);
-    case Field::l2_hit_pct:
-      return row.l2_hit_pct;
-    case Field::cycles:
-      return row.cycles;
     case Field::tensor_pipe_pct: {
       const auto found = row.extra_metrics.find(std::string(kTensorPipeMetric));
       return found == row.extra_metrics.end() ? std::nullopt : std::optional(found->second);
     }
-    case Field::max_error:
-      return row.max_error;
     default:
-      return std::nullopt;
+      break;
   }
+  const ResultColumnSpec& column = result_column(*column_of(field));
+  return column.number ? column.number(row) : std::nullopt;
 }
 
 std::string format_number(std::optional<double> value, int decimals) {
@@ -208,7 +179,9 @@ void sort_rows(std::vector<const ResultRow*>& rows, std::span<const SortKey> key
       const SortKey& key = keys[i];
       int order = 0;  // <0: a first
       if (key.field == Field::step) {
-        order = step_less(a.row->step, b.row->step) ? -1 : step_less(b.row->step, a.row->step);
+        order = sign(a.row->subject <=> b.row->subject);
+      } else if (key.field == Field::config) {
+        order = sign(a.row->config <=> b.row->config);
       } else if (!is_numeric_field(key.field)) {
         order = text_field(*a.row, key.field).compare(text_field(*b.row, key.field));
       } else {
@@ -256,9 +229,10 @@ RowTextFilter::RowTextFilter(std::string_view query) {
 
 bool RowTextFilter::matches(const ResultRow& row) const {
   if (empty()) return true;
-  const std::string text = lowercase(row.config + '\n' + row.dtype + '\n' + row.verdict + '\n' +
-                                     row.status + '\n' + step_label(row.step));
-  const std::string step_term = "step=" + lowercase(row.step);
+  const std::string text = lowercase(config_text(row) + '\n' + dtype_text(row) + '\n' +
+                                     std::string(verdict_name(row.verdict)) + '\n' +
+                                     row.status.text() + '\n' + row.subject.label());
+  const std::string step_term = "step=" + lowercase(row.subject.text());
   const std::string seq_len_term = "n=" + std::to_string(row.seq_len);
   auto term_matches = [&](const std::string& term) {
     if (term.starts_with("gpu=")) return gpu_matches(row, std::string_view(term).substr(4));

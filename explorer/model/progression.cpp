@@ -9,14 +9,14 @@ namespace {
 
 // Rows of one step (or reference) and dtype that may be aggregated, grouped by config then N;
 // each (config, N) keeps one row (stands_before: a reference's first pass, else the fastest).
-using RowsByConfigAndN = std::map<std::string, std::map<int, const ResultRow*>>;
+using RowsByConfigAndN = std::map<std::optional<KernelConfig>, std::map<int, const ResultRow*>>;
 
-std::map<std::string, RowsByConfigAndN> group_usable_rows(const RowSet& set,
-                                                          const std::string& dtype) {
-  std::map<std::string, RowsByConfigAndN> by_step;
+std::map<RowSubject, RowsByConfigAndN> group_usable_rows(const RowSet& set,
+                                                         const std::string& dtype) {
+  std::map<RowSubject, RowsByConfigAndN> by_step;
   for (const ResultRow* row : set.rows()) {
-    if (row->dtype != dtype || !is_usable(*row)) continue;
-    const ResultRow*& slot = by_step[row->step][row->config][row->seq_len];
+    if (dtype_text(*row) != dtype || !is_usable(*row)) continue;
+    const ResultRow*& slot = by_step[row->subject][row->config][row->seq_len];
     if (slot == nullptr || stands_before(*row, *slot)) slot = row;
   }
   return by_step;
@@ -34,7 +34,7 @@ std::optional<double> percent_harmonic_mean(const RowSet& set,
   return harmonic_mean(percents);
 }
 
-std::optional<StepValue> value_at_seq_len(const std::string& step, const RowsByConfigAndN& configs,
+std::optional<StepValue> value_at_seq_len(const RowSubject& step, const RowsByConfigAndN& configs,
                                           int seq_len, const RowSet& set, Baseline baseline) {
   const ResultRow* fastest = nullptr;
   for (const auto& [config, by_n] : configs) {
@@ -51,7 +51,7 @@ std::optional<StepValue> value_at_seq_len(const std::string& step, const RowsByC
                    {fastest}};
 }
 
-std::optional<StepValue> harmonic_mean_value(const std::string& step,
+std::optional<StepValue> harmonic_mean_value(const RowSubject& step,
                                              const RowsByConfigAndN& configs, const RowSet& set,
                                              Baseline baseline) {
   std::optional<StepValue> best;
@@ -94,13 +94,13 @@ std::optional<double> mean_metric(const RowSet& set, const std::vector<const Res
 
 const StepValue* Progression::find_step(int step) const {
   for (const StepValue& value : steps)
-    if (step_order(value.step) == step) return &value;
+    if (value.subject.step() == step) return &value;
   return nullptr;
 }
 
 const StepValue* Progression::find_baseline(Baseline baseline) const {
   for (const StepValue& value : baselines)
-    if (value.step == baseline_key(baseline)) return &value;
+    if (value.subject.which_baseline() == baseline) return &value;
   return nullptr;
 }
 
@@ -113,7 +113,7 @@ Progression build_progression(const RowSet& set, const ProgressionQuery& query) 
   } else {
     std::vector<int> seq_lens;
     for (const ResultRow* row : set.rows())
-      if (row->dtype == query.dtype && is_usable(*row)) seq_lens.push_back(row->seq_len);
+      if (dtype_text(*row) == query.dtype && is_usable(*row)) seq_lens.push_back(row->seq_len);
     std::sort(seq_lens.begin(), seq_lens.end());
     seq_lens.erase(std::unique(seq_lens.begin(), seq_lens.end()), seq_lens.end());
     progression.seq_lens = std::move(seq_lens);
@@ -124,16 +124,12 @@ Progression build_progression(const RowSet& set, const ProgressionQuery& query) 
         query.seq_len ? value_at_seq_len(step, configs, *query.seq_len, set, query.baseline)
                       : harmonic_mean_value(step, configs, set, query.baseline);
     if (!value) continue;
-    if (baseline_from_key(step))
+    // by_step is ordered as the step column: steps ascending, then FA2, cuDNN.
+    if (step.is_baseline())
       progression.baselines.push_back(*value);
-    else if (step_order(step) < 1000)
+    else if (step.is_kernel())
       progression.steps.push_back(*value);
   }
-  auto by_step_order = [](const StepValue& a, const StepValue& b) {
-    return step_less(a.step, b.step);
-  };
-  std::sort(progression.steps.begin(), progression.steps.end(), by_step_order);
-  std::sort(progression.baselines.begin(), progression.baselines.end(), by_step_order);
   return progression;
 }
 
@@ -147,7 +143,7 @@ StepChange change_from_previous_step(const Progression& progression, int step, c
   StepChange change;
   change.current = progression.find_step(step);
   for (const StepValue& value : progression.steps)
-    if (step_order(value.step) < step) change.previous = &value;
+    if (value.subject.step() < step) change.previous = &value;
 
   auto tflops = [](const StepValue* value) -> std::optional<double> {
     if (!value) return std::nullopt;

@@ -25,8 +25,9 @@ struct ProgressionQuery {
 // config must stand for the step (the seed fixed one config per step): the config measured at
 // the most N, ties broken by the highest harmonic mean of TFLOP/s.
 struct StepValue {
-  std::string step;               // "7", "fa2", ...
-  std::string config;             // empty for references
+  RowSubject subject;                  // a step's kernel or a baseline
+  std::optional<KernelConfig> config;  // none for baselines
+  std::string config_text() const { return config ? to_short_form(*config) : std::string(); }
   double tflops = 0;              // at N, or the harmonic mean over `rows`
   std::optional<double> percent;  // of the query's reference by time (harmonic mean of per-N %)
   std::optional<double> percent_cycles;  // the same by cycles (PercentBasis::cycles)

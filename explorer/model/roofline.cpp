@@ -30,7 +30,7 @@ Roofline build_roofline(const Progression& progression, const Ceilings& ceilings
           ++roofline.rows_without_dram;
           continue;
         }
-        roofline.points.push_back({value.step, row, *intensity, row->tflops});
+        roofline.points.push_back({value.subject, row, *intensity, row->tflops});
       }
     }
   }
@@ -52,14 +52,14 @@ RowSet rows_with_dram(const RowSet& rows) {
   return RowSet(std::move(kept));
 }
 
-std::vector<std::string> steps_not_placed(const Progression& all, const Roofline& placed) {
-  std::vector<std::string> missing;
+std::vector<RowSubject> steps_not_placed(const Progression& all, const Roofline& placed) {
+  std::vector<RowSubject> missing;
   for (const auto* group : {&all.steps, &all.baselines})
     for (const StepValue& value : *group) {
       const bool found =
           std::any_of(placed.points.begin(), placed.points.end(),
-                      [&](const RooflinePoint& point) { return point.step == value.step; });
-      if (!found) missing.push_back(value.step);
+                      [&](const RooflinePoint& point) { return point.subject == value.subject; });
+      if (!found) missing.push_back(value.subject);
     }
   return missing;
 }

@@ -21,7 +21,7 @@ inline constexpr const char* kDramWriteMetric = "dram__bytes_write.sum";
 std::optional<double> arithmetic_intensity(const ResultRow& row);
 
 struct RooflinePoint {
-  std::string step;  // "7", "fa2", ...
+  RowSubject subject;
   const ResultRow* row = nullptr;
   double intensity = 0;  // FLOP/byte
   double tflops = 0;
@@ -42,7 +42,7 @@ RowSet rows_with_dram(const RowSet& rows);
 
 // The steps and references of `all` (the full progression) without a point in `placed` (the
 // roofline of rows_with_dram): what the view reports as not placed.
-std::vector<std::string> steps_not_placed(const Progression& all, const Roofline& placed);
+std::vector<RowSubject> steps_not_placed(const Progression& all, const Roofline& placed);
 
 // One point per row behind the progression's values (one per N for the harmonic mean). The
 // roofline points into `ceilings` (and the progression's rows), which must outlive it; a

@@ -8,26 +8,12 @@
 
 namespace flashscope::explorer {
 
-std::string_view baseline_key(Baseline baseline) {
-  return baseline == Baseline::fa2 ? "fa2" : "cudnn";
-}
-
-std::string_view baseline_label(Baseline baseline) {
-  return baseline == Baseline::fa2 ? "FA2" : "cuDNN";
-}
-
-std::optional<Baseline> baseline_from_key(std::string_view step) {
-  if (step == "fa2") return Baseline::fa2;
-  if (step == "cudnn") return Baseline::cudnn;
-  return std::nullopt;
-}
-
 std::string_view percent_basis_label(PercentBasis basis) {
   return basis == PercentBasis::cycles ? "by cycles" : "by time";
 }
 
 bool is_usable(const ResultRow& row) {
-  return row.status == "ok" && row.verdict != "fail" && row.median_ms > 0 && row.tflops > 0;
+  return row.status.ok() && row.verdict != Verdict::fail && row.median_ms > 0 && row.tflops > 0;
 }
 
 bool stands_before(const ResultRow& a, const ResultRow& b) {
@@ -36,32 +22,8 @@ bool stands_before(const ResultRow& a, const ResultRow& b) {
   return a.tflops > b.tflops;
 }
 
-int step_order(std::string_view step) {
-  // Only up to three digits are a step number; the digits are summed only then, as a longer
-  // digit string (any text a CSV holds) would overflow an int.
-  const bool numeric =
-      !step.empty() && step.size() <= 3 &&
-      std::all_of(step.begin(), step.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-  if (numeric) {
-    int number = 0;
-    for (const char ch : step)
-      number = number * 10 + (ch - '0');
-    return number;
-  }
-  if (step == "fa2") return 1000;
-  if (step == "cudnn") return 1001;
-  return 2000;
-}
-
-bool step_less(std::string_view a, std::string_view b) {
-  const int order_a = step_order(a), order_b = step_order(b);
-  return order_a != order_b ? order_a < order_b : a < b;
-}
-
-std::string step_label(std::string_view step) {
-  if (auto baseline = baseline_from_key(step)) return std::string(baseline_label(*baseline));
-  if (step_order(step) < 1000) return "step " + std::string(step);
-  return std::string(step);
+bool dtype_matches(const ResultRow& row, std::string_view dtype) {
+  return dtype.empty() || dtype_text(row) == dtype;
 }
 
 namespace {
@@ -172,12 +134,12 @@ RowSet::RowSet(std::vector<const ResultRow*> rows) {
   std::set<int> steps;
   std::set<std::string> runs;
   for (const ResultRow* row : rows_) {
-    dtypes.insert(row->dtype);
-    seq_lens[row->dtype].insert(row->seq_len);
+    dtypes.insert(dtype_text(*row));
+    seq_lens[dtype_text(*row)].insert(row->seq_len);
     seq_lens[""].insert(row->seq_len);
     runs.insert(run_label(*row));
-    if (step_order(row->step) < 1000) steps.insert(step_order(row->step));
-    const auto baseline = baseline_from_key(row->step);
+    if (const auto step = row->step_number()) steps.insert(*step);
+    const auto baseline = row->subject.which_baseline();
     if (!baseline || !is_usable(*row)) continue;
     // The first pass, as the sweep pairs it; among equal passes (repeated sweeps of one run)
     // the fastest, as repeated measurements are alternatives.

@@ -14,15 +14,6 @@
 
 namespace flashscope::explorer {
 
-// The speed baselines a kernel row is compared with (profiling/baselines); not the correctness
-// reference of kernels/common/reference.hpp.
-enum class Baseline { fa2, cudnn };
-inline constexpr Baseline kBaselines[] = {Baseline::fa2, Baseline::cudnn};
-
-std::string_view baseline_key(Baseline baseline);    // the step column's value: "fa2"
-std::string_view baseline_label(Baseline baseline);  // for people: "FA2", "cuDNN"
-std::optional<Baseline> baseline_from_key(std::string_view step);
-
 // How a percentage of a baseline is read. By time: baseline median / row median, which moves
 // with the SM clock each row ran at (a power-capped GPU runs different kernels at different
 // clocks). By cycles: baseline cycles / row cycles (sm__cycles_elapsed.max of the profiled
@@ -40,10 +31,8 @@ bool is_usable(const ResultRow& row);
 // alternatives; a repeated reference pass measures drift, not the reference.
 bool stands_before(const ResultRow& a, const ResultRow& b);
 
-// Order of the step column: 1..16 numerically, then fa2, cudnn, then anything else by name.
-int step_order(std::string_view step);
-bool step_less(std::string_view a, std::string_view b);
-std::string step_label(std::string_view step);  // "step 7", "FA2", "cuDNN"
+// A row's dtype against a selection's ("fp16", "bf16"; "" accepts any).
+bool dtype_matches(const ResultRow& row, std::string_view dtype);
 
 // Which rows of the shown files the views use; an empty field accepts any value. Mixing
 // devices, cache modes or runs (run_key: host and commit) in one chart compares unlike
@@ -119,7 +108,7 @@ class RowSet {
 
  private:
   // run, dtype, d_head, B, H, N, causal: a causal row pairs with the causal references only
-  using ShapeKey = std::tuple<std::string, std::string, int, int, int, int, bool>;
+  using ShapeKey = std::tuple<std::string, std::optional<DType>, int, int, int, int, bool>;
   static ShapeKey shape_of(const ResultRow& row);
 
   std::vector<const ResultRow*> rows_;

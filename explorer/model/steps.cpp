@@ -17,11 +17,13 @@ bool ConfigChange::identical() const {
 
 namespace {
 
-// Splits "(FP16, 128, 64, 64, 4): async+swizzled" into its shape and sorted features.
-std::pair<std::string, std::vector<std::string>> split_config(std::string_view config) {
-  const std::size_t colon = config.find("):");
-  const std::string shape(config.substr(0, colon == std::string_view::npos ? 0 : colon + 1));
-  std::string_view features = colon == std::string_view::npos ? config : config.substr(colon + 2);
+// A config's short form "(FP16, 128, 64, 64, 4): async+swizzled" as its shape part and its sorted
+// features.
+std::pair<std::string, std::vector<std::string>> split_config(const KernelConfig& config) {
+  const std::string text = to_short_form(config);
+  const std::string features_text = features_string(config);
+  const std::string shape = text.substr(0, text.find("):") + 1);
+  std::string_view features = features_text;
   std::vector<std::string> tokens;
   while (!features.empty()) {
     const std::size_t plus = features.find('+');
@@ -40,7 +42,7 @@ std::pair<std::string, std::vector<std::string>> split_config(std::string_view c
 
 }  // namespace
 
-ConfigChange describe_config_change(std::string_view previous, std::string_view current) {
+ConfigChange describe_config_change(const KernelConfig& previous, const KernelConfig& current) {
   auto [previous_shape, previous_features] = split_config(previous);
   auto [current_shape, current_features] = split_config(current);
   ConfigChange change;

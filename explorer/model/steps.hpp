@@ -6,12 +6,15 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/common/config.hpp"
+
 namespace flashscope::explorer {
 
 // "Swizzling" for step 2; empty outside 1..configs::kLastStep.
 std::string_view step_title(int step);
 
-// The difference between two short-form configs, e.g. step 1 -> 2 adds "swizzled".
+// The difference between two configs as their short forms show it, e.g. step 1 -> 2 adds
+// "swizzled".
 struct ConfigChange {
   std::string previous_shape;  // the "(FP16, 128, 64, 64, 4)" parts, set only when they differ
   std::string current_shape;
@@ -20,6 +23,6 @@ struct ConfigChange {
   bool identical() const;
 };
 
-ConfigChange describe_config_change(std::string_view previous, std::string_view current);
+ConfigChange describe_config_change(const KernelConfig& previous, const KernelConfig& current);
 
 }  // namespace flashscope::explorer

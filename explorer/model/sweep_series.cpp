@@ -8,19 +8,19 @@ namespace flashscope::explorer {
 
 std::vector<SweepSeries> build_sweep_series(const RowSet& set, const SweepQuery& query) {
   // One usable row per (step, dtype, N): the fastest (a reference's first pass).
-  std::map<std::pair<std::string, std::string>, std::map<int, const ResultRow*>> fastest;
+  std::map<std::pair<RowSubject, std::string>, std::map<int, const ResultRow*>> fastest;
   for (const ResultRow* row : set.rows()) {
     if (!is_usable(*row)) continue;
-    const ResultRow*& slot = fastest[{row->step, row->dtype}][row->seq_len];
+    const ResultRow*& slot = fastest[{row->subject, dtype_text(*row)}][row->seq_len];
     if (slot == nullptr || stands_before(*row, *slot)) slot = row;
   }
 
   std::vector<SweepSeries> series;
-  for (const std::string& step : query.steps) {
+  for (const RowSubject& step : query.steps) {
     for (const std::string& dtype : query.dtypes) {
       const auto found = fastest.find({step, dtype});
       if (found == fastest.end()) continue;
-      SweepSeries line{step, dtype, step_label(step) + " " + dtype, {}};
+      SweepSeries line{step, dtype, step.label() + " " + dtype, {}};
       for (const auto& [seq_len, row] : found->second) {
         std::optional<double> value = row->tflops;
         if (query.mode == ValueMode::percent_of_baseline)
@@ -33,14 +33,11 @@ std::vector<SweepSeries> build_sweep_series(const RowSet& set, const SweepQuery&
   return series;
 }
 
-std::vector<std::string> available_series_steps(const RowSet& set) {
-  std::set<std::string> steps;
+std::vector<RowSubject> available_series_steps(const RowSet& set) {
+  std::set<RowSubject> steps;
   for (const ResultRow* row : set.rows())
-    steps.insert(row->step);
-  std::vector<std::string> ordered(steps.begin(), steps.end());
-  std::sort(ordered.begin(), ordered.end(),
-            [](const std::string& a, const std::string& b) { return step_less(a, b); });
-  return ordered;
+    steps.insert(row->subject);
+  return {steps.begin(), steps.end()};
 }
 
 }  // namespace flashscope::explorer

@@ -19,14 +19,14 @@ struct SeriesPoint {
 };
 
 struct SweepSeries {
-  std::string step;  // "7", "fa2", ...
+  RowSubject subject;
   std::string dtype;
   std::string label;                // "step 7 fp16"
   std::vector<SeriesPoint> points;  // ascending N
 };
 
 struct SweepQuery {
-  std::vector<std::string> steps;  // step column values; references included as "fa2"/"cudnn"
+  std::vector<RowSubject> steps;  // kernels and baselines
   std::vector<std::string> dtypes;
   ValueMode mode = ValueMode::tflops;
   Baseline baseline = Baseline::fa2;        // for percent_of_baseline
@@ -37,7 +37,7 @@ struct SweepQuery {
 // One series per (step, dtype) that has at least one point, in the query's order.
 std::vector<SweepSeries> build_sweep_series(const RowSet& set, const SweepQuery& query);
 
-// Every step column value present (numbered steps ascending, then references).
-std::vector<std::string> available_series_steps(const RowSet& set);
+// Every step and baseline present (numbered steps ascending, then baselines).
+std::vector<RowSubject> available_series_steps(const RowSet& set);
 
 }  // namespace flashscope::explorer

@@ -60,6 +60,11 @@ std::vector<std::string> dtypes_of(const RowSet& set) {
   return out;
 }
 
+// A config in a markdown table: "`(FP16, 128, ...): ...`", or "–" for a row without one.
+std::string config_cell(const ResultRow& row) {
+  return row.config ? "`" + to_short_form(*row.config) + "`" : std::string("–");
+}
+
 // The rows of one run (run_key).
 std::vector<const ResultRow*> rows_of_run(const RowSet& set, const std::string& run) {
   std::vector<const ResultRow*> rows;
@@ -72,10 +77,12 @@ std::vector<const ResultRow*> rows_of_run(const RowSet& set, const std::string& 
 // N); ties go to the first run key. Empty when no row matches.
 template <typename Wanted>
 std::string busiest_run(const RowSet& set, Wanted wanted) {
-  std::map<std::string, std::set<std::tuple<std::string, std::string, std::string, int>>> items;
+  std::map<std::string,
+           std::set<std::tuple<RowSubject, std::optional<KernelConfig>, std::optional<DType>, int>>>
+      items;
   for (const ResultRow* row : set.rows())
     if (is_usable(*row) && wanted(*row))
-      items[run_key(*row)].insert({row->step, row->config, row->dtype, row->seq_len});
+      items[run_key(*row)].insert({row->subject, row->config, row->dtype, row->seq_len});
   std::string best;
   std::size_t most = 0;
   for (const auto& [run, measured] : items)
@@ -91,9 +98,9 @@ std::string busiest_run(const RowSet& set, Wanted wanted) {
 // from one run, so a run of the whole progression wins over a tune sweep of a few steps.
 template <typename Wanted>
 std::string widest_run(const RowSet& set, Wanted wanted) {
-  std::map<std::string, std::set<std::pair<std::string, std::string>>> covered;
+  std::map<std::string, std::set<std::pair<RowSubject, std::optional<DType>>>> covered;
   for (const ResultRow* row : set.rows())
-    if (is_usable(*row) && wanted(*row)) covered[run_key(*row)].insert({row->step, row->dtype});
+    if (is_usable(*row) && wanted(*row)) covered[run_key(*row)].insert({row->subject, row->dtype});
   std::string best;
   std::size_t most = 0;
   for (const auto& [run, pairs] : covered)
@@ -104,14 +111,14 @@ std::string widest_run(const RowSet& set, Wanted wanted) {
   return best;
 }
 
-// The progression's run: the one that measured the most (step, dtype, N) of numbered steps.
+// The run that measured the most (step, dtype, N) of numbered steps from `first_step` on.
 // Tables built from it compare steps measured on one host, by one build, in one sweep; rows of
 // other runs (a tune sweep on another host) have tables of their own.
-std::string progression_run(const RowSet& set) {
-  std::map<std::string, std::set<std::tuple<std::string, std::string, int>>> covered;
+std::string widest_kernel_run(const RowSet& set, int first_step) {
+  std::map<std::string, std::set<std::tuple<int, std::optional<DType>, int>>> covered;
   for (const ResultRow* row : set.rows())
-    if (is_usable(*row) && !row->is_baseline_or_ceiling())
-      covered[run_key(*row)].insert({row->step, row->dtype, row->seq_len});
+    if (const auto step = row->step_number(); step && *step >= first_step && is_usable(*row))
+      covered[run_key(*row)].insert({*step, row->dtype, row->seq_len});
   std::string best;
   std::size_t most = 0;
   for (const auto& [run, cells] : covered)
@@ -120,6 +127,16 @@ std::string progression_run(const RowSet& set) {
       most = cells.size();
     }
   return best;
+}
+
+// The progression's run: the widest over every numbered step.
+std::string progression_run(const RowSet& set) {
+  return widest_kernel_run(set, 1);
+}
+
+// The Hopper track's run: the widest over steps 17+.
+std::string hopper_run(const RowSet& set) {
+  return widest_kernel_run(set, kFirstHopperStep);
 }
 
 std::string percent_text(std::optional<double> value) {
@@ -184,23 +201,6 @@ std::string progression_block(const RowSet& all) {
   return out;
 }
 
-// The Hopper track's run: the one that measured the most (step, dtype, N) of steps 17+.
-std::string hopper_run(const RowSet& set) {
-  std::map<std::string, std::set<std::tuple<std::string, std::string, int>>> covered;
-  for (const ResultRow* row : set.rows())
-    if (is_usable(*row) && !row->is_baseline_or_ceiling() &&
-        std::atoi(row->step.c_str()) >= kFirstHopperStep)
-      covered[run_key(*row)].insert({row->step, row->dtype, row->seq_len});
-  std::string best;
-  std::size_t most = 0;
-  for (const auto& [run, cells] : covered)
-    if (cells.size() > most) {
-      best = run;
-      most = cells.size();
-    }
-  return best;
-}
-
 // The Hopper track (steps 17–21) from step 16, against both references: TFLOP/s, % FA2 and
 // % cuDNN at the headline N by time and by cycles, and % cuDNN as the harmonic mean over every
 // measured N, per dtype. Steps and references come from the one run that measured the track.
@@ -259,8 +259,8 @@ std::string per_n_block(const RowSet& all, int step) {
       if (!versus_fa2 || versus_fa2->rows.empty()) continue;
       any = true;
       out +=
-          "| " + dtype + " | " + std::to_string(seq_len) + " | `" + versus_fa2->config + "` | " +
-          fixed(versus_fa2->tflops, 1) + " | " +
+          "| " + dtype + " | " + std::to_string(seq_len) + " | `" + versus_fa2->config_text() +
+          "` | " + fixed(versus_fa2->tflops, 1) + " | " +
           percent_text(versus_fa2->percent_by(PercentBasis::time)) + " | " +
           percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::time) : std::nullopt) +
           " | " +
@@ -296,10 +296,11 @@ std::string d_heads_block(const std::vector<const ResultRow*>& rows) {
         for (const StepValue& value : fa2.steps)
           if (!value.rows.empty() && (!best || value.tflops > best->tflops)) best = &value;
         if (!best) continue;
-        const StepValue* versus_cudnn = cudnn.find_step(std::stoi(best->step));
+        const StepValue* versus_cudnn = cudnn.find_step(*best->subject.step());
         out += "| " + std::to_string(d_head) + " | " + dtype + " | " + std::to_string(seq_len) +
-               " | " + best->step + " | `" + best->config + "` | " + fixed(best->tflops, 1) +
-               " | " + percent_text(best->percent_by(PercentBasis::time)) + " | " +
+               " | " + best->subject.text() + " | `" + best->config_text() + "` | " +
+               fixed(best->tflops, 1) + " | " + percent_text(best->percent_by(PercentBasis::time)) +
+               " | " +
                percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::time)
                                          : std::nullopt) +
                " | " +
@@ -357,7 +358,7 @@ std::string versus_previous_block(const RowSet& all, int step) {
              optional_percent(tensor_pipe_percent(before)) + " → " +
              optional_percent(tensor_pipe_percent(after)) + " | " +
              optional_percent(sm_active_percent(before)) + " → " +
-             optional_percent(sm_active_percent(after)) + " | `" + current->config + "` |\n";
+             optional_percent(sm_active_percent(after)) + " | `" + current->config_text() + "` |\n";
     }
   return any ? out : "";
 }
@@ -382,20 +383,19 @@ std::string tensor_pipe_block(const RowSet& all) {
       if (pipe == row.extra_metrics.end()) return;
       any = true;
       out +=
-          "| " + number + " | " + name + " | " + dtype + " | " +
-          (row.config.empty() ? std::string("–") : "`" + row.config + "`") + " | " +
+          "| " + number + " | " + name + " | " + dtype + " | " + config_cell(row) + " | " +
           fixed(row.tflops, 1) + " | " + fixed(pipe->second, 1, " %") + " | " +
           fixed(row.sm_clock_mhz > 0 ? std::optional<double>(row.sm_clock_mhz) : std::nullopt, 0) +
           " | " + fixed(row.cycles ? std::optional<double>(*row.cycles / 1e6) : std::nullopt, 2) +
           " |\n";
     };
     for (const StepValue& value : progression.steps) {
-      const int step = std::atoi(value.step.c_str());
+      const int step = *value.subject.step();
       if (step >= kFirstHopperStep - 1)
-        line(value, value.step, std::string(configs::step_info(step).title));
+        line(value, value.subject.text(), std::string(configs::step_info(step).title));
     }
     for (const StepValue& value : progression.baselines)
-      line(value, "", value.step == "fa2" ? "FA2" : "cuDNN");
+      line(value, "", value.subject.label());
   }
   return any ? out : "";
 }
@@ -480,10 +480,10 @@ std::string references_block(const RowSet& set) {
   std::map<std::string, std::map<int, std::map<std::pair<std::string, Baseline>, const ResultRow*>>>
       by_run;  // run label -> N -> (dtype, reference) -> row
   for (const ResultRow* row : set.rows()) {
-    const auto baseline = baseline_from_key(row->step);
+    const auto baseline = row->subject.which_baseline();
     if (!baseline || !is_usable(*row)) continue;
     const ResultRow* paired = set.baseline_for(*row, *baseline);
-    if (paired == row) by_run[run_label(*row)][row->seq_len][{row->dtype, *baseline}] = row;
+    if (paired == row) by_run[run_label(*row)][row->seq_len][{dtype_text(*row), *baseline}] = row;
   }
   const auto ratio = [](std::optional<double> value) {
     if (!value) return std::string("–");
@@ -558,9 +558,9 @@ std::string clocks_block(const RowSet& set) {
   for (const auto& [run, rows] : by_run) {
     std::vector<int> kernels, fa2, cudnn;
     for (const ResultRow* row : rows)
-      (row->step == "fa2"     ? fa2
-       : row->step == "cudnn" ? cudnn
-                              : kernels)
+      (row->subject.which_baseline() == Baseline::fa2     ? fa2
+       : row->subject.which_baseline() == Baseline::cudnn ? cudnn
+                                                          : kernels)
           .push_back(row->sm_clock_mhz);
     out += "| " + run + " | " + clock_range(kernels) + " | " + clock_range(fa2) + " | " +
            clock_range(cudnn) + " | " + clock_control(rows) + " |\n";
@@ -575,11 +575,11 @@ std::string versus_fa2_block(const RowSet& all, int step) {
   const RowSet set(rows_of_run(all, progression_run(all)));
   std::vector<const ResultRow*> rows;
   for (const ResultRow* row : set.rows())
-    if (row->step == std::to_string(step) && row->seq_len == kHeadlineSeqLen && is_usable(*row))
+    if (row->step_number() == step && row->seq_len == kHeadlineSeqLen && is_usable(*row))
       rows.push_back(row);
   if (rows.empty()) return "";
   std::sort(rows.begin(), rows.end(), [&](const ResultRow* a, const ResultRow* b) {
-    if (a->dtype != b->dtype) return a->dtype > b->dtype;  // fp16 first
+    if (a->dtype != b->dtype) return a->dtype < b->dtype;  // fp16 first
     return a->median_ms < b->median_ms;
   });
   std::string out =
@@ -591,8 +591,9 @@ std::string versus_fa2_block(const RowSet& all, int step) {
     std::optional<double> by_duration;
     if (fa2 && fa2->cupti_duration_ms && row->cupti_duration_ms && *row->cupti_duration_ms > 0)
       by_duration = *fa2->cupti_duration_ms / *row->cupti_duration_ms * 100.0;
-    out += "| " + row->dtype + " | `" + row->config + "` | " + fixed(row->median_ms, 3) + " | " +
-           percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::time)) + " | " +
+    out += "| " + dtype_text(*row) + " | " + config_cell(*row) + " | " + fixed(row->median_ms, 3) +
+           " | " + percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::time)) +
+           " | " +
            percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::cycles)) +
            " | " + percent_text(by_duration) + " | " +
            (row->sm_clock_mhz > 0 ? std::to_string(row->sm_clock_mhz) : "–") + " | " +
@@ -621,9 +622,10 @@ std::string drift_block(const RowSet& set) {
       return low == high ? std::to_string(low) : std::to_string(low) + "–" + std::to_string(high);
     };
     out +=
-        "| " + drift.run + " | " + drift.baseline + " | " + drift.dtype + " | " +
-        std::to_string(drift.points.size()) + " | " + percent(drift.time_min, 1) + " .. " +
-        percent(drift.time_max, 1) + " | " + percent(drift.time_median, 1) + " | " +
+        "| " + drift.run + " | " + std::string(baseline_key(drift.baseline)) + " | " +
+        std::string(dtype_lower_name(drift.dtype)) + " | " + std::to_string(drift.points.size()) +
+        " | " + percent(drift.time_min, 1) + " .. " + percent(drift.time_max, 1) + " | " +
+        percent(drift.time_median, 1) + " | " +
         (drift.cycles_min ? percent(*drift.cycles_min, 2) + " .. " + percent(*drift.cycles_max, 2)
                           : std::string("–")) +
         " | " + range(drift.clock_first_min, drift.clock_first_max) + " -> " +
@@ -637,9 +639,9 @@ std::string warnings_block(const RowSet& set) {
   std::string out;
   for (const ResultRow* row : set.rows())
     if (!row->warnings.empty())
-      out += "| " + run_label(*row) + " | " + step_label(row->step) + " | " +
-             (row->config.empty() ? std::string("–") : "`" + row->config + "`") + " | " +
-             row->dtype + " | " + std::to_string(row->seq_len) + " | " + row->warnings + " |\n";
+      out += "| " + run_label(*row) + " | " + row->subject.label() + " | " + config_cell(*row) +
+             " | " + dtype_text(*row) + " | " + std::to_string(row->seq_len) + " | " +
+             row->warnings + " |\n";
   if (out.empty()) return "No row carries a warning.\n";
   return "| run | step | config | dtype | N | warning |\n| --- | --- | --- | --- | ---: | --- |\n" +
          out;
@@ -648,17 +650,17 @@ std::string warnings_block(const RowSet& set) {
 // The rows of the run that measured most of `step`'s rows: a tune sweep's configs must compete
 // with each other, not with the same step's picks measured in another run (another host or
 // clock, which moves every time by a percent or so).
-std::vector<const ResultRow*> rows_of_main_campaign(const RowSet& set, const std::string& step) {
-  const std::string run = busiest_run(set, [&](const ResultRow& row) { return row.step == step; });
+std::vector<const ResultRow*> rows_of_main_campaign(const RowSet& set, int step) {
+  const std::string run =
+      busiest_run(set, [&](const ResultRow& row) { return row.step_number() == step; });
   if (run.empty()) return {};
   return rows_of_run(set, run);
 }
 
-std::string autotune_block(const RowSet& all, const std::string& step) {
+std::string autotune_block(const RowSet& all, int step) {
   const RowSet set(rows_of_main_campaign(all, step));
-  BlockShapeCache shapes;
-  const AutotuneModel model = build_autotune_model(set, {step, "", std::nullopt}, shapes);
-  std::map<std::pair<std::string, int>, int> configs_measured;
+  const AutotuneModel model = build_autotune_model(set, {step, "", std::nullopt});
+  std::map<std::pair<std::optional<DType>, int>, int> configs_measured;
   for (const AutotunePoint& point : model.points)
     ++configs_measured[{point.row->dtype, point.row->seq_len}];
   std::string out =
@@ -667,9 +669,9 @@ std::string autotune_block(const RowSet& all, const std::string& step) {
       "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n";
   for (const ResultRow* row : model.fastest) {
     out +=
-        "| " + row->dtype + " | " + std::to_string(row->seq_len) + " | " +
-        std::to_string(configs_measured[{row->dtype, row->seq_len}]) + " | `" + row->config +
-        "` | " + fixed(row->tflops, 1) + " | " +
+        "| " + dtype_text(*row) + " | " + std::to_string(row->seq_len) + " | " +
+        std::to_string(configs_measured[{row->dtype, row->seq_len}]) + " | " + config_cell(*row) +
+        " | " + fixed(row->tflops, 1) + " | " +
         percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::time)) + " | " +
         percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::cycles)) + " | " +
         fixed(row->registers ? std::optional<double>(*row->registers) : std::nullopt, 0) + " |\n";
@@ -680,10 +682,9 @@ std::string autotune_block(const RowSet& all, const std::string& step) {
 std::string step_block(const RowSet& all, int step) {
   // The progression run when it measured this step, else the run that measured most of it.
   std::string run = progression_run(all);
-  const std::string name = std::to_string(step);
   const RowSet main(rows_of_run(all, run));
   if (std::find(main.steps().begin(), main.steps().end(), step) == main.steps().end())
-    run = busiest_run(all, [&](const ResultRow& row) { return row.step == name; });
+    run = busiest_run(all, [&](const ResultRow& row) { return row.step_number() == step; });
   const RowSet set(rows_of_run(all, run));
   std::string out =
       "| dtype | config (fastest at N = 4096) | time (ms) | TFLOP/s | % FA2 by time | % FA2 by "
@@ -700,7 +701,7 @@ std::string step_block(const RowSet& all, int step) {
     std::optional<double> tflops_change;
     for (const MetricChange& metric : change.changes)
       if (metric.field == Field::tflops && step > 1) tflops_change = metric.relative_change();
-    out += "| " + dtype + " | `" + row.config + "` | " + fixed(row.median_ms, 3) + " | " +
+    out += "| " + dtype + " | " + config_cell(row) + " | " + fixed(row.median_ms, 3) + " | " +
            fixed(row.tflops, 1) + " | " + percent_text(change.current->percent) + " | " +
            percent_text(change.current->percent_cycles) + " | " +
            fixed(row.registers ? std::optional<double>(*row.registers) : std::nullopt, 0) + " | " +
@@ -724,10 +725,8 @@ std::string time_change_text(double ratio) {
 // the fastest, how far the slowest is, each block shape's best and the recorded picks, all as
 // time relative to the fastest config (+3.0 % = 3 % slower).
 std::string autotune_summary_block(const RowSet& all, int step) {
-  const std::string name = std::to_string(step);
-  const RowSet set(rows_of_main_campaign(all, name));
-  BlockShapeCache shapes;
-  const AutotuneModel model = build_autotune_model(set, {name, "", std::nullopt}, shapes);
+  const RowSet set(rows_of_main_campaign(all, step));
+  const AutotuneModel model = build_autotune_model(set, {step, "", std::nullopt});
   if (model.fastest.empty()) return "";
   const configs::StepPicks picks = configs::step_picks(step);
   const std::optional<KernelConfig> seed_pick =
@@ -757,7 +756,7 @@ std::string autotune_summary_block(const RowSet& all, int step) {
         auto [slot, inserted] = best_by_shape.try_emplace(*point->shape, ms);
         if (!inserted) slot->second = std::min(slot->second, ms);
       }
-      const KernelConfig config = parse_short_form(point->row->config);
+      const KernelConfig& config = *point->row->config;
       const auto is_pick = [&](const std::optional<KernelConfig>& pick) {
         return pick && configs::with_dtype(*pick, config.dtype) == config;
       };
@@ -767,7 +766,7 @@ std::string autotune_summary_block(const RowSet& all, int step) {
     const auto relative = [&](std::optional<double> ms) {
       return ms ? time_change_text(*ms / fastest->median_ms) : std::string("–");
     };
-    out += "| " + fastest->dtype + " | " + std::to_string(fastest->seq_len) + " | " +
+    out += "| " + dtype_text(*fastest) + " | " + std::to_string(fastest->seq_len) + " | " +
            std::to_string(points.size()) + " | " + std::to_string(within) + " | " +
            relative(slowest) + " |";
     for (const BlockShape& shape : model.shapes) {
@@ -786,11 +785,12 @@ std::string autotune_summary_block(const RowSet& all, int step) {
 // the later run (by label) was. Two hosts of one model differ by a percent or so, which is why
 // tables compare within one run.
 std::string run_comparison_block(const RowSet& set) {
-  using Item = std::tuple<std::string, std::string, std::string, int, int, int>;
+  using Item =
+      std::tuple<RowSubject, std::optional<KernelConfig>, std::optional<DType>, int, int, int>;
   std::map<std::string, std::map<Item, const ResultRow*>> by_run;
   for (const ResultRow* row : set.rows()) {
     if (!is_usable(*row) || row->reference_pass.value_or(1) != 1) continue;
-    const ResultRow*& slot = by_run[run_label(*row)][{row->step, row->config, row->dtype,
+    const ResultRow*& slot = by_run[run_label(*row)][{row->subject, row->config, row->dtype,
                                                       row->batch, row->heads, row->seq_len}];
     if (!slot || row->median_ms < slot->median_ms) slot = row;
   }
@@ -957,7 +957,7 @@ std::map<std::string, std::string> device_blocks(const RowSet& set) {
     char name[16];
     std::snprintf(name, sizeof name, "step-%02d", step);
     if (std::string block = step_block(set, step); !block.empty()) blocks[name] = block;
-    blocks["autotune-" + std::to_string(step)] = autotune_block(set, std::to_string(step));
+    blocks["autotune-" + std::to_string(step)] = autotune_block(set, step);
     if (std::string block = autotune_summary_block(set, step); !block.empty())
       blocks["autotune-summary-" + std::to_string(step)] = block;
     if (std::string block = versus_fa2_block(set, step); !block.empty())

@@ -43,21 +43,16 @@ std::string SassLibrary::problem(const SassKernelRecord& record) const {
   return found == loaded_.end() ? std::string() : found->second.problem;
 }
 
-std::optional<SassLibrary::Match> SassLibrary::kernel_for(int step, std::string_view config,
-                                                          std::string_view dtype,
+std::optional<SassLibrary::Match> SassLibrary::kernel_for(int step,
+                                                          const std::optional<KernelConfig>& config,
+                                                          std::optional<DType> dtype,
                                                           std::string_view arch) const {
   if (artifact() == nullptr) return std::nullopt;
-  const auto parsed_dtype = dtype_from_string(dtype);
-  if (!config.empty()) {
-    try {
-      if (const SassKernelRecord* exact = artifact()->find(step, parse_short_form(config), arch))
-        return Match{exact, true};
-    } catch (const ConfigParseError&) {
-      // Not a config the artifact could hold; fall back to the step's kernel.
-    }
-  }
+  if (config)
+    if (const SassKernelRecord* exact = artifact()->find(step, *config, arch))
+      return Match{exact, true};
   const SassKernelRecord* fallback =
-      default_kernel(*artifact(), step, arch, parsed_dtype.value_or(DType::FP16));
+      default_kernel(*artifact(), step, arch, dtype.value_or(DType::FP16));
   if (fallback == nullptr) return std::nullopt;
   return Match{fallback, false};
 }

@@ -49,13 +49,14 @@ class SassLibrary {
   std::string problem(const SassKernelRecord& record) const;
 
   // The kernel standing for a measured row: the same step, config and architecture when the
-  // artifact has it (`exact`), else the step's default kernel in the row's dtype.
+  // artifact has it (`exact`), else the step's default kernel in the row's dtype (fp16 when the
+  // row has none).
   struct Match {
     const SassKernelRecord* record = nullptr;
     bool exact = false;
   };
-  std::optional<Match> kernel_for(int step, std::string_view config, std::string_view dtype,
-                                  std::string_view arch) const;
+  std::optional<Match> kernel_for(int step, const std::optional<KernelConfig>& config,
+                                  std::optional<DType> dtype, std::string_view arch) const;
 
   // Every opcode (or mnemonic) of every listing of `arch`, most frequent overall first. Parses
   // every listing of that architecture on first use.

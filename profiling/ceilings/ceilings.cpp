@@ -63,18 +63,18 @@ struct Measurement {
   std::optional<int> locked_sm_clock_mhz;
 };
 
-ResultRow identity_row(const std::string& benchmark, const std::string& dtype,
+ResultRow identity_row(const std::string& benchmark, std::optional<DType> dtype,
                        const Measurement& measurement) {
   const DeviceDescription& device = measurement.device;
   const std::string& run_id = measurement.run_id;
   ResultRow row;
-  row.step = std::string(kCeilingStepPrefix) + benchmark;
+  row.subject = RowSubject::ceiling(benchmark);
   row.dtype = dtype;
   row.d_head = 0;
   row.batch = 0;
   row.heads = 0;
   row.seq_len = 0;
-  row.verdict = "unchecked";
+  row.verdict = Verdict::unchecked;
   row.device = device.name;
   // Which GPU of a multi-GPU host, as sweep rows say it (docs/csv-schema.md): ceilings of two
   // GPUs of one model are two measurements.
@@ -108,7 +108,7 @@ void finish_tensor_row(ResultRow& row, const TimingStats& stats, double flops,
   for (const float value : accumulators)
     worst = std::max(worst, std::fabs(static_cast<double>(value) - expected));
   row.max_error = worst;
-  row.verdict = worst == 0 ? "pass" : "fail";
+  row.verdict = worst == 0 ? Verdict::pass : Verdict::fail;
 }
 
 std::string dtype_column(DType dtype) {
@@ -132,7 +132,7 @@ int full_wave(const DeviceDescription& device, int blocks_per_sm) {
 ResultRow measure_mma_sync(DType dtype, const Measurement& measurement,
                            const CeilingOptions& options, cudaStream_t stream) {
   const DeviceDescription& device = measurement.device;
-  ResultRow row = identity_row("mma.sync", dtype_column(dtype), measurement);
+  ResultRow row = identity_row("mma.sync", dtype, measurement);
   const int blocks = full_wave(device, ceilings::mma_sync_blocks_per_sm(dtype));
   const int iterations = std::max(1, static_cast<int>(kMmaSyncIterations * options.work_scale));
   DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * ceilings::kMmaSyncThreads);
@@ -151,16 +151,17 @@ ResultRow measure_mma_sync(DType dtype, const Measurement& measurement,
 ResultRow measure_wgmma(DType dtype, const Measurement& measurement, const CeilingOptions& options,
                         cudaStream_t stream) {
   const DeviceDescription& device = measurement.device;
-  ResultRow row = identity_row("wgmma", dtype_column(dtype), measurement);
+  ResultRow row = identity_row("wgmma", dtype, measurement);
   if (device.compute_capability != 90) {
-    row.status = "skipped: wgmma needs compute capability 9.0 (this device has " +
-                 std::to_string(device.compute_capability / 10) + "." +
-                 std::to_string(device.compute_capability % 10) + ")";
+    row.status = RowStatus::skipped("wgmma needs compute capability 9.0 (this device has " +
+                                    std::to_string(device.compute_capability / 10) + "." +
+                                    std::to_string(device.compute_capability % 10) + ")");
     return row;
   }
   if (!ceilings::wgmma_compiled(stream)) {
-    row.status = "skipped: this binary has no sm_90a code (built for CUDA architectures " +
-                 std::string(build_info().cuda_architectures) + "; add 90a-real)";
+    row.status =
+        RowStatus::skipped("this binary has no sm_90a code (built for CUDA architectures " +
+                           std::string(build_info().cuda_architectures) + "; add 90a-real)");
     return row;
   }
   const int blocks = full_wave(device, ceilings::wgmma_blocks_per_sm(dtype));
@@ -208,7 +209,7 @@ std::vector<ResultRow> measure_hbm(const Measurement& measurement, const Ceiling
 
   std::vector<ResultRow> rows;
   {
-    ResultRow row = identity_row("hbm.read", "", measurement);
+    ResultRow row = identity_row("hbm.read", std::nullopt, measurement);
     const TimingStats stats = time_benchmark(
         "hbm.read",
         [&](cudaStream_t s) {
@@ -220,11 +221,12 @@ std::vector<ResultRow> measure_hbm(const Measurement& measurement, const Ceiling
     unsigned long long total = 0;
     for (const unsigned long long sum : sums.copy_to_host(0, sums.count()))
       total += sum;
-    row.verdict = total == static_cast<unsigned long long>(words) * 4 * kFillWord ? "pass" : "fail";
+    row.verdict = total == static_cast<unsigned long long>(words) * 4 * kFillWord ? Verdict::pass
+                                                                                  : Verdict::fail;
     rows.push_back(row);
   }
   {
-    ResultRow row = identity_row("hbm.copy", "", measurement);
+    ResultRow row = identity_row("hbm.copy", std::nullopt, measurement);
     const TimingStats stats = time_benchmark(
         "hbm.copy",
         [&](cudaStream_t s) {
@@ -241,7 +243,7 @@ std::vector<ResultRow> measure_hbm(const Measurement& measurement, const Ceiling
       for (const uint4& word : destination.copy_to_host(offset, sample))
         copied = copied && word.x == kFillWord && word.y == kFillWord && word.z == kFillWord &&
                  word.w == kFillWord;
-    row.verdict = copied ? "pass" : "fail";
+    row.verdict = copied ? Verdict::pass : Verdict::fail;
     rows.push_back(row);
   }
   return rows;
@@ -257,7 +259,7 @@ void run_guarded(std::vector<ResultRow>& rows, const std::vector<ResultRow>& ide
   } catch (const CudaError& error) {
     measured = identities;
     for (ResultRow& row : measured)
-      row.status = std::string("fault: ") + error.what();
+      row.status = RowStatus::fault(error.what());
   }
   for (const ResultRow& row : measured) {
     if (on_row) on_row(row);
@@ -304,7 +306,7 @@ std::vector<ResultRow> measure_ceilings(const CeilingOptions& options,
   for (const char* family : {"mma.sync", "wgmma"}) {
     if (!wanted(family)) continue;
     for (const DType dtype : options.dtypes) {
-      run_guarded(rows, {identity_row(family, dtype_column(dtype), measurement)}, on_row, [&] {
+      run_guarded(rows, {identity_row(family, dtype, measurement)}, on_row, [&] {
         return std::vector<ResultRow>{
             std::string(family) == "mma.sync"
                 ? measure_mma_sync(dtype, measurement, options, stream.get())
@@ -313,10 +315,10 @@ std::vector<ResultRow> measure_ceilings(const CeilingOptions& options,
     }
   }
   if (wanted("hbm"))
-    run_guarded(
-        rows,
-        {identity_row("hbm.read", "", measurement), identity_row("hbm.copy", "", measurement)},
-        on_row, [&] { return measure_hbm(measurement, options, stream.get()); });
+    run_guarded(rows,
+                {identity_row("hbm.read", std::nullopt, measurement),
+                 identity_row("hbm.copy", std::nullopt, measurement)},
+                on_row, [&] { return measure_hbm(measurement, options, stream.get()); });
   return rows;
 }
 

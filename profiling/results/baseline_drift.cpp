@@ -21,22 +21,22 @@ std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& r
   // (run, reference, dtype) -> (device, cache, d, B, H, N, seed, causal) -> pass -> row: the
   // two workloads of a shape share their inputs (seed) but are different measurements.
   using ShapeKey = std::tuple<std::string, std::string, int, int, int, int, std::uint64_t, bool>;
-  std::map<std::tuple<std::string, std::string, std::string>,
+  // Ordered by the names ("cudnn" before "fa2", "bf16" before "fp16"), as the reports list them.
+  std::map<std::tuple<std::string, std::string_view, std::string_view>,
            std::map<ShapeKey, std::map<int, const ResultRow*>>>
       passes;
   for (const ResultRow* row : rows) {
-    if (!row->is_baseline_or_ceiling() || !row->reference_pass || row->status != "ok" ||
-        row->verdict == "fail" || !(row->median_ms > 0))
+    const auto baseline = row->subject.which_baseline();
+    if (!baseline || !row->dtype || !row->reference_pass || !row->status.ok() ||
+        row->verdict == Verdict::fail || !(row->median_ms > 0))
       continue;
-    passes[{run_key(*row), row->step, row->dtype}]
+    passes[{run_key(*row), baseline_key(*baseline), dtype_lower_name(*row->dtype)}]
           [{row->device, row->cache_mode, row->d_head, row->batch, row->heads, row->seq_len,
             row->input_seed, row->causal}][*row->reference_pass] = row;
   }
   std::vector<BaselineDrift> drifts;
   for (const auto& [group, shapes] : passes) {
     BaselineDrift drift;
-    drift.baseline = std::get<1>(group);
-    drift.dtype = std::get<2>(group);
     for (const auto& [shape, by_pass] : shapes) {
       const auto first = by_pass.find(1);
       if (first == by_pass.end() || by_pass.rbegin()->first == 1) continue;
@@ -49,6 +49,8 @@ std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& r
       drift.points.push_back(point);
     }
     if (drift.points.empty()) continue;
+    drift.baseline = *drift.points.front().first->subject.which_baseline();
+    drift.dtype = *drift.points.front().first->dtype;
     std::sort(drift.points.begin(), drift.points.end(),
               [](const auto& a, const auto& b) { return a.first->seq_len < b.first->seq_len; });
     drift.run = run_label(*drift.points.front().first);
@@ -80,9 +82,10 @@ std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& r
 }
 
 std::string describe_drift(const BaselineDrift& drift) {
-  std::string text = drift.baseline + " " + drift.dtype + ": time " + percent(drift.time_min) +
-                     " .. " + percent(drift.time_max) + " % (median " + percent(drift.time_median) +
-                     " %) over " + std::to_string(drift.points.size()) + " N";
+  std::string text =
+      std::string(baseline_key(drift.baseline)) + " " + std::string(dtype_lower_name(drift.dtype)) +
+      ": time " + percent(drift.time_min) + " .. " + percent(drift.time_max) + " % (median " +
+      percent(drift.time_median) + " %) over " + std::to_string(drift.points.size()) + " N";
   if (drift.cycles_min)
     // Cycle counts move by hundredths of a percent when only the clock moved.
     text +=

@@ -21,8 +21,8 @@ struct BaselineDriftPoint {
 };
 
 struct BaselineDrift {
-  std::string baseline;  // "fa2", "cudnn"
-  std::string dtype;
+  Baseline baseline = Baseline::fa2;
+  DType dtype = DType::FP16;
   std::string run;                         // run_label() of the rows
   std::vector<BaselineDriftPoint> points;  // ascending N
   double time_min = 0, time_median = 0, time_max = 0;

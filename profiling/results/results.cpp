@@ -23,103 +23,6 @@ namespace {
 
 constexpr std::string_view kMetricPrefix = "metric:";
 
-// Column order of the file; docs/csv-schema.md describes each one.
-enum Column : int {
-  kStep,
-  kConfig,
-  kDtype,
-  kDHead,
-  kBatch,
-  kHeads,
-  kSeqLen,
-  kRuns,
-  kMedianMs,
-  kMinMs,
-  kMaxMs,
-  kTflops,
-  kSeedAttnTflops,
-  kPctFa2,
-  kPctCudnn,
-  kRegisters,
-  kSmemBytes,
-  kLocalBytes,
-  kCycles,
-  kL2HitPct,
-  kCuptiDurationMs,
-  kVerdict,
-  kMaxError,
-  kStatus,
-  kDevice,
-  kDeviceIndex,
-  kDeviceUuid,
-  kSmClockMhz,
-  kCacheMode,
-  kGitCommit,
-  // The provenance / clock block: optional on reading (older files lack it).
-  kGitDirty,
-  kHost,
-  kRunId,
-  kFa2EntryPoint,
-  kLockedSmClockMhz,
-  kReferencePass,
-  kPctFa2Cycles,
-  kPctCudnnCycles,
-  kWarnings,
-  kInputSeed,
-  kGbytesPerS,
-  kCausal,
-  kColumnCount
-};
-
-// Columns older files lack: the device block (index, UUID) and the provenance / clock block.
-constexpr bool is_optional_column(int column) {
-  return column == kDeviceIndex || column == kDeviceUuid ||
-         (column >= kGitDirty && column <= kWarnings) || column == kGbytesPerS || column == kCausal;
-}
-
-const std::array<std::string, kColumnCount> kColumnNames = {"step",
-                                                            "config",
-                                                            "dtype",
-                                                            "d_head",
-                                                            "batch",
-                                                            "heads",
-                                                            "seq_len",
-                                                            "runs",
-                                                            "median_ms",
-                                                            "min_ms",
-                                                            "max_ms",
-                                                            "tflops",
-                                                            "seed_attn_tflops",
-                                                            "pct_fa2",
-                                                            "pct_cudnn",
-                                                            "registers",
-                                                            "smem_bytes",
-                                                            "local_bytes",
-                                                            "cycles",
-                                                            "l2_hit_pct",
-                                                            "cupti_duration_ms",
-                                                            "verdict",
-                                                            "max_error",
-                                                            "status",
-                                                            "device",
-                                                            "device_index",
-                                                            "device_uuid",
-                                                            "sm_clock_mhz",
-                                                            "cache_mode",
-                                                            "git_commit",
-                                                            "git_dirty",
-                                                            "host",
-                                                            "run_id",
-                                                            "fa2_entry_point",
-                                                            "locked_sm_clock_mhz",
-                                                            "reference_pass",
-                                                            "pct_fa2_cycles",
-                                                            "pct_cudnn_cycles",
-                                                            "warnings",
-                                                            "input_seed",
-                                                            "gbytes_per_s",
-                                                            "causal"};
-
 // ---- Writing ------------------------------------------------------------------------------
 
 bool needs_quotes(std::string_view field) {
@@ -164,15 +67,6 @@ std::string format_number(double value) {
   if (parsed && rounded == std::rint(rounded) && std::fabs(rounded) < kIntegerLimit)
     return as_integer(rounded);
   return std::string(buffer.data(), result.ptr);
-}
-
-template <typename T>
-std::string format_optional(const std::optional<T>& value) {
-  if (!value) return "";
-  if constexpr (std::is_integral_v<T>)
-    return std::to_string(*value);
-  else
-    return format_number(*value);
 }
 
 // ---- Reading ------------------------------------------------------------------------------
@@ -347,11 +241,462 @@ class RecordSplitter {
 
 }  // namespace
 
-std::optional<int> ResultRow::step_number() const {
-  int value = 0;
-  const auto [end, error] = std::from_chars(step.data(), step.data() + step.size(), value);
-  if (step.empty() || error != std::errc() || end != step.data() + step.size()) return std::nullopt;
+// ---- Typed values of the step, status, verdict, config and dtype columns --------------------
+
+std::string_view baseline_key(Baseline baseline) {
+  return baseline == Baseline::fa2 ? "fa2" : "cudnn";
+}
+
+std::string_view baseline_label(Baseline baseline) {
+  return baseline == Baseline::fa2 ? "FA2" : "cuDNN";
+}
+
+std::optional<Baseline> baseline_from_key(std::string_view key) {
+  for (const Baseline baseline : kBaselines)
+    if (key == baseline_key(baseline)) return baseline;
+  return std::nullopt;
+}
+
+std::optional<RowSubject> RowSubject::from_text(std::string_view text) {
+  if (const auto baseline = baseline_from_key(text)) return RowSubject::baseline(*baseline);
+  if (text.starts_with(kCeilingStepPrefix) && text.size() > kCeilingStepPrefix.size())
+    return RowSubject::ceiling(std::string(text.substr(kCeilingStepPrefix.size())));
+  int step = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), step);
+  if (text.empty() || text.front() == '0' || error != std::errc() ||
+      end != text.data() + text.size() || step < 1)
+    return std::nullopt;
+  return RowSubject::kernel(step);
+}
+
+std::optional<int> RowSubject::step() const {
+  if (kind_ != RowKind::kernel) return std::nullopt;
+  return step_;
+}
+
+std::optional<Baseline> RowSubject::which_baseline() const {
+  if (kind_ != RowKind::baseline) return std::nullopt;
+  return baseline_;
+}
+
+std::string RowSubject::text() const {
+  switch (kind_) {
+    case RowKind::kernel:
+      return std::to_string(step_);
+    case RowKind::baseline:
+      return std::string(baseline_key(baseline_));
+    case RowKind::ceiling:
+      break;
+  }
+  return std::string(kCeilingStepPrefix) + benchmark_;
+}
+
+std::string RowSubject::label() const {
+  switch (kind_) {
+    case RowKind::kernel:
+      return "step " + std::to_string(step_);
+    case RowKind::baseline:
+      return std::string(baseline_label(baseline_));
+    case RowKind::ceiling:
+      break;
+  }
+  return text();
+}
+
+namespace {
+constexpr std::string_view kSkippedPrefix = "skipped: ";
+constexpr std::string_view kFaultPrefix = "fault: ";
+}  // namespace
+
+std::string RowStatus::text() const {
+  switch (kind) {
+    case Kind::ok:
+      return "ok";
+    case Kind::skipped:
+      return std::string(kSkippedPrefix) + reason;
+    case Kind::fault:
+      break;
+  }
+  return std::string(kFaultPrefix) + reason;
+}
+
+std::string_view verdict_name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::pass:
+      return "pass";
+    case Verdict::fail:
+      return "fail";
+    case Verdict::unchecked:
+      break;
+  }
+  return "unchecked";
+}
+
+std::string config_text(const ResultRow& row) {
+  return row.config ? to_short_form(*row.config) : std::string();
+}
+
+std::string dtype_text(const ResultRow& row) {
+  return row.dtype ? std::string(dtype_lower_name(*row.dtype)) : std::string();
+}
+
+// ---- The column table ---------------------------------------------------------------------
+
+namespace {
+
+[[noreturn]] void reject(const std::string& problem) {
+  throw std::invalid_argument(problem);
+}
+
+std::string in_quotes(std::string_view text) {
+  return "'" + excerpt(text) + "'";
+}
+
+double number_from(std::string_view text) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size())
+    reject(in_quotes(text) + " is not a number");
   return value;
+}
+
+int integer_from(std::string_view text) {
+  if (text.empty()) reject("is empty but required");
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size())
+    reject(in_quotes(text) + " is not an integer");
+  if (value < INT32_MIN || value > INT32_MAX) reject(in_quotes(text) + " is out of range");
+  return static_cast<int>(value);
+}
+
+template <typename T>
+std::optional<double> widen(const std::optional<T>& value) {
+  if (!value) return std::nullopt;
+  return static_cast<double>(*value);
+}
+
+// Column kinds shared by many columns, over the ResultRow member they hold.
+
+template <std::string ResultRow::*member>
+std::string write_text(const ResultRow& row) {
+  return row.*member;
+}
+template <std::string ResultRow::*member>
+void read_text(std::string_view text, ResultRow& row) {
+  row.*member = std::string(text);
+}
+
+template <int ResultRow::*member>
+std::string write_int(const ResultRow& row) {
+  return std::to_string(row.*member);
+}
+template <int ResultRow::*member>
+void read_int(std::string_view text, ResultRow& row) {
+  row.*member = integer_from(text);
+}
+template <int ResultRow::*member>
+std::optional<double> int_number(const ResultRow& row) {
+  return row.*member;
+}
+
+template <typename T, std::optional<T> ResultRow::*member>
+std::string write_optional(const ResultRow& row) {
+  const std::optional<T>& value = row.*member;
+  if (!value) return "";
+  if constexpr (std::is_integral_v<T>)
+    return std::to_string(*value);
+  else
+    return format_number(*value);
+}
+template <typename T, std::optional<T> ResultRow::*member>
+void read_optional(std::string_view text, ResultRow& row) {
+  if (text.empty()) {
+    row.*member = std::nullopt;
+  } else if constexpr (std::is_integral_v<T>) {
+    row.*member = integer_from(text);
+  } else {
+    row.*member = number_from(text);
+  }
+}
+template <typename T, std::optional<T> ResultRow::*member>
+std::optional<double> optional_number(const ResultRow& row) {
+  return widen(row.*member);
+}
+
+// Measurement columns are empty on rows that were skipped or faulted (a 0 there would be
+// indistinguishable from a real value in a spreadsheet), and required on measured rows.
+template <double ResultRow::*member>
+std::string write_measurement(const ResultRow& row) {
+  return row.status.ok() ? format_number(row.*member) : std::string();
+}
+template <double ResultRow::*member>
+void read_measurement(std::string_view text, ResultRow& row) {
+  if (!row.status.ok()) {
+    if (!text.empty()) reject("has a value on a row whose status is not ok");
+    row.*member = 0;
+    return;
+  }
+  if (text.empty()) reject("is empty but the row's status is ok");
+  row.*member = number_from(text);
+}
+template <double ResultRow::*member>
+std::optional<double> measurement_number(const ResultRow& row) {
+  return row.*member;
+}
+
+#define FLASHSCOPE_TEXT_COLUMN(field)                                         \
+  ResultColumn::field, #field, false, #field, &write_text<&ResultRow::field>, \
+      &read_text<&ResultRow::field>, nullptr
+#define FLASHSCOPE_OPTIONAL_COLUMN(type, field, optional, label)                          \
+  ResultColumn::field, #field, optional, label, &write_optional<type, &ResultRow::field>, \
+      &read_optional<type, &ResultRow::field>, &optional_number<type, &ResultRow::field>
+#define FLASHSCOPE_MEASUREMENT_COLUMN(field, label)                                 \
+  ResultColumn::field, #field, false, label, &write_measurement<&ResultRow::field>, \
+      &read_measurement<&ResultRow::field>, &measurement_number<&ResultRow::field>
+
+const std::vector<ResultColumnSpec> kColumnTable = {
+    {ResultColumn::step, "step", false, "step",
+     [](const ResultRow& row) { return row.subject.text(); },
+     [](std::string_view text, ResultRow& row) {
+       if (text.empty()) reject("is empty but required");
+       const auto subject = RowSubject::from_text(text);
+       if (!subject)
+         reject(in_quotes(text) +
+                " is not a step number (1 or more, no leading zero), fa2, cudnn or "
+                "peak:<benchmark>");
+       row.subject = *subject;
+     },
+     nullptr},
+    {ResultColumn::config, "config", false, "config", &config_text,
+     [](std::string_view text, ResultRow& row) {
+       row.config.reset();
+       if (text.empty()) {
+         if (row.subject.is_kernel())
+           reject("is empty on a kernel row (step " + row.subject.text() + ")");
+         return;
+       }
+       if (!row.subject.is_kernel())
+         reject("has a value on a " +
+                std::string(row.subject.is_ceiling() ? "ceiling" : "baseline") + " row (" +
+                excerpt(row.subject.text()) + "), which has no config");
+       try {
+         row.config = parse_short_form(text);
+       } catch (const ConfigParseError& error) {
+         reject(error.what());
+       }
+       // Other spellings parse_short_form accepts (a markdown table row) would not be written
+       // back as read.
+       if (const std::string written = to_short_form(*row.config); written != text)
+         reject(in_quotes(text) + " is not written as the short form " + in_quotes(written));
+     },
+     nullptr},
+    {ResultColumn::dtype, "dtype", false, "dtype", &dtype_text,
+     [](std::string_view text, ResultRow& row) {
+       row.dtype.reset();
+       // Memory ceilings move bytes of no particular type.
+       if (text.empty() && row.subject.is_ceiling()) return;
+       for (const DType dtype : {DType::FP16, DType::BF16})
+         if (text == dtype_lower_name(dtype)) row.dtype = dtype;
+       if (!row.dtype)
+         reject(in_quotes(text) + " is not fp16 or bf16" +
+                (row.subject.is_ceiling() ? " (or empty on a memory ceiling)" : ""));
+     },
+     nullptr},
+    {ResultColumn::d_head, "d_head", false, "d_head", &write_int<&ResultRow::d_head>,
+     &read_int<&ResultRow::d_head>, &int_number<&ResultRow::d_head>},
+    {ResultColumn::batch, "batch", false, "batch", &write_int<&ResultRow::batch>,
+     &read_int<&ResultRow::batch>, &int_number<&ResultRow::batch>},
+    {ResultColumn::heads, "heads", false, "heads", &write_int<&ResultRow::heads>,
+     &read_int<&ResultRow::heads>, &int_number<&ResultRow::heads>},
+    {ResultColumn::seq_len, "seq_len", false, "N", &write_int<&ResultRow::seq_len>,
+     &read_int<&ResultRow::seq_len>, &int_number<&ResultRow::seq_len>},
+    {ResultColumn::runs, "runs", false, "runs",
+     [](const ResultRow& row) { return row.status.ok() ? std::to_string(row.runs) : ""; },
+     [](std::string_view text, ResultRow& row) {
+       if (!row.status.ok() && !text.empty()) reject("has a value on a row whose status is not ok");
+       if (row.status.ok() && text.empty()) reject("is empty but the row's status is ok");
+       row.runs = text.empty() ? 0 : integer_from(text);
+     },
+     &int_number<&ResultRow::runs>},
+    {FLASHSCOPE_MEASUREMENT_COLUMN(median_ms, "median ms")},
+    {FLASHSCOPE_MEASUREMENT_COLUMN(min_ms, "min ms")},
+    {FLASHSCOPE_MEASUREMENT_COLUMN(max_ms, "max ms")},
+    {FLASHSCOPE_MEASUREMENT_COLUMN(tflops, "TFLOP/s")},
+    {FLASHSCOPE_MEASUREMENT_COLUMN(seed_attn_tflops, "seed attention TFLOP/s")},
+    {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_fa2, false, "% of FA2")},
+    {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_cudnn, false, "% of cuDNN")},
+    {FLASHSCOPE_OPTIONAL_COLUMN(int, registers, false, "registers / thread")},
+    {FLASHSCOPE_OPTIONAL_COLUMN(int, smem_bytes, false, "shared memory (bytes / CTA)")},
+    {FLASHSCOPE_OPTIONAL_COLUMN(int, local_bytes, false, "local memory (bytes / thread)")},
+    {FLASHSCOPE_OPTIONAL_COLUMN(double, cycles, false, "cycles")},
+    {FLASHSCOPE_OPTIONAL_COLUMN(double, l2_hit_pct, false, "L2 hit %")},
+    {FLASHSCOPE_OPTIONAL_COLUMN(double, cupti_duration_ms, false, "CUPTI duration ms")},
+    {ResultColumn::verdict, "verdict", false, "verdict",
+     [](const ResultRow& row) { return std::string(verdict_name(row.verdict)); },
+     [](std::string_view text, ResultRow& row) {
+       for (const Verdict verdict : {Verdict::pass, Verdict::fail, Verdict::unchecked})
+         if (text == verdict_name(verdict)) {
+           row.verdict = verdict;
+           return;
+         }
+       reject(in_quotes(text) + " is not pass, fail or unchecked");
+     },
+     nullptr},
+    {FLASHSCOPE_OPTIONAL_COLUMN(double, max_error, false, "max error")},
+    {ResultColumn::status, "status", false, "status",
+     [](const ResultRow& row) { return row.status.text(); },
+     [](std::string_view text, ResultRow& row) {
+       if (text == "ok")
+         row.status = {};
+       else if (text.starts_with(kFaultPrefix))
+         row.status = RowStatus::fault(std::string(text.substr(kFaultPrefix.size())));
+       else if (text.starts_with(kSkippedPrefix))
+         row.status = RowStatus::skipped(std::string(text.substr(kSkippedPrefix.size())));
+       else
+         reject(in_quotes(text) + " is not ok, 'fault: <reason>' or 'skipped: <reason>'");
+     },
+     nullptr},
+    {FLASHSCOPE_TEXT_COLUMN(device)},
+    {ResultColumn::device_index, "device_index", true, "GPU index",
+     &write_optional<int, &ResultRow::device_index>,
+     [](std::string_view text, ResultRow& row) {
+       read_optional<int, &ResultRow::device_index>(text, row);
+       if (row.device_index && *row.device_index < 0)
+         reject(in_quotes(text) + " is not a device index (0 or more)");
+     },
+     &optional_number<int, &ResultRow::device_index>},
+    {ResultColumn::device_uuid, "device_uuid", true, "GPU UUID",
+     &write_text<&ResultRow::device_uuid>, &read_text<&ResultRow::device_uuid>, nullptr},
+    {ResultColumn::sm_clock_mhz, "sm_clock_mhz", false, "SM clock (MHz)",
+     [](const ResultRow& row) {
+       return row.sm_clock_mhz > 0 ? std::to_string(row.sm_clock_mhz) : std::string();
+     },
+     [](std::string_view text, ResultRow& row) {
+       row.sm_clock_mhz = text.empty() ? 0 : integer_from(text);
+     },
+     [](const ResultRow& row) {
+       return row.sm_clock_mhz > 0 ? std::optional<double>(row.sm_clock_mhz) : std::nullopt;
+     }},
+    {ResultColumn::cache_mode, "cache_mode", false, "cache mode",
+     &write_text<&ResultRow::cache_mode>,
+     [](std::string_view text, ResultRow& row) {
+       if (text != "warm" && text != "cold" && !text.empty())
+         reject(in_quotes(text) + " is not warm or cold");
+       row.cache_mode = std::string(text);
+     },
+     nullptr},
+    {FLASHSCOPE_TEXT_COLUMN(git_commit)},
+    // The provenance / clock block: optional on reading (older files lack it).
+    {ResultColumn::git_dirty, "git_dirty", true, "dirty tree",
+     [](const ResultRow& row) {
+       return row.git_dirty ? std::string(*row.git_dirty ? "true" : "false") : std::string();
+     },
+     [](std::string_view text, ResultRow& row) {
+       if (text == "true")
+         row.git_dirty = true;
+       else if (text == "false")
+         row.git_dirty = false;
+       else if (text.empty())
+         row.git_dirty = std::nullopt;
+       else
+         reject(in_quotes(text) + " is not true, false or empty (unknown)");
+     },
+     nullptr},
+    {ResultColumn::host, "host", true, "host", &write_text<&ResultRow::host>,
+     &read_text<&ResultRow::host>, nullptr},
+    {ResultColumn::run_id, "run_id", true, "run", &write_text<&ResultRow::run_id>,
+     &read_text<&ResultRow::run_id>, nullptr},
+    {ResultColumn::fa2_entry_point, "fa2_entry_point", true, "FA2 entry point",
+     &write_text<&ResultRow::fa2_entry_point>, &read_text<&ResultRow::fa2_entry_point>, nullptr},
+    {ResultColumn::locked_sm_clock_mhz, "locked_sm_clock_mhz", true, "locked SM clock (MHz)",
+     &write_optional<int, &ResultRow::locked_sm_clock_mhz>,
+     [](std::string_view text, ResultRow& row) {
+       read_optional<int, &ResultRow::locked_sm_clock_mhz>(text, row);
+       if (row.locked_sm_clock_mhz && *row.locked_sm_clock_mhz <= 0)
+         reject(in_quotes(text) + " is not a positive clock");
+     },
+     &optional_number<int, &ResultRow::locked_sm_clock_mhz>},
+    {ResultColumn::reference_pass, "reference_pass", true, "reference pass",
+     &write_optional<int, &ResultRow::reference_pass>,
+     [](std::string_view text, ResultRow& row) {
+       read_optional<int, &ResultRow::reference_pass>(text, row);
+       if (row.reference_pass && (*row.reference_pass < 1 || row.subject.is_kernel()))
+         reject(in_quotes(text) + " must be empty on kernel rows and 1 or more on reference rows");
+     },
+     &optional_number<int, &ResultRow::reference_pass>},
+    {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_fa2_cycles, true, "% of FA2 by cycles")},
+    {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_cudnn_cycles, true, "% of cuDNN by cycles")},
+    {ResultColumn::warnings, "warnings", true, "warnings", &write_text<&ResultRow::warnings>,
+     &read_text<&ResultRow::warnings>, nullptr},
+    {ResultColumn::input_seed, "input_seed", false, "input seed",
+     [](const ResultRow& row) { return std::to_string(row.input_seed); },
+     [](std::string_view text, ResultRow& row) {
+       const auto [end, error] =
+           std::from_chars(text.data(), text.data() + text.size(), row.input_seed);
+       if (text.empty() || error != std::errc() || end != text.data() + text.size())
+         reject(in_quotes(text) + " is not an unsigned integer");
+     },
+     nullptr},
+    {FLASHSCOPE_OPTIONAL_COLUMN(double, gbytes_per_s, true, "GB/s")},
+    {ResultColumn::causal, "causal", true, "causal",
+     [](const ResultRow& row) { return std::string(row.causal ? "1" : "0"); },
+     [](std::string_view text, ResultRow& row) {
+       // Files written before the causal workload existed measured the non-causal problem only.
+       if (text != "0" && text != "1" && !text.empty())
+         reject(in_quotes(text) + " is not 0 (no mask) or 1 (causal)");
+       row.causal = text == "1";
+     },
+     nullptr},
+};
+
+#undef FLASHSCOPE_TEXT_COLUMN
+#undef FLASHSCOPE_OPTIONAL_COLUMN
+#undef FLASHSCOPE_MEASUREMENT_COLUMN
+
+constexpr std::size_t kColumnCount = static_cast<std::size_t>(ResultColumn::causal) + 1;
+
+// The step and status columns first: the rules of the config, dtype, measurement and
+// reference_pass columns depend on them.
+const std::vector<std::size_t>& read_order() {
+  static const std::vector<std::size_t> order = [] {
+    std::vector<std::size_t> columns = {static_cast<std::size_t>(ResultColumn::step),
+                                        static_cast<std::size_t>(ResultColumn::status)};
+    for (std::size_t c = 0; c < kColumnCount; ++c)
+      if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+    return columns;
+  }();
+  return order;
+}
+
+}  // namespace
+
+const std::vector<ResultColumnSpec>& result_column_table() {
+  return kColumnTable;
+}
+
+const ResultColumnSpec& result_column(ResultColumn column) {
+  return kColumnTable.at(static_cast<std::size_t>(column));
+}
+
+const std::vector<std::string>& result_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> names;
+    for (const ResultColumnSpec& spec : kColumnTable)
+      names.emplace_back(spec.name);
+    return names;
+  }();
+  return columns;
+}
+
+const std::vector<std::string>& optional_result_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> names;
+    for (const ResultColumnSpec& spec : kColumnTable)
+      if (spec.optional) names.emplace_back(spec.name);
+    return names;
+  }();
+  return columns;
 }
 
 std::string run_key(const ResultRow& row) {
@@ -372,21 +717,6 @@ std::string run_label(const ResultRow& row) {
                              (row.git_dirty.value_or(false) ? "+dirty" : "");
   if (!row.run_id.empty()) return row.run_id + ", " + commit;
   return row.host.empty() ? commit : row.host + ", " + commit;
-}
-
-const std::vector<std::string>& result_columns() {
-  static const std::vector<std::string> columns(kColumnNames.begin(), kColumnNames.end());
-  return columns;
-}
-
-const std::vector<std::string>& optional_result_columns() {
-  static const std::vector<std::string> columns = [] {
-    std::vector<std::string> names;
-    for (int c = 0; c < kColumnCount; ++c)
-      if (is_optional_column(c)) names.push_back(kColumnNames[static_cast<std::size_t>(c)]);
-    return names;
-  }();
-  return columns;
 }
 
 std::vector<std::string> sanity_warnings(const ResultRow& row) {
@@ -444,58 +774,11 @@ ResultsCsvWriter::ResultsCsvWriter(std::ostream& out, std::vector<std::string> e
 }
 
 void ResultsCsvWriter::write(const ResultRow& row) {
-  const bool measured = row.status == "ok";
-  // Measurement columns are empty on rows that were skipped or faulted: a 0 there would be
-  // indistinguishable from a real value in a spreadsheet.
-  const auto measured_number = [measured](double value) {
-    return measured ? format_number(value) : std::string();
-  };
-  std::array<std::string, kColumnCount> fields;
-  fields[kStep] = row.step;
-  fields[kConfig] = row.config;
-  fields[kDtype] = row.dtype;
-  fields[kDHead] = std::to_string(row.d_head);
-  fields[kBatch] = std::to_string(row.batch);
-  fields[kHeads] = std::to_string(row.heads);
-  fields[kSeqLen] = std::to_string(row.seq_len);
-  fields[kRuns] = measured ? std::to_string(row.runs) : "";
-  fields[kMedianMs] = measured_number(row.median_ms);
-  fields[kMinMs] = measured_number(row.min_ms);
-  fields[kMaxMs] = measured_number(row.max_ms);
-  fields[kTflops] = measured_number(row.tflops);
-  fields[kSeedAttnTflops] = measured_number(row.seed_attn_tflops);
-  fields[kPctFa2] = format_optional(row.pct_fa2);
-  fields[kPctCudnn] = format_optional(row.pct_cudnn);
-  fields[kRegisters] = format_optional(row.registers);
-  fields[kSmemBytes] = format_optional(row.smem_bytes);
-  fields[kLocalBytes] = format_optional(row.local_bytes);
-  fields[kCycles] = format_optional(row.cycles);
-  fields[kL2HitPct] = format_optional(row.l2_hit_pct);
-  fields[kCuptiDurationMs] = format_optional(row.cupti_duration_ms);
-  fields[kVerdict] = row.verdict;
-  fields[kMaxError] = format_optional(row.max_error);
-  fields[kStatus] = row.status;
-  fields[kDevice] = row.device;
-  fields[kDeviceIndex] = format_optional(row.device_index);
-  fields[kDeviceUuid] = row.device_uuid;
-  fields[kSmClockMhz] = row.sm_clock_mhz > 0 ? std::to_string(row.sm_clock_mhz) : "";
-  fields[kCacheMode] = row.cache_mode;
-  fields[kGitCommit] = row.git_commit;
-  fields[kGitDirty] = row.git_dirty ? (*row.git_dirty ? "true" : "false") : "";
-  fields[kHost] = row.host;
-  fields[kRunId] = row.run_id;
-  fields[kFa2EntryPoint] = row.fa2_entry_point;
-  fields[kLockedSmClockMhz] = format_optional(row.locked_sm_clock_mhz);
-  fields[kReferencePass] = format_optional(row.reference_pass);
-  fields[kPctFa2Cycles] = format_optional(row.pct_fa2_cycles);
-  fields[kPctCudnnCycles] = format_optional(row.pct_cudnn_cycles);
-  fields[kWarnings] = row.warnings;
-  fields[kInputSeed] = std::to_string(row.input_seed);
-  fields[kGbytesPerS] = format_optional(row.gbytes_per_s);
-  fields[kCausal] = row.causal ? "1" : "0";
-  for (int i = 0; i < kColumnCount; ++i) {
-    if (i > 0) out_ << ',';
-    write_field(out_, fields[static_cast<std::size_t>(i)]);
+  bool first = true;
+  for (const ResultColumnSpec& spec : kColumnTable) {
+    if (!first) out_ << ',';
+    first = false;
+    write_field(out_, spec.write(row));
   }
   for (const std::string& metric : extra_metric_names_) {
     out_ << ',';
@@ -520,7 +803,7 @@ struct ResultsCsvParser::State {
   std::uint64_t bytes_fed = 0;
   std::size_t rows_read = 0;
   bool have_header = false;
-  std::array<int, kColumnCount> column_index{};             // field position of each known column
+  std::array<int, kColumnCount> column_index{};             // field position of each column
   std::vector<std::pair<int, std::string>> metric_columns;  // field position, metric name
   std::vector<std::string> extra_metric_names;
   std::vector<std::string> header;
@@ -543,22 +826,24 @@ struct ResultsCsvParser::State {
         extra_metric_names.push_back(metric);
         continue;
       }
-      const auto known = std::find(kColumnNames.begin(), kColumnNames.end(), name);
-      if (known == kColumnNames.end())
+      const auto known =
+          std::find_if(kColumnTable.begin(), kColumnTable.end(),
+                       [&](const ResultColumnSpec& spec) { return spec.name == name; });
+      if (known == kColumnTable.end())
         splitter.fail(record.line, "unknown column '" + excerpt(name) +
                                        "' (not a flashscope results header; see "
                                        "docs/csv-schema.md)");
-      column_index[static_cast<std::size_t>(known - kColumnNames.begin())] = static_cast<int>(i);
+      column_index[static_cast<std::size_t>(known - kColumnTable.begin())] = static_cast<int>(i);
     }
     if (metric_columns.size() > limits.max_metric_columns)
       splitter.fail(record.line, "the header has " + std::to_string(metric_columns.size()) +
                                      " metric columns, over the limit of " +
                                      std::to_string(limits.max_metric_columns) +
                                      std::string(kLimitsDoc));
-    for (int c = 0; c < kColumnCount; ++c)
-      if (column_index[static_cast<std::size_t>(c)] < 0 && !is_optional_column(c))
-        splitter.fail(record.line, "the header lacks column '" +
-                                       kColumnNames[static_cast<std::size_t>(c)] + "'");
+    for (std::size_t c = 0; c < kColumnCount; ++c)
+      if (column_index[c] < 0 && !kColumnTable[c].optional)
+        splitter.fail(record.line,
+                      "the header lacks column '" + std::string(kColumnTable[c].name) + "'");
     field_count = record.fields.size();
     header = record.fields;
     have_header = true;
@@ -568,151 +853,27 @@ struct ResultsCsvParser::State {
     if (record.fields.size() != field_count)
       splitter.fail(record.line, "the record has " + std::to_string(record.fields.size()) +
                                      " fields but the header has " + std::to_string(field_count));
-    static const std::string kAbsent;  // an optional column the header lacks
-    const auto field = [&](Column c) -> const std::string& {
-      const int index = column_index[static_cast<std::size_t>(c)];
-      return index < 0 ? kAbsent : record.fields[static_cast<std::size_t>(index)];
+    const auto field = [&](std::size_t c) -> std::string_view {
+      const int index = column_index[c];
+      return index < 0 ? std::string_view() : record.fields[static_cast<std::size_t>(index)];
     };
-    const auto fail = [&](Column c, const std::string& problem) {
-      splitter.fail(record.line,
-                    "column '" + kColumnNames[static_cast<std::size_t>(c)] + "': " + problem);
+    const auto fail = [&](std::size_t c, const std::string& problem) {
+      splitter.fail(record.line, "column '" + std::string(kColumnTable[c].name) + "': " + problem);
     };
-    const auto parse_double_text = [&](Column c, const std::string& text) {
-      double value = 0;
-      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (error != std::errc() || end != text.data() + text.size())
-        fail(c, "'" + excerpt(text) + "' is not a number");
-      return value;
-    };
-    const auto parse_long = [&](Column c) {
-      const std::string& text = field(c);
-      long long value = 0;
-      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (text.empty()) fail(c, "is empty but required");
-      if (error != std::errc() || end != text.data() + text.size())
-        fail(c, "'" + excerpt(text) + "' is not an integer");
-      return value;
-    };
-    const auto parse_int = [&](Column c) {
-      const long long value = parse_long(c);
-      if (value < INT32_MIN || value > INT32_MAX)
-        fail(c, "'" + excerpt(field(c)) + "' is out of range");
-      return static_cast<int>(value);
-    };
-    const auto optional_double = [&](Column c) -> std::optional<double> {
-      if (field(c).empty()) return std::nullopt;
-      return parse_double_text(c, field(c));
-    };
-    const auto optional_int = [&](Column c) -> std::optional<int> {
-      if (field(c).empty()) return std::nullopt;
-      return parse_int(c);
-    };
-
     ResultRow row;
-    row.step = field(kStep);
-    if (row.step.empty()) fail(kStep, "is empty but required");
-    row.config = field(kConfig);
-    if (!row.config.empty()) {
+    for (const std::size_t c : read_order()) {
       try {
-        parse_short_form(row.config);
-      } catch (const ConfigParseError& error) {
-        fail(kConfig, error.what());
+        kColumnTable[c].read(field(c), row);
+      } catch (const std::invalid_argument& error) {
+        fail(c, error.what());
       }
-    } else if (!row.is_baseline_or_ceiling()) {
-      fail(kConfig, "is empty on a kernel row (step " + excerpt(row.step) + ")");
     }
-    if (row.is_ceiling() && !row.config.empty())
-      fail(kConfig,
-           "has a value on a ceiling row (" + excerpt(row.step) + "), which has no config");
-    row.dtype = field(kDtype);
-    // Memory ceilings move bytes of no particular type.
-    const bool typeless = row.is_ceiling() && row.dtype.empty();
-    if (row.dtype != "fp16" && row.dtype != "bf16" && !typeless)
-      fail(kDtype, "'" + excerpt(row.dtype) + "' is not fp16 or bf16" +
-                       (row.is_ceiling() ? " (or empty on a memory ceiling)" : ""));
-    row.d_head = parse_int(kDHead);
-    row.batch = parse_int(kBatch);
-    row.heads = parse_int(kHeads);
-    row.seq_len = parse_int(kSeqLen);
-    row.status = field(kStatus);
-    if (row.status != "ok" && !row.status.starts_with("fault: ") &&
-        !row.status.starts_with("skipped: "))
-      fail(kStatus,
-           "'" + excerpt(row.status) + "' is not ok, 'fault: <reason>' or 'skipped: <reason>'");
-    const bool measured = row.status == "ok";
-    // Measurement columns: required on measured rows, empty otherwise.
-    const auto measurement = [&](Column c) {
-      if (!measured) {
-        if (!field(c).empty()) fail(c, "has a value on a row whose status is not ok");
-        return 0.0;
-      }
-      if (field(c).empty()) fail(c, "is empty but the row's status is ok");
-      return parse_double_text(c, field(c));
-    };
-    row.runs = measured ? parse_int(kRuns) : static_cast<int>(measurement(kRuns));
-    row.median_ms = measurement(kMedianMs);
-    row.min_ms = measurement(kMinMs);
-    row.max_ms = measurement(kMaxMs);
-    row.tflops = measurement(kTflops);
-    row.seed_attn_tflops = measurement(kSeedAttnTflops);
-    if (measured && !(row.min_ms <= row.median_ms && row.median_ms <= row.max_ms))
-      fail(kMedianMs, "median " + excerpt(field(kMedianMs)) + " ms lies outside [min " +
-                          excerpt(field(kMinMs)) + ", max " + excerpt(field(kMaxMs)) + "]");
-    row.pct_fa2 = optional_double(kPctFa2);
-    row.pct_cudnn = optional_double(kPctCudnn);
-    row.registers = optional_int(kRegisters);
-    row.smem_bytes = optional_int(kSmemBytes);
-    row.local_bytes = optional_int(kLocalBytes);
-    row.cycles = optional_double(kCycles);
-    row.l2_hit_pct = optional_double(kL2HitPct);
-    row.cupti_duration_ms = optional_double(kCuptiDurationMs);
-    row.verdict = field(kVerdict);
-    if (row.verdict != "pass" && row.verdict != "fail" && row.verdict != "unchecked")
-      fail(kVerdict, "'" + excerpt(row.verdict) + "' is not pass, fail or unchecked");
-    row.max_error = optional_double(kMaxError);
-    row.device = field(kDevice);
-    row.device_index = optional_int(kDeviceIndex);
-    if (row.device_index && *row.device_index < 0)
-      fail(kDeviceIndex,
-           "'" + excerpt(field(kDeviceIndex)) + "' is not a device index (0 or more)");
-    row.device_uuid = field(kDeviceUuid);
-    if (!field(kSmClockMhz).empty()) row.sm_clock_mhz = parse_int(kSmClockMhz);
-    row.cache_mode = field(kCacheMode);
-    if (row.cache_mode != "warm" && row.cache_mode != "cold" && !row.cache_mode.empty())
-      fail(kCacheMode, "'" + excerpt(row.cache_mode) + "' is not warm or cold");
-    row.git_commit = field(kGitCommit);
-    if (field(kGitDirty) == "true")
-      row.git_dirty = true;
-    else if (field(kGitDirty) == "false")
-      row.git_dirty = false;
-    else if (!field(kGitDirty).empty())
-      fail(kGitDirty, "'" + excerpt(field(kGitDirty)) + "' is not true, false or empty (unknown)");
-    row.host = field(kHost);
-    row.run_id = field(kRunId);
-    row.fa2_entry_point = field(kFa2EntryPoint);
-    row.locked_sm_clock_mhz = optional_int(kLockedSmClockMhz);
-    if (row.locked_sm_clock_mhz && *row.locked_sm_clock_mhz <= 0)
-      fail(kLockedSmClockMhz,
-           "'" + excerpt(field(kLockedSmClockMhz)) + "' is not a positive clock");
-    row.reference_pass = optional_int(kReferencePass);
-    if (row.reference_pass && (*row.reference_pass < 1 || !row.is_baseline_or_ceiling()))
-      fail(kReferencePass, "'" + excerpt(field(kReferencePass)) +
-                               "' must be empty on kernel rows and 1 or more on reference rows");
-    row.pct_fa2_cycles = optional_double(kPctFa2Cycles);
-    row.pct_cudnn_cycles = optional_double(kPctCudnnCycles);
-    {
-      const std::string& text = field(kInputSeed);
-      const auto [end, error] =
-          std::from_chars(text.data(), text.data() + text.size(), row.input_seed);
-      if (text.empty() || error != std::errc() || end != text.data() + text.size())
-        fail(kInputSeed, "'" + excerpt(text) + "' is not an unsigned integer");
+    if (row.status.ok() && !(row.min_ms <= row.median_ms && row.median_ms <= row.max_ms)) {
+      const auto text = [&](ResultColumn c) { return excerpt(field(static_cast<std::size_t>(c))); };
+      fail(static_cast<std::size_t>(ResultColumn::median_ms),
+           "median " + text(ResultColumn::median_ms) + " ms lies outside [min " +
+               text(ResultColumn::min_ms) + ", max " + text(ResultColumn::max_ms) + "]");
     }
-    row.gbytes_per_s = optional_double(kGbytesPerS);
-    // Files written before the causal workload existed measured the non-causal problem only.
-    if (field(kCausal) == "1")
-      row.causal = true;
-    else if (!field(kCausal).empty() && field(kCausal) != "0")
-      fail(kCausal, "'" + excerpt(field(kCausal)) + "' is not 0 (no mask) or 1 (causal)");
     for (const auto& [index, metric] : metric_columns) {
       const std::string& text = record.fields[static_cast<std::size_t>(index)];
       if (text.empty()) continue;
@@ -724,8 +885,8 @@ struct ResultsCsvParser::State {
       row.extra_metrics[metric] = value;
     }
     // Files from before the warnings column get the same checks the writer's rows got.
-    row.warnings =
-        column_index[kWarnings] >= 0 ? field(kWarnings) : join_warnings(sanity_warnings(row));
+    if (column_index[static_cast<std::size_t>(ResultColumn::warnings)] < 0)
+      row.warnings = join_warnings(sanity_warnings(row));
     return row;
   }
 };

@@ -13,16 +13,88 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/common/config.hpp"
+
 namespace flashscope {
+
+// The speed baselines a kernel row is compared with (profiling/baselines); not the correctness
+// reference of kernels/common/reference.hpp.
+enum class Baseline { fa2, cudnn };
+inline constexpr Baseline kBaselines[] = {Baseline::fa2, Baseline::cudnn};
+std::string_view baseline_key(Baseline baseline);    // the step column's text: "fa2", "cudnn"
+std::string_view baseline_label(Baseline baseline);  // for people: "FA2", "cuDNN"
+std::optional<Baseline> baseline_from_key(std::string_view key);
 
 // The step column's prefix of a device ceiling (`explorer peak`): "peak:mma.sync", "peak:wgmma",
 // "peak:hbm.read", "peak:hbm.copy".
 inline constexpr std::string_view kCeilingStepPrefix = "peak:";
 
+enum class RowKind { kernel, baseline, ceiling };
+
+// What a row measured: step N's kernel, a speed baseline, or a device ceiling (its benchmark
+// name). The order is the step column's: kernels by step number, then FA2, cuDNN, then the
+// ceilings by name.
+class RowSubject {
+ public:
+  RowSubject() = default;  // step 1's kernel
+  static RowSubject kernel(int step) { return RowSubject(RowKind::kernel, step, {}, {}); }
+  static RowSubject baseline(Baseline baseline) {
+    return RowSubject(RowKind::baseline, 0, baseline, {});
+  }
+  static RowSubject ceiling(std::string benchmark) {
+    return RowSubject(RowKind::ceiling, 0, {}, std::move(benchmark));
+  }
+  // The step column's text ("7", "fa2", "peak:wgmma") read back; nullopt for any other text,
+  // including a step number with a sign or leading zeros, which would not be written back as read.
+  static std::optional<RowSubject> from_text(std::string_view text);
+
+  RowKind kind() const { return kind_; }
+  bool is_kernel() const { return kind_ == RowKind::kernel; }
+  bool is_baseline() const { return kind_ == RowKind::baseline; }
+  bool is_ceiling() const { return kind_ == RowKind::ceiling; }
+  std::optional<int> step() const;                             // kernels only
+  std::optional<Baseline> which_baseline() const;              // baselines only
+  const std::string& benchmark() const { return benchmark_; }  // ceilings: "wgmma"; else empty
+
+  std::string text() const;   // the step column: "7", "fa2", "peak:wgmma"
+  std::string label() const;  // for people: "step 7", "FA2", "cuDNN", "peak:wgmma"
+
+  auto operator<=>(const RowSubject&) const = default;
+  bool operator==(const RowSubject&) const = default;
+
+ private:
+  RowSubject(RowKind kind, int step, Baseline baseline, std::string benchmark)
+      : kind_(kind), step_(step), baseline_(baseline), benchmark_(std::move(benchmark)) {}
+  // Declared in comparison order; the members a kind does not use keep their defaults.
+  RowKind kind_ = RowKind::kernel;
+  int step_ = 1;
+  Baseline baseline_ = Baseline::fa2;
+  std::string benchmark_;
+};
+
+// How a row's measurement ended: "ok", or "skipped: <reason>" / "fault: <reason>".
+struct RowStatus {
+  enum class Kind { ok, skipped, fault };
+  Kind kind = Kind::ok;
+  std::string reason;  // empty when ok
+
+  static RowStatus skipped(std::string reason) { return {Kind::skipped, std::move(reason)}; }
+  static RowStatus fault(std::string reason) { return {Kind::fault, std::move(reason)}; }
+  bool ok() const { return kind == Kind::ok; }
+  bool is_skipped() const { return kind == Kind::skipped; }
+  bool is_fault() const { return kind == Kind::fault; }
+  std::string text() const;  // the status column
+  bool operator==(const RowStatus&) const = default;
+};
+
+// The correctness check of a row: its output against the fp32 reference, or not checked.
+enum class Verdict { unchecked, pass, fail };
+std::string_view verdict_name(Verdict verdict);  // the verdict column: "pass", "fail", "unchecked"
+
 struct ResultRow {
-  std::string step;    // "1".."21", a reference ("fa2", "cudnn") or a ceiling ("peak:mma.sync")
-  std::string config;  // short form with d_head; empty for references and ceilings
-  std::string dtype;   // "fp16" / "bf16"; empty on memory ceilings, which have no element type
+  RowSubject subject;                  // the step column
+  std::optional<KernelConfig> config;  // kernels only; written as the short form with d_head
+  std::optional<DType> dtype;          // none on memory ceilings, which have no element type
   int d_head = 128;
   // The causal workload (query i attends to keys j <= i): another problem than the same shape
   // without the mask, with half its FLOP. Rows of the two are never compared with each other.
@@ -44,14 +116,14 @@ struct ResultRow {
   std::optional<double> cycles;      // sm__cycles_elapsed.max
   std::optional<double> l2_hit_pct;  // lts__t_sector_hit_rate.pct
   std::optional<double> cupti_duration_ms;  // gpu__time_duration.sum of the profiled launch
-  std::string verdict;                      // "pass", "fail" or "unchecked"
-  std::optional<double> max_error;          // max |O - R_32|
-  std::string status = "ok";                // "ok", or "fault: <reason>" / "skipped: <reason>"
-  std::string device;                       // e.g. "NVIDIA H100 80GB HBM3"
-  std::optional<int> device_index;          // CUDA device index in the measuring process
-  std::string device_uuid;                  // "GPU-…", as nvidia-smi -L spells it; "" if unknown
-  int sm_clock_mhz = 0;                     // SM clock seen during the measurement
-  std::string cache_mode;                   // "warm" or "cold"
+  Verdict verdict = Verdict::unchecked;
+  std::optional<double> max_error;  // max |O - R_32|
+  RowStatus status;
+  std::string device;               // e.g. "NVIDIA H100 80GB HBM3"
+  std::optional<int> device_index;  // CUDA device index in the measuring process
+  std::string device_uuid;          // "GPU-…", as nvidia-smi -L spells it; "" if unknown
+  int sm_clock_mhz = 0;             // SM clock seen during the measurement
+  std::string cache_mode;           // "warm" or "cold"
   std::string git_commit;
   // Provenance and clock-aware comparisons (docs/csv-schema.md, the block after git_commit).
   // Files written before these columns existed still read: the fields stay empty.
@@ -60,7 +132,7 @@ struct ResultRow {
   std::string run_id;             // one sweep: "<host> <UTC start>" unless --run-id named it
   std::string fa2_entry_point;    // how PyTorch's FA2 was reached: "in_place" / "sdpa_op"
   std::optional<int> locked_sm_clock_mhz;  // SM clock locked by the caller (--locked-sm-clock)
-  std::optional<int> reference_pass;       // reference rows: 1 before the shape's kernels, 2 after
+  std::optional<int> reference_pass;       // baseline rows: 1 before the shape's kernels, 2 after
   std::optional<double> pct_fa2_cycles;    // FA2 cycles / this row's cycles · 100
   std::optional<double> pct_cudnn_cycles;  // likewise for cuDNN
   std::string warnings;  // sanity findings ("; "-separated), e.g. a ratio metric above 100 %
@@ -68,10 +140,15 @@ struct ResultRow {
   std::optional<double> gbytes_per_s;  // memory ceilings: bytes moved / median, in 10^9 B/s
   std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
 
-  std::optional<int> step_number() const;  // nullopt for references and ceilings
-  bool is_baseline_or_ceiling() const { return !step_number().has_value(); }
-  bool is_ceiling() const { return step.starts_with(kCeilingStepPrefix); }
+  std::optional<int> step_number() const { return subject.step(); }  // kernels only
+  bool is_baseline_or_ceiling() const { return !subject.is_kernel(); }
+  bool is_ceiling() const { return subject.is_ceiling(); }
 };
+
+// The text of the config and dtype columns: the short form with d_head, "fp16" / "bf16"; empty
+// when the row has none.
+std::string config_text(const ResultRow& row);
+std::string dtype_text(const ResultRow& row);
 
 // A file or line that is not a results CSV; the message names the file, line and problem.
 class ResultsFormatError : public std::runtime_error {
@@ -86,6 +163,76 @@ class ResultsFormatError : public std::runtime_error {
 // "gpu-7 2026-11-21T06:45:03Z, 3babb06a1b2c+dirty", or "3babb06a1b2c" for an old file.
 std::string run_key(const ResultRow& row);
 std::string run_label(const ResultRow& row);
+
+// The columns of the results CSV in file order (docs/csv-schema.md describes each one). Extra
+// CUPTI metrics follow them as "metric:<name>".
+enum class ResultColumn : int {
+  step,
+  config,
+  dtype,
+  d_head,
+  batch,
+  heads,
+  seq_len,
+  runs,
+  median_ms,
+  min_ms,
+  max_ms,
+  tflops,
+  seed_attn_tflops,
+  pct_fa2,
+  pct_cudnn,
+  registers,
+  smem_bytes,
+  local_bytes,
+  cycles,
+  l2_hit_pct,
+  cupti_duration_ms,
+  verdict,
+  max_error,
+  status,
+  device,
+  device_index,
+  device_uuid,
+  sm_clock_mhz,
+  cache_mode,
+  git_commit,
+  git_dirty,
+  host,
+  run_id,
+  fa2_entry_point,
+  locked_sm_clock_mhz,
+  reference_pass,
+  pct_fa2_cycles,
+  pct_cudnn_cycles,
+  warnings,
+  input_seed,
+  gbytes_per_s,
+  causal,
+};
+
+// One column: the single place that knows its header name, whether older files may lack it,
+// and how its text maps to the typed row and back. The writer, the reader and the explorer's
+// fields all go through this table; read and write are exact inverses, so a file read and
+// written again keeps its text.
+struct ResultColumnSpec {
+  ResultColumn column;
+  std::string_view name;   // the header's text
+  bool optional;           // older files may lack it; a missing column reads as an empty field
+  std::string_view label;  // for people (table headers, axis titles), with the unit
+  std::string (*write)(const ResultRow& row);
+  // Sets the row's field from the column's text. Throws std::invalid_argument naming the value
+  // and the rule; the reader adds the file, line and column. The step and status columns are
+  // read first, as the rules of the others depend on them.
+  void (*read)(std::string_view text, ResultRow& row);
+  // The value a view plots or sorts by (nullopt where the row has none); nullptr for text
+  // columns.
+  std::optional<double> (*number)(const ResultRow& row);
+};
+
+// Every column, in file order (table[i].column == ResultColumn(i)).
+const std::vector<ResultColumnSpec>& result_column_table();
+const ResultColumnSpec& result_column(ResultColumn column);
 
 // Column names in output order (extra metrics follow as "metric:<name>").
 const std::vector<std::string>& result_columns();

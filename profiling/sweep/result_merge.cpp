@@ -24,7 +24,8 @@ AttentionShape shape_of(const ResultRow& row) {
 // shape's kernels, 2 after them; a file from before passes existed has pass 1 only).
 std::string measurement_key_of(const ResultRow& row) {
   const int pass = row.is_baseline_or_ceiling() ? row.reference_pass.value_or(1) : 0;
-  return plan_cell_key(row.step, row.config, row.dtype, shape_of(row)) + "#" + std::to_string(pass);
+  return plan_cell_key(row.subject, row.config, row.dtype, shape_of(row)) + "#" +
+         std::to_string(pass);
 }
 
 std::string measurement_key_of(const MeasurementItem& item) {
@@ -32,10 +33,10 @@ std::string measurement_key_of(const MeasurementItem& item) {
 }
 
 std::string describe(const ResultRow& row) {
-  std::string text = row.step;
-  if (!row.config.empty()) text += " " + row.config;
-  text += " " + row.dtype + " B=" + std::to_string(row.batch) + " H=" + std::to_string(row.heads) +
-          " N=" + std::to_string(row.seq_len);
+  std::string text = row.subject.text();
+  if (row.config) text += " " + to_short_form(*row.config);
+  text += " " + dtype_text(row) + " B=" + std::to_string(row.batch) +
+          " H=" + std::to_string(row.heads) + " N=" + std::to_string(row.seq_len);
   if (row.d_head != 128) text += " d=" + std::to_string(row.d_head);
   if (row.causal) text += " causal";
   if (row.is_baseline_or_ceiling() && row.reference_pass.value_or(1) > 1)
@@ -140,8 +141,8 @@ MergeOutcome merge_result_files(const std::vector<ResultsFileContents>& inputs,
                                    " and in " + where(inputs[f], r));
       }
       outcome.rows.push_back(row);
-      if (row.status.starts_with("fault")) ++outcome.fault_rows;
-      if (row.status.starts_with("skipped")) ++outcome.skipped_rows;
+      if (row.status.is_fault()) ++outcome.fault_rows;
+      if (row.status.is_skipped()) ++outcome.skipped_rows;
     }
   }
   if (duplicates > max_listed)
@@ -162,7 +163,7 @@ MergeOutcome merge_result_files(const std::vector<ResultsFileContents>& inputs,
   // One sweep seed gives every shard the same inputs at a shape.
   std::map<std::string, std::set<std::uint64_t>> seeds_by_shape;
   for (const ResultRow& row : outcome.rows)
-    seeds_by_shape[row.dtype + " B=" + std::to_string(row.batch) +
+    seeds_by_shape[dtype_text(row) + " B=" + std::to_string(row.batch) +
                    " H=" + std::to_string(row.heads) + " N=" + std::to_string(row.seq_len)]
         .insert(row.input_seed);
   std::size_t shapes_with_several_seeds = 0;

@@ -185,14 +185,14 @@ bool metrics_available(const SweepOptions& options, std::ostream& log) {
 // Reference medians are paired with kernel rows of the same device only: another GPU, even of the
 // same model, runs at its own clock. And of the same workload: a causal kernel row is compared
 // with the causal references alone.
-using BaselineKey = std::tuple<int, std::string, std::string, int, int, int, int, bool>;
+using BaselineKey = std::tuple<int, Baseline, std::optional<DType>, int, int, int, int, bool>;
 
-BaselineKey baseline_key(int device, const std::string& name, const ResultRow& row) {
-  return {device, name, row.dtype, row.d_head, row.batch, row.heads, row.seq_len, row.causal};
+BaselineKey pairing_key(int device, Baseline baseline, const ResultRow& row) {
+  return {device, baseline, row.dtype, row.d_head, row.batch, row.heads, row.seq_len, row.causal};
 }
 
 std::string describe_row(const ResultRow& row) {
-  if (row.status != "ok") return row.status;
+  if (!row.status.ok()) return row.status.text();
   std::string text =
       format_fixed(row.median_ms, 3) + " ms, " + format_fixed(row.tflops, 1) + " TFLOP/s";
   const auto percent = [](const std::optional<double>& by_time,
@@ -205,7 +205,7 @@ std::string describe_row(const ResultRow& row) {
   text += percent(row.pct_cudnn, row.pct_cudnn_cycles, "cudnn");
   if (row.sm_clock_mhz > 0) text += ", " + std::to_string(row.sm_clock_mhz) + " MHz";
   if (row.l2_hit_pct) text += ", L2 hit " + format_fixed(*row.l2_hit_pct, 1) + "%";
-  text += ", " + row.verdict;
+  text += ", " + std::string(verdict_name(row.verdict));
   return text;
 }
 
@@ -461,12 +461,11 @@ class SweepParent {
                              " wrote a row it was not asked for");
     const SweepUnit& unit = plan_.units[slot.assignment->unit];
     const MeasurementItem& item = unit.items[slot.assignment->next];
-    if (row.step != item.step || row.seq_len != item.shape.seq_len ||
-        row.config != (item.config ? to_short_form(*item.config) : "") ||
-        row.reference_pass.value_or(0) != item.reference_pass)
-      throw std::logic_error("the sweep worker on " + tag(slot) + " measured " + row.step + " " +
-                             row.config + " N=" + std::to_string(row.seq_len) +
-                             " but the plan says " + item.label());
+    if (row.subject != item.subject || row.seq_len != item.shape.seq_len ||
+        row.config != item.config || row.reference_pass.value_or(0) != item.reference_pass)
+      throw std::logic_error("the sweep worker on " + tag(slot) + " measured " +
+                             row.subject.text() + " " + config_text(row) + " N=" +
+                             std::to_string(row.seq_len) + " but the plan says " + item.label());
     reset_deadline(slot);
     finish_item(slot, std::move(row));
   }
@@ -474,7 +473,7 @@ class SweepParent {
   void emit_fault(Slot& slot, const std::string& reason) {
     const MeasurementItem& item = plan_.units[slot.assignment->unit].items[slot.assignment->next];
     ResultRow row = row_skeleton(item, slot.device.options, slot.device.description);
-    row.status = "fault: " + reason;
+    row.status = RowStatus::fault(reason);
     finish_item(slot, std::move(row));
   }
 
@@ -483,16 +482,16 @@ class SweepParent {
     const SweepUnit& unit = plan_.units[slot.assignment->unit];
     const MeasurementItem& item = unit.items[slot.assignment->next];
     const int device = slot.device.description.index;
-    if (row.status == "ok") {
+    if (row.status.ok()) {
       if (item.is_baseline()) {
         // Kernel rows pair with the first pass on their own GPU, measured just before them;
         // later passes only show the drift.
         if (row.reference_pass.value_or(1) == 1)
-          baselines_[baseline_key(device, row.step, row)] = row;
+          baselines_[pairing_key(device, *row.subject.which_baseline(), row)] = row;
         baseline_rows_.push_back(row);
       } else {
-        const auto paired = [&](const std::string& name) -> const ResultRow* {
-          const auto found = baselines_.find(baseline_key(device, name, row));
+        const auto paired = [&](Baseline baseline) -> const ResultRow* {
+          const auto found = baselines_.find(pairing_key(device, baseline, row));
           return found == baselines_.end() ? nullptr : &found->second;
         };
         const auto by_time = [&](const ResultRow* baseline) -> std::optional<double> {
@@ -506,8 +505,8 @@ class SweepParent {
             return std::nullopt;
           return *baseline->cycles / *row.cycles * 100.0;
         };
-        const ResultRow* fa2 = paired("fa2");
-        const ResultRow* cudnn = paired("cudnn");
+        const ResultRow* fa2 = paired(Baseline::fa2);
+        const ResultRow* cudnn = paired(Baseline::cudnn);
         row.pct_fa2 = by_time(fa2);
         row.pct_fa2_cycles = by_cycles(fa2);
         row.pct_cudnn = by_time(cudnn);
@@ -524,9 +523,9 @@ class SweepParent {
     log_.flush();
     if (item.recorded) {
       ++summary_.rows;
-      if (row.status.starts_with("fault")) ++summary_.faults;
-      if (row.status.starts_with("skipped")) ++summary_.skipped;
-      if (row.verdict == "fail") ++summary_.failed_checks;
+      if (row.status.is_fault()) ++summary_.faults;
+      if (row.status.is_skipped()) ++summary_.skipped;
+      if (row.verdict == Verdict::fail) ++summary_.failed_checks;
       if (observer_.on_row) observer_.on_row(row);
     } else {
       ++summary_.unrecorded_baselines;

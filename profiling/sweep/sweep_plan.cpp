@@ -138,16 +138,16 @@ std::string to_string(const PlanShard& shard) {
   return std::to_string(shard.index) + "/" + std::to_string(shard.count);
 }
 
-std::string plan_cell_key(const std::string& step, const std::string& config,
-                          const std::string& dtype, const AttentionShape& shape) {
-  return step + "|" + config + "|" + dtype + "|" + std::to_string(shape.d_head) + "|" +
-         std::to_string(shape.batch) + "|" + std::to_string(shape.heads) + "|" +
+std::string plan_cell_key(const RowSubject& subject, const std::optional<KernelConfig>& config,
+                          std::optional<DType> dtype, const AttentionShape& shape) {
+  return subject.text() + "|" + (config ? to_short_form(*config) : "") + "|" +
+         (dtype ? std::string(dtype_lower_name(*dtype)) : "") + "|" + std::to_string(shape.d_head) +
+         "|" + std::to_string(shape.batch) + "|" + std::to_string(shape.heads) + "|" +
          std::to_string(shape.seq_len) + (shape.causal ? "|causal" : "");
 }
 
 std::string plan_cell_key(const MeasurementItem& item) {
-  return plan_cell_key(item.step, item.config ? to_short_form(*item.config) : "",
-                       std::string(dtype_lower_name(item.dtype)), item.shape);
+  return plan_cell_key(item.subject, item.config, item.dtype, item.shape);
 }
 
 int shard_of_cell(const std::string& cell_key, int count) {
@@ -285,7 +285,7 @@ std::vector<std::string> sweep_metric_names(const SweepOptions& options) {
 }
 
 std::string MeasurementItem::label() const {
-  std::string text = step;
+  std::string text = subject.text();
   text += " ";
   text += config ? to_short_form(*config) : std::string(dtype_name(dtype));
   text += " B=" + std::to_string(shape.batch) + " H=" + std::to_string(shape.heads) +
@@ -343,13 +343,15 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
   // row: the parent restarts a worker at the next item. The references come first, so every
   // kernel row can be paired with them as it arrives, and (repeat_baselines) again after the
   // kernels: the two passes bracket the kernels and bound how far clocks drifted meanwhile.
-  std::vector<std::string> baselines;
+  std::vector<RowSubject> baselines;
   for (const std::string& name : options.baselines) {
+    const auto baseline = baseline_from_key(name);
+    if (!baseline) throw std::invalid_argument("reference '" + name + "' is not fa2 or cudnn");
     if (std::find(built_baselines.begin(), built_baselines.end(), name) == built_baselines.end())
       plan.notes.push_back("reference '" + name + "' is not built into this binary; no " + name +
                            " rows");
     else
-      baselines.push_back(name);
+      baselines.push_back(RowSubject::baseline(*baseline));
   }
   std::vector<std::pair<int, std::vector<KernelConfig>>> kernels_by_step;
   const std::vector<int> steps = options.steps.empty() ? registry.steps() : options.steps;
@@ -460,8 +462,8 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
                              (d_head == 128 ? "" : " d=" + std::to_string(d_head)) +
                              (causal ? " causal" : "") + " N=" + std::to_string(seq_len),
                          {}};
-          const auto baseline_item = [&](const std::string& name, int pass) {
-            MeasurementItem item{name, std::nullopt, dtype, shape_for(seq_len, d_head, causal)};
+          const auto baseline_item = [&](const RowSubject& baseline, int pass) {
+            MeasurementItem item{baseline, std::nullopt, dtype, shape_for(seq_len, d_head, causal)};
             item.reference_pass = pass;
             return item;
           };
@@ -470,17 +472,17 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
             for (const KernelConfig& c : built)
               if (c.dtype == dtype && c.d_head == d_head && runs_mask(step, c, causal))
                 kernels_here.push_back(
-                    {std::to_string(step), c, dtype, shape_for(seq_len, c.d_head, causal)});
+                    {RowSubject::kernel(step), c, dtype, shape_for(seq_len, c.d_head, causal)});
           // A (dtype, d_head, mask) no selected kernel runs (a causal cell whose steps all lack
           // the mask) gets no references either: they would be nobody's baseline.
           if (causal && kernels_here.empty()) continue;
           std::vector<MeasurementItem> baselines_here;
-          for (const std::string& name : baselines)
-            baselines_here.push_back(baseline_item(name, 1));
+          for (const RowSubject& baseline : baselines)
+            baselines_here.push_back(baseline_item(baseline, 1));
           std::vector<MeasurementItem> baselines_after;
           if (options.repeat_baselines && !kernels_here.empty())
-            for (const std::string& name : baselines)
-              baselines_after.push_back(baseline_item(name, 2));
+            for (const RowSubject& baseline : baselines)
+              baselines_after.push_back(baseline_item(baseline, 2));
           if (options.shard) {
             const auto owned = [&](const MeasurementItem& item) {
               return shard_of_cell(plan_cell_key(item), options.shard->count) ==

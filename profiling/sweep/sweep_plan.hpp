@@ -14,6 +14,7 @@
 #include "kernels/common/config.hpp"
 #include "kernels/common/reference.hpp"
 #include "kernels/common/registry.hpp"
+#include "profiling/results/results.hpp"
 #include "profiling/timing.hpp"
 
 namespace flashscope {
@@ -104,7 +105,7 @@ std::vector<std::string> sweep_metric_names(const SweepOptions& options);
 std::vector<std::string> extra_metric_columns(const SweepOptions& options);
 
 struct MeasurementItem {
-  std::string step;                    // "7", or a reference name ("fa2", "cudnn")
+  RowSubject subject;                  // a step's kernel or a baseline
   std::optional<KernelConfig> config;  // kernels only
   DType dtype = DType::FP16;
   AttentionShape shape;
@@ -122,8 +123,8 @@ struct MeasurementItem {
 // "step|config short form|dtype|d_head|batch|heads|seq_len", with "|causal" appended for the
 // causal workload (config empty for references; non-causal keys, hence shards, are those of
 // plans before the mask axis). Both passes of a reference are one cell: the same shard.
-std::string plan_cell_key(const std::string& step, const std::string& config,
-                          const std::string& dtype, const AttentionShape& shape);
+std::string plan_cell_key(const RowSubject& subject, const std::optional<KernelConfig>& config,
+                          std::optional<DType> dtype, const AttentionShape& shape);
 std::string plan_cell_key(const MeasurementItem& item);
 
 // The shard (0..count-1) that owns a cell: a 64-bit hash of plan_cell_key, so a cell's shard
@@ -131,9 +132,9 @@ std::string plan_cell_key(const MeasurementItem& item);
 int shard_of_cell(const std::string& cell_key, int count);
 
 // The items one worker measures in a row on one input set: the references, every kernel, then the
-// references again (reference_pass 2, with repeat_baselines), of one (dtype, d_head, mask, N). Units are
-// what the parent hands out to devices; a fault ends the worker and the parent restarts the unit
-// after the faulting item.
+// references again (reference_pass 2, with repeat_baselines), of one (dtype, d_head, mask, N).
+// Units are what the parent hands out to devices; a fault ends the worker and the parent restarts
+// the unit after the faulting item.
 struct SweepUnit {
   // "fp16 N=4096"; "fp16 d=64 N=4096" at a d_head other than 128; "fp16 causal N=4096"
   std::string name;

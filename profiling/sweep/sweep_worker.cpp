@@ -218,24 +218,24 @@ class UnitRunner {
     ResultRow row = row_skeleton(item, options_, device_);
     try {
       measure_into(item, row);
-      row.status = "ok";
+      row.status = {};
     } catch (const LaunchValidationError& error) {
-      row.status = std::string("skipped: ") + error.what();
+      row.status = RowStatus::skipped(error.what());
     } catch (const BaselineUnavailable& error) {
-      row.status = std::string("skipped: ") + error.what();
+      row.status = RowStatus::skipped(error.what());
     } catch (const CudaError& error) {
       if (error.code() == cudaErrorMemoryAllocation && !cuda_context_broken())
-        row.status = std::string("skipped: out of device memory: ") + error.what();
+        row.status = RowStatus::skipped(std::string("out of device memory: ") + error.what());
       else
-        row.status = std::string("fault: ") + error.what();
+        row.status = RowStatus::fault(error.what());
     } catch (const std::exception& error) {
-      row.status = std::string("fault: ") + error.what();
+      row.status = RowStatus::fault(error.what());
     }
-    if (row.status != "ok") {
-      row.verdict = "unchecked";
+    if (!row.status.ok()) {
+      row.verdict = Verdict::unchecked;
       if (cuda_context_broken()) {
-        row.status += " (the CUDA context is lost; this worker ends here)";
-        throw_after_.emplace(row.status);
+        row.status.reason += " (the CUDA context is lost; this worker ends here)";
+        throw_after_.emplace(row.status.text());
       }
     }
     return row;
@@ -269,16 +269,17 @@ class UnitRunner {
     std::function<void(cudaStream_t)> launch;
     std::string range_name;
     if (item.is_baseline()) {
-      BaselineAttention& baseline = baseline_named(item.step);
+      const Baseline which = *item.subject.which_baseline();
+      BaselineAttention& baseline = baseline_named(std::string(baseline_key(which)));
       baseline.prepare(item.shape, item.dtype);
-      if (item.step == "fa2") row.fa2_entry_point = baseline.variant();
+      if (which == Baseline::fa2) row.fa2_entry_point = baseline.variant();
       launch = [&baseline, &inputs](cudaStream_t stream) {
         baseline.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
       };
-      range_name = measurement_range_name(item.step, std::string(dtype_name(item.dtype)),
+      range_name = measurement_range_name(item.subject.text(), std::string(dtype_name(item.dtype)),
                                           item.shape.seq_len);
     } else {
-      const KernelEntry& entry = built_kernels().find(std::stoi(item.step), *item.config);
+      const KernelEntry& entry = built_kernels().find(*item.subject.step(), *item.config);
       const AttentionTensors tensors = inputs.tensors();
       validate_launch(entry, tensors, compute_capability_);
       const ForwardArgs args = make_forward_args(entry, tensors);
@@ -287,8 +288,8 @@ class UnitRunner {
       row.registers = resources.registers_per_thread;
       row.smem_bytes = resources.shared_bytes_per_cta;
       row.local_bytes = resources.local_bytes_per_thread;
-      range_name =
-          measurement_range_name(item.step, to_short_form(*item.config), item.shape.seq_len);
+      range_name = measurement_range_name(item.subject.text(), to_short_form(*item.config),
+                                          item.shape.seq_len);
       inject_test_fault_if_requested(item, stream_);
     }
 
@@ -299,7 +300,7 @@ class UnitRunner {
     launch(stream_);
     FS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const CorrectnessVerdict verdict = inputs.references().check(inputs.o(), stream_);
-    row.verdict = verdict.passed ? "pass" : "fail";
+    row.verdict = verdict.passed ? Verdict::pass : Verdict::fail;
     row.max_error = verdict.vs_fp32.max_abs;
     if (!verdict.passed)
       log_ << "warning: " << item.label() << " fails the §1.4 check: " << verdict.summary() << "\n";
@@ -395,15 +396,15 @@ std::string host_name() {
 ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
                        const DeviceDescription& device) {
   ResultRow row;
-  row.step = item.step;
-  row.config = item.config ? to_short_form(*item.config) : "";
-  row.dtype = std::string(dtype_lower_name(item.dtype));
+  row.subject = item.subject;
+  row.config = item.config;
+  row.dtype = item.dtype;
   row.d_head = item.shape.d_head;
   row.batch = item.shape.batch;
   row.heads = item.shape.heads;
   row.seq_len = item.shape.seq_len;
   row.causal = item.shape.causal;
-  row.verdict = "unchecked";
+  row.verdict = Verdict::unchecked;
   row.device = device.name;
   row.device_index = device.index;
   row.device_uuid = device.uuid;

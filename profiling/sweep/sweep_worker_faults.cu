@@ -47,7 +47,7 @@ void inject_test_fault_if_requested(const MeasurementItem& item, cudaStream_t st
     throw std::invalid_argument("FLASHSCOPE_TEST_FAULT must be <kind>:<step>:<seq_len>, got '" +
                                 text + "'");
   const std::string kind = text.substr(0, first);
-  if (text.substr(first + 1, second - first - 1) != item.step ||
+  if (text.substr(first + 1, second - first - 1) != item.subject.text() ||
       text.substr(second + 1) != std::to_string(item.shape.seq_len))
     return;
   if (kind == "abort") std::abort();

@@ -55,9 +55,9 @@ double noise(std::uint64_t seed) {
 ResultRow make_row(const std::string& step, const std::string& config, const char* dtype,
                    int n_index, std::uint64_t index, const std::string& commit) {
   ResultRow row;
-  row.step = step;
-  row.config = config;
-  row.dtype = dtype;
+  row.subject = *flashscope::RowSubject::from_text(step);
+  if (!std::string_view(config).empty()) row.config = flashscope::parse_short_form(config);
+  row.dtype = flashscope::dtype_from_string(dtype);
   row.batch = kBatches[n_index];
   row.heads = 16;
   row.seq_len = kSeqLens[n_index];
@@ -78,7 +78,7 @@ ResultRow make_row(const std::string& step, const std::string& config, const cha
   row.cycles = row.median_ms * 1.98e6;
   row.l2_hit_pct = 90 + 9 * noise(index + 4);
   row.cupti_duration_ms = row.median_ms * 0.97;
-  row.verdict = "pass";
+  row.verdict = flashscope::Verdict::pass;
   row.max_error = 0.0001220703;
   row.device = "synthetic benchmark data (not a measurement)";
   row.sm_clock_mhz = 1780;
@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
     const explorer::RowSet& set = state.rows();
     const double progression_s = seconds_of([&] {
       (void)explorer::build_progression(
-          set, {state.selection.dtype, std::nullopt, explorer::Baseline::fa2});
+          set, {state.selection.dtype, std::nullopt, flashscope::Baseline::fa2});
     });
     std::printf("progression (harmonic mean):  %8.2f s\n", progression_s);
     explorer::SweepQuery sweep;
@@ -192,10 +192,9 @@ int main(int argc, char** argv) {
       (void)explorer::build_sweep_series(set, sweep);
     });
     std::printf("sweep series (every step):    %8.2f s\n", sweep_s);
-    explorer::BlockShapeCache shapes;
     explorer::AutotuneModel autotune;
     const double autotune_s = seconds_of([&] {
-      autotune = explorer::build_autotune_model(set, {"7", "", std::nullopt}, shapes);
+      autotune = explorer::build_autotune_model(set, {7, "", std::nullopt});
     });
     std::printf("autotune model (step 7):      %8.2f s  (%zu points)\n", autotune_s,
                 autotune.points.size());

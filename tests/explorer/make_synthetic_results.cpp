@@ -74,9 +74,9 @@ ResultRow make_row(const std::string& step, const std::string& config, const std
   const int seq_len = kSeqLens[n_index];
   const int batch = kBatches[n_index];
   ResultRow row;
-  row.step = step;
-  row.config = config;
-  row.dtype = dtype;
+  row.subject = *flashscope::RowSubject::from_text(step);
+  if (!std::string_view(config).empty()) row.config = flashscope::parse_short_form(config);
+  row.dtype = flashscope::dtype_from_string(dtype);
   row.d_head = kHeadDim;
   row.batch = batch;
   row.heads = kHeads;
@@ -89,7 +89,7 @@ ResultRow make_row(const std::string& step, const std::string& config, const std
   row.seed_attn_tflops =
       flashscope::seed_attention_flops(batch, kHeads, seq_len, kHeadDim) / (row.median_ms * 1e9);
   row.cycles = row.median_ms * 1e-3 * kClockHz;
-  row.verdict = "pass";
+  row.verdict = flashscope::Verdict::pass;
   row.device = kDevice;
   row.sm_clock_mhz = static_cast<int>(kClockHz / 1e6);
   row.cache_mode = "warm";
@@ -102,8 +102,8 @@ void write_ceilings(flashscope::ResultsCsvWriter& writer) {
   const auto ceiling = [](const std::string& name, const std::string& dtype, double tflops,
                           std::optional<double> gbytes_per_s) {
     ResultRow row = make_row("fa2", "", dtype.empty() ? "fp16" : dtype, 0, 1);
-    row.step = "peak:" + name;
-    row.dtype = dtype;
+    row.subject = flashscope::RowSubject::ceiling(name);
+    row.dtype = flashscope::dtype_from_string(dtype);
     row.d_head = row.batch = row.heads = row.seq_len = 0;
     row.median_ms = 5;
     row.min_ms = 4.9;
@@ -176,8 +176,8 @@ void write_results(flashscope::ResultsCsvWriter& writer, int configs_per_step,
           row.max_error = 1e-3 * noise(step, c, n + 70);
           add_dram(row, 4.0 * noise(step, c, n + 30) + 8.0 / step);
           if (noise(step, c, n + 90) < 0.01) {  // a few faults, as real sweeps have
-            row.status = "fault: synthetic launch failure";
-            row.verdict = "unchecked";
+            row.status = flashscope::RowStatus::fault("synthetic launch failure");
+            row.verdict = flashscope::Verdict::unchecked;
           }
           writer.write(on_gpu(row));
         }

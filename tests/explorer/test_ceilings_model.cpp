@@ -23,9 +23,9 @@ struct Rows {
   ResultRow& add(std::string step, std::string config, int seq_len, double tflops,
                  std::string dtype = "fp16") {
     ResultRow row;
-    row.step = std::move(step);
-    row.config = std::move(config);
-    row.dtype = std::move(dtype);
+    row.subject = *RowSubject::from_text(step);
+    if (!config.empty()) row.config = parse_short_form(config);
+    row.dtype = dtype_from_string(dtype);
     row.d_head = 128;
     row.batch = 16;
     row.heads = 16;
@@ -35,7 +35,7 @@ struct Rows {
     row.median_ms = 1000.0 / (tflops > 0 ? tflops : 1);
     row.min_ms = row.median_ms;
     row.max_ms = row.median_ms;
-    row.verdict = "pass";
+    row.verdict = Verdict::pass;
     row.device = "GPU A";
     row.cache_mode = "warm";
     storage.push_back(row);
@@ -87,8 +87,8 @@ TEST_CASE("ceilings: the best usable row per device, family and dtype") {
   Rows rows;
   rows.ceiling("mma.sync", "fp16", 480);
   rows.ceiling("mma.sync", "fp16", 500);
-  rows.ceiling("mma.sync", "fp16", 900).verdict = "fail";  // a failed check is no ceiling
-  rows.ceiling("wgmma", "fp16", 700).status = "skipped: no sm_90a code";
+  rows.ceiling("mma.sync", "fp16", 900).verdict = Verdict::fail;  // a failed check is no ceiling
+  rows.ceiling("wgmma", "fp16", 700).status = RowStatus::skipped("no sm_90a code");
   rows.ceiling("wgmma", "bf16", 710);
   rows.ceiling("hbm.read", "", 0, 4000.0);
   rows.ceiling("hbm.copy", "", 0, 3700.0);
@@ -143,7 +143,7 @@ TEST_CASE("roofline: intensity from the DRAM metrics, roofs of the rows' device 
   const Ceilings ceilings(set.ceiling_rows());
   const Roofline roofline = build_roofline(progression, ceilings, "fp16");
   REQUIRE(roofline.points.size() == 1);
-  CHECK(roofline.points[0].step == "8");
+  CHECK(roofline.points[0].subject.text() == "8");
   CHECK(roofline.points[0].intensity == doctest::Approx(1000));
   CHECK(roofline.points[0].tflops == 300);
   CHECK(roofline.rows_without_dram == 1);
@@ -181,5 +181,5 @@ TEST_CASE("roofline over the rows with DRAM counts: a faster run without them hi
   CHECK(roofline.points[0].tflops == 300);
   CHECK(roofline.points[0].intensity == doctest::Approx(1000));
   CHECK(roofline.compute_roofs.size() == 1);
-  CHECK(steps_not_placed(everything, roofline) == std::vector<std::string>{"9"});
+  CHECK(steps_not_placed(everything, roofline) == std::vector<RowSubject>{RowSubject::kernel(9)});
 }

@@ -35,9 +35,9 @@ struct Rows {
   ResultRow& add(std::string step, std::string config, int seq_len, double tflops,
                  std::string dtype = "fp16") {
     ResultRow row;
-    row.step = std::move(step);
-    row.config = std::move(config);
-    row.dtype = std::move(dtype);
+    row.subject = *RowSubject::from_text(step);
+    if (!config.empty()) row.config = parse_short_form(config);
+    row.dtype = dtype_from_string(dtype);
     row.batch = 16;
     row.heads = 16;
     row.seq_len = seq_len;
@@ -46,7 +46,7 @@ struct Rows {
     row.median_ms = 1000.0 / tflops;  // time is inversely proportional: same shape
     row.min_ms = row.median_ms * 0.99;
     row.max_ms = row.median_ms * 1.01;
-    row.verdict = "pass";
+    row.verdict = Verdict::pass;
     row.device = "test device";
     row.cache_mode = "warm";
     storage.push_back(row);
@@ -64,23 +64,25 @@ struct Rows {
 }  // namespace
 
 TEST_CASE("step order puts numbered steps first, numerically, then the references") {
-  CHECK(step_less("2", "10"));
-  CHECK(step_less("16", "fa2"));
-  CHECK(step_less("fa2", "cudnn"));
-  CHECK_FALSE(step_less("cudnn", "fa2"));
-  CHECK(step_label("7") == "step 7");
-  CHECK(step_label("cudnn") == "cuDNN");
+  const auto subject = [](const char* text) { return *RowSubject::from_text(text); };
+  CHECK(subject("2") < subject("10"));
+  CHECK(subject("16") < subject("fa2"));
+  CHECK(subject("fa2") < subject("cudnn"));
+  CHECK_FALSE(subject("cudnn") < subject("fa2"));
+  CHECK(subject("cudnn") < subject("peak:wgmma"));
+  CHECK(subject("7").label() == "step 7");
+  CHECK(subject("cudnn").label() == "cuDNN");
 }
 
 TEST_CASE("usable rows ran ok and did not fail the check") {
   Rows rows;
   ResultRow& row = rows.add("1", kConfig64, 4096, 100);
   CHECK(is_usable(row));
-  row.verdict = "fail";
+  row.verdict = Verdict::fail;
   CHECK_FALSE(is_usable(row));
-  row.verdict = "unchecked";
+  row.verdict = Verdict::unchecked;
   CHECK(is_usable(row));
-  row.status = "fault: illegal address";
+  row.status = RowStatus::fault("illegal address");
   CHECK_FALSE(is_usable(row));
 }
 
@@ -132,7 +134,7 @@ TEST_CASE("percent by cycles: stored column first, else the reference row's cycl
   const Progression progression = build_progression(set, {"fp16", 4096, Baseline::fa2});
   const StepValue* step16 = progression.find_step(16);
   REQUIRE(step16 != nullptr);
-  CHECK(step16->config == kConfig128);
+  CHECK(step16->config_text() == kConfig128);
   CHECK(*step16->percent_by(PercentBasis::time) == doctest::Approx(102.5));
   CHECK(*step16->percent_by(PercentBasis::cycles) == doctest::Approx(97.25));
 }
@@ -190,7 +192,8 @@ TEST_CASE("a reference's level is its first pass, not a faster repeat") {
   REQUIRE(progression.find_baseline(Baseline::fa2) != nullptr);
   CHECK(progression.find_baseline(Baseline::fa2)->tflops == doctest::Approx(200));
   CHECK(*progression.find_step(9)->percent == doctest::Approx(107));
-  const std::vector<SweepSeries> series = build_sweep_series(set, {{"fa2"}, {"fp16"}});
+  const std::vector<SweepSeries> series =
+      build_sweep_series(set, {{RowSubject::baseline(Baseline::fa2)}, {"fp16"}});
   REQUIRE(series.size() == 1);
   CHECK(series[0].points[0].value == doctest::Approx(200));
   CHECK(stands_before(first, repeat));
@@ -216,15 +219,15 @@ TEST_CASE("progression at one N takes each step's fastest usable config") {
   rows.add("1", kConfig128, 4096, 80);
   rows.add("1", kConfig128, 2048, 95);  // other N: ignored
   ResultRow& faulted = rows.add("2", kConfig64, 4096, 500);
-  faulted.status = "fault: launch failed";
+  faulted.status = RowStatus::fault("launch failed");
   rows.add("2", kConfig128, 4096, 120);
   rows.add("1", kConfig64, 4096, 70, "bf16");  // other dtype: ignored
 
   const Progression progression = build_progression(rows.set(), {"fp16", 4096, Baseline::fa2});
   REQUIRE(progression.steps.size() == 2);
-  CHECK(progression.steps[0].step == "1");
+  CHECK(progression.steps[0].subject.text() == "1");
   CHECK(progression.steps[0].tflops == doctest::Approx(80));
-  CHECK(progression.steps[0].config == kConfig128);
+  CHECK(progression.steps[0].config_text() == kConfig128);
   CHECK(*progression.steps[0].percent == doctest::Approx(40));
   CHECK(progression.steps[1].tflops == doctest::Approx(120));  // the faulted row is skipped
   REQUIRE(progression.find_baseline(Baseline::fa2) != nullptr);
@@ -248,7 +251,7 @@ TEST_CASE("harmonic-mean progression uses one config per step, over the N it was
   CHECK(progression.seq_lens == std::vector<int>{1024, 2048, 4096});
   REQUIRE(progression.steps.size() == 1);
   const StepValue& step = progression.steps.front();
-  CHECK(step.config == kConfig64);
+  CHECK(step.config_text() == kConfig64);
   CHECK(step.rows.size() == 3);
   CHECK(step.tflops == doctest::Approx(3.0 / (1 / 100.0 + 1 / 100.0 + 1 / 400.0)));
   // Harmonic mean of the per-N percentages 50, 50, 200.
@@ -280,7 +283,7 @@ TEST_CASE("change from the previous step with data") {
 
   const StepChange change = change_from_previous_step(progression, 3, set, Baseline::fa2);
   REQUIRE(change.previous != nullptr);
-  CHECK(change.previous->step == "1");  // step 2 has no data
+  CHECK(change.previous->subject.step() == 1);  // step 2 has no data
   const MetricChange& tflops = change.changes.front();
   CHECK(tflops.field == Field::tflops);
   CHECK(*tflops.relative_change() == doctest::Approx(0.5));
@@ -304,8 +307,13 @@ TEST_CASE("sweep series: fastest row per N, in the query's order") {
   rows.add("fa2", "", 4096, 300);
   const RowSet set = rows.set();
 
-  CHECK(available_series_steps(set) == std::vector<std::string>{"7", "fa2"});
-  SweepQuery query{{"fa2", "7", "9"}, {"fp16"}, ValueMode::tflops, Baseline::fa2};
+  CHECK(available_series_steps(set) ==
+        std::vector<RowSubject>{RowSubject::kernel(7), RowSubject::baseline(Baseline::fa2)});
+  SweepQuery query{
+      {RowSubject::baseline(Baseline::fa2), RowSubject::kernel(7), RowSubject::kernel(9)},
+      {"fp16"},
+      ValueMode::tflops,
+      Baseline::fa2};
   const auto series = build_sweep_series(set, query);
   REQUIRE(series.size() == 2);  // step 9 has no rows
   CHECK(series[0].label == "FA2 fp16");
@@ -319,19 +327,18 @@ TEST_CASE("sweep series: fastest row per N, in the query's order") {
   CHECK(percent[1].points[1].value == doctest::Approx(50));
 }
 
-TEST_CASE("autotune model: shapes from the short form and the fastest config at each N") {
+TEST_CASE("autotune model: shapes from the config and the fastest config at each N") {
   Rows rows;
   rows.add("7", kConfig64, 1024, 100);
   rows.add("7", kConfig128, 1024, 120);
   rows.add("7", kConfig64, 2048, 140);
   rows.add("7", kConfig128, 2048, 130);
-  rows.add("7", "not a config", 2048, 10);
+  rows.add("7", kConfig64, 2048, 10).config.reset();  // no config: drawn as "other"
   ResultRow& failing = rows.add("7", kConfig128, 1024, 999);
-  failing.verdict = "fail";
+  failing.verdict = Verdict::fail;
   rows.add("8", kConfig128, 1024, 500);  // other step
 
-  BlockShapeCache cache;
-  const AutotuneModel model = build_autotune_model(rows.set(), {"7", "fp16", std::nullopt}, cache);
+  const AutotuneModel model = build_autotune_model(rows.set(), {7, "fp16", std::nullopt});
   CHECK(model.points.size() == 6);
   REQUIRE(model.shapes.size() == 2);
   CHECK(block_shape_label(model.shapes[0]) == "64x64");
@@ -345,7 +352,7 @@ TEST_CASE("autotune model: shapes from the short form and the fastest config at 
     highlighted += point.fastest_at_seq_len;
   CHECK(highlighted == 2);
 
-  const AutotuneModel at_2048 = build_autotune_model(rows.set(), {"7", "", 2048}, cache);
+  const AutotuneModel at_2048 = build_autotune_model(rows.set(), {7, "", 2048});
   CHECK(at_2048.points.size() == 3);
 }
 
@@ -375,7 +382,7 @@ TEST_CASE("table filter: all terms match, '-' excludes, quotes group, step= and 
   Rows rows;
   ResultRow& a = rows.add("7", kConfig64, 4096, 100);
   ResultRow& b = rows.add("17", kConfig128, 1024, 100, "bf16");
-  b.status = "skipped: not built";
+  b.status = RowStatus::skipped("not built");
 
   CHECK(RowTextFilter("").matches(a));
   CHECK(RowTextFilter("LOAD_0_2_2").matches(a));
@@ -413,7 +420,7 @@ TEST_CASE("compare pairs rows by measurement and reports B/A") {
   a_rows.add("9", kConfig128, 4096, 150);  // only in A
   b_rows.add("7", kConfig64, 4096, 110);
   ResultRow& faulted = b_rows.add("8", kConfig128, 4096, 0);
-  faulted.status = "fault: timeout";
+  faulted.status = RowStatus::fault("timeout");
   b_rows.add("16", kConfig128, 4096, 300);  // only in B
   auto pointers = [](const Rows& rows) {
     std::vector<const ResultRow*> out;
@@ -432,7 +439,7 @@ TEST_CASE("compare pairs rows by measurement and reports B/A") {
   CHECK(comparison.rows[3].a == nullptr);
   CHECK(*comparison.geometric_mean_ratio == doctest::Approx(1.1));
   REQUIRE(comparison.per_step.size() == 1);
-  CHECK(comparison.per_step[0].step == "7");
+  CHECK(comparison.per_step[0].subject.text() == "7");
 
   std::vector<ComparedRow> sorted = comparison.rows;
   const CompareSortKey by_ratio[] = {{CompareColumn::ratio, true}};
@@ -440,23 +447,25 @@ TEST_CASE("compare pairs rows by measurement and reports B/A") {
   CHECK(sorted[0].ratio.has_value());
   const CompareSortKey by_step[] = {{CompareColumn::step, true}};
   sort_compared_rows(sorted, by_step);
-  CHECK(sorted[0].b->step == "16");
+  CHECK(sorted[0].b->step_number() == 16);
 }
 
 TEST_CASE("config change between neighbouring steps") {
-  const ConfigChange swizzle =
-      describe_config_change("(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles",
-                             "(FP16, 128, 64, 64, 4): async+swizzled+load_0_0_0_tiles");
+  const ConfigChange swizzle = describe_config_change(
+      parse_short_form("(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"),
+      parse_short_form("(FP16, 128, 64, 64, 4): async+swizzled+load_0_0_0_tiles"));
   CHECK(swizzle.added_features == std::vector<std::string>{"swizzled"});
   CHECK(swizzle.removed_features.empty());
   CHECK(swizzle.previous_shape.empty());
 
-  const ConfigChange shape = describe_config_change(kConfig64, kConfig128);
+  const ConfigChange shape =
+      describe_config_change(parse_short_form(kConfig64), parse_short_form(kConfig128));
   CHECK(shape.previous_shape == "(FP16, 128, 64, 64, 4)");
   CHECK(shape.current_shape == "(FP16, 128, 128, 64, 4)");
   CHECK(shape.added_features == std::vector<std::string>{"load_2_2_2_tiles"});
   CHECK(shape.removed_features == std::vector<std::string>{"load_0_2_2_tiles"});
-  CHECK(describe_config_change(kConfig64, kConfig64).identical());
+  CHECK(
+      describe_config_change(parse_short_form(kConfig64), parse_short_form(kConfig64)).identical());
 }
 
 TEST_CASE("step titles") {
@@ -615,14 +624,13 @@ TEST_CASE("views keep one workload: selection, baseline pairing and autotune pic
   CHECK(*step_22->percent_by(PercentBasis::time) == doctest::Approx(150));
 
   // Autotune: a fastest config per workload, the causal row never beaten by the unmasked one.
-  BlockShapeCache shapes;
-  const AutotuneModel model = build_autotune_model(both, {"22", "fp16", 4096}, shapes);
+  const AutotuneModel model = build_autotune_model(both, {22, "fp16", 4096});
   REQUIRE(model.fastest.size() == 2);
   CHECK_FALSE(model.fastest[0]->causal);
   CHECK(model.fastest[1]->causal);
-  AutotuneQuery causal_only{"22", "fp16", 4096};
+  AutotuneQuery causal_only{22, "fp16", 4096};
   causal_only.causal = true;
-  const AutotuneModel causal_model = build_autotune_model(both, causal_only, shapes);
+  const AutotuneModel causal_model = build_autotune_model(both, causal_only);
   REQUIRE(causal_model.fastest.size() == 1);
   CHECK(causal_model.fastest[0]->tflops == doctest::Approx(300));
 
@@ -632,19 +640,19 @@ TEST_CASE("views keep one workload: selection, baseline pairing and autotune pic
 }
 
 // Fuzz findings (docs/hardening.md): step column values a results CSV may hold.
-TEST_CASE("fuzz finding: a long digit string in the step column orders as a name, no overflow") {
+TEST_CASE("fuzz finding: a long digit string in the step column is no step, no overflow") {
   // Summing every digit of "18446744073709551616" overflowed an int (UBSan) before the length
-  // rule applied.
-  CHECK(step_order("18446744073709551616") == 2000);
-  CHECK(step_order("2147483648") == 2000);
-  CHECK(step_order("0016") == 2000);
-  CHECK(step_order("016") == 16);
-  CHECK(step_less("16", "18446744073709551616"));
-  Rows rows;
-  rows.add("18446744073709551616", kConfig64, 1024, 10);
-  rows.add("7", kConfig64, 1024, 20);
-  const RowSet set = rows.set();
-  CHECK(set.steps() == std::vector<int>{7});
+  // rule applied; the typed step column now refuses any text it would not write back.
+  CHECK_FALSE(RowSubject::from_text("18446744073709551616"));
+  CHECK_FALSE(RowSubject::from_text("2147483648"));
+  CHECK_FALSE(RowSubject::from_text("0016"));
+  CHECK_FALSE(RowSubject::from_text("016"));
+  CHECK_FALSE(RowSubject::from_text("0"));
+  CHECK_FALSE(RowSubject::from_text("+7"));
+  CHECK_FALSE(RowSubject::from_text("peak:"));
+  CHECK(RowSubject::from_text("2147483647")->step() == 2147483647);
+  CHECK(RowSubject::from_text("16")->step() == 16);
+  CHECK(RowSubject::from_text("peak:wgmma")->benchmark() == "wgmma");
 }
 
 TEST_CASE("GPUs of one model stay separable: by index, by UUID prefix, in filters and tables") {
@@ -858,15 +866,15 @@ ResultFile file_of(std::string label, const std::vector<std::string>& steps, std
   file.label = std::move(label);
   for (const std::string& step : steps) {
     ResultRow row;
-    row.step = step;
-    row.config = step == "fa2" ? "" : kConfig64;
-    row.dtype = "fp16";
+    row.subject = *RowSubject::from_text(step);
+    if (step != "fa2") row.config = parse_short_form(kConfig64);
+    row.dtype = DType::FP16;
     row.batch = 16;
     row.heads = 16;
     row.seq_len = seq_len;
     row.tflops = 100;
     row.median_ms = 10;
-    row.verdict = "pass";
+    row.verdict = Verdict::pass;
     row.device = device;
     row.cache_mode = "warm";
     row.run_id = run_id;

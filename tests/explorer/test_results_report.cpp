@@ -21,9 +21,9 @@ struct Rows {
   ResultRow& add(const std::string& step, const std::string& config, double tflops,
                  const std::string& commit) {
     ResultRow row;
-    row.step = step;
-    row.config = config;
-    row.dtype = "fp16";
+    row.subject = *RowSubject::from_text(step);
+    if (!std::string_view(config).empty()) row.config = parse_short_form(config);
+    row.dtype = DType::FP16;
     row.d_head = 128;
     row.batch = 16;
     row.heads = 16;
@@ -31,8 +31,8 @@ struct Rows {
     row.runs = 30;
     row.tflops = tflops;
     row.median_ms = 1000.0 / tflops;
-    row.verdict = "pass";
-    row.status = "ok";
+    row.verdict = Verdict::pass;
+    row.status = {};
     row.device = "test device";
     row.cache_mode = "warm";
     row.git_commit = commit;

@@ -16,8 +16,8 @@ namespace {
 
 ResultRow row_for(int step) {
   ResultRow row;
-  row.step = std::to_string(step);
-  row.dtype = "fp16";
+  row.subject = RowSubject::kernel(step);
+  row.dtype = DType::FP16;
   row.seq_len = 4096;
   return row;
 }
@@ -76,8 +76,8 @@ TEST_CASE("a sweep delivers its rows in order and finishes") {
   CHECK(session.state() == SweepSession::State::finished);
   const auto rows = session.take_rows();
   REQUIRE(rows.size() == 3);
-  CHECK(rows[0].step == "1");
-  CHECK(rows[2].step == "3");
+  CHECK(rows[0].subject.text() == "1");
+  CHECK(rows[2].subject.text() == "3");
   CHECK(session.take_rows().empty());
   CHECK(session.progress().completed == 3);
   CHECK(session.progress().total == 3);

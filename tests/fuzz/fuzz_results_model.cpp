@@ -114,22 +114,24 @@ void exercise_progression(const explorer::RowSet& set, const std::string& dtype)
   std::vector<std::optional<int>> seq_lens = {std::nullopt};
   for (const int n : set.seq_lens(dtype))
     seq_lens.push_back(n);
-  for (const explorer::Baseline baseline : explorer::kBaselines) {
+  for (const flashscope::Baseline baseline : flashscope::kBaselines) {
     for (const std::optional<int>& seq_len : seq_lens) {
       const explorer::Progression progression =
           explorer::build_progression(set, {dtype, seq_len, baseline});
       for (std::size_t i = 0; i < progression.steps.size(); ++i) {
         const explorer::StepValue& value = progression.steps[i];
-        FUZZ_CHECK(!value.rows.empty(), "step " + value.step + " has a value but no rows");
+        const std::string name = value.subject.text();
+        FUZZ_CHECK(!value.rows.empty(), "step " + name + " has a value but no rows");
         if (i > 0)
-          FUZZ_CHECK(explorer::step_less(progression.steps[i - 1].step, value.step),
-                     "progression steps out of order: " + progression.steps[i - 1].step +
-                         " before " + value.step);
-        const int step = explorer::step_order(value.step);
+          FUZZ_CHECK(progression.steps[i - 1].subject < value.subject,
+                     "progression steps out of order: " + progression.steps[i - 1].subject.text() +
+                         " before " + name);
+        FUZZ_CHECK(value.subject.is_kernel(), "step " + name + " of the progression is no kernel");
+        const int step = *value.subject.step();
         const explorer::StepChange change =
             explorer::change_from_previous_step(progression, step, set, baseline);
         FUZZ_CHECK(change.current == &value,
-                   "the change of step " + value.step + " is not about that step's value");
+                   "the change of step " + name + " is not about that step's value");
         for (const explorer::MetricChange& metric : change.changes)
           (void)metric.relative_change();
       }
@@ -212,10 +214,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                      "sweep series " + series.label + " is not in ascending N");
     }
 
-    explorer::BlockShapeCache shapes;
-    for (const std::string& step : sweep.steps) {
-      const explorer::AutotuneModel model =
-          explorer::build_autotune_model(set, {step, "", {}}, shapes);
+    for (const int step : set.steps()) {
+      const explorer::AutotuneModel model = explorer::build_autotune_model(set, {step, "", {}});
       for (const explorer::AutotunePoint& point : model.points)
         FUZZ_CHECK(model.shape_index(point.shape) <= model.shapes.size(),
                    "a block shape index past the legend");

@@ -28,23 +28,23 @@ TEST_CASE("every ceiling is measured, verified and below the device's bound") {
   const double bound = tensor_peak_tflops_bound(device);
   const std::string arches(build_info().cuda_architectures);
   for (const ResultRow& row : rows) {
-    INFO(row.step << " " << row.dtype << ": " << row.status);
+    INFO(row.subject.text() << " " << dtype_text(row) << ": " << row.status.text());
     CHECK(row.is_ceiling());
     CHECK(row.device == device.name);
     CHECK(row.device_index == device.index);
     CHECK(row.device_uuid == device.uuid);
-    if (row.step == "peak:wgmma" &&
+    if (row.subject.text() == "peak:wgmma" &&
         (device.compute_capability != 90 || arches.find("90a") == std::string::npos)) {
-      CHECK(row.status.starts_with("skipped: "));
+      CHECK(row.status.text().starts_with("skipped: "));
       continue;
     }
-    REQUIRE(row.status == "ok");
-    CHECK(row.verdict == "pass");
+    REQUIRE(row.status.ok());
+    CHECK(row.verdict == Verdict::pass);
     CHECK(row.runs >= 3);
     CHECK(row.min_ms <= row.median_ms);
     CHECK(row.sm_clock_mhz > 0);
-    if (row.step == "peak:hbm.read" || row.step == "peak:hbm.copy") {
-      CHECK(row.dtype.empty());
+    if (row.subject.text() == "peak:hbm.read" || row.subject.text() == "peak:hbm.copy") {
+      CHECK_FALSE(row.dtype);
       REQUIRE(row.gbytes_per_s);
       CHECK(*row.gbytes_per_s > 100);    // any HBM or GDDR device
       CHECK(*row.gbytes_per_s < 20000);  // beyond every GPU flashscope runs on

@@ -14,8 +14,8 @@ namespace {
 ResultRow reference(const std::string& name, int seq_len, int pass, double ms, double cycles,
                     int clock) {
   ResultRow row;
-  row.step = name;
-  row.dtype = "fp16";
+  row.subject = *RowSubject::from_text(name);
+  row.dtype = DType::FP16;
   row.batch = 16;
   row.heads = 16;
   row.seq_len = seq_len;
@@ -23,7 +23,7 @@ ResultRow reference(const std::string& name, int seq_len, int pass, double ms, d
   row.median_ms = row.min_ms = row.max_ms = ms;
   row.tflops = 300;
   row.cycles = cycles;
-  row.verdict = "pass";
+  row.verdict = Verdict::pass;
   row.device = "NVIDIA H200";
   row.cache_mode = "warm";
   row.git_commit = "abc";
@@ -86,14 +86,14 @@ TEST_CASE("repeated reference passes give the drift per reference and dtype") {
   other_seed.input_seed = 12;  // another sweep's inputs
   rows.push_back(other_seed);
   ResultRow faulted = reference("fa2", 8192, 3, 0, 0, 0);
-  faulted.status = "fault: x";
+  faulted.status = RowStatus::fault("x");
   rows.push_back(faulted);
 
   const std::vector<BaselineDrift> drifts = baseline_drift(pointers(rows));
   REQUIRE(drifts.size() == 1);
   const BaselineDrift& drift = drifts[0];
-  CHECK(drift.baseline == "fa2");
-  CHECK(drift.dtype == "fp16");
+  CHECK(drift.baseline == Baseline::fa2);
+  CHECK(drift.dtype == DType::FP16);
   CHECK(drift.run == "gpu-1, abc");
   REQUIRE(drift.points.size() == 3);
   CHECK(drift.points[0].first->seq_len == 512);

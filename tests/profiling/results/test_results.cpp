@@ -17,9 +17,10 @@ namespace {
 
 ResultRow measured_kernel_row() {
   ResultRow row;
-  row.step = "7";
-  row.config = "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_2_2_tiles+opt_softmax";
-  row.dtype = "fp16";
+  row.subject = RowSubject::kernel(7);
+  row.config =
+      parse_short_form("(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_2_2_tiles+opt_softmax");
+  row.dtype = DType::FP16;
   row.d_head = 128;
   row.batch = 16;
   row.heads = 16;
@@ -38,9 +39,9 @@ ResultRow measured_kernel_row() {
   row.cycles = 4567890;
   row.l2_hit_pct = 97.53125;
   row.cupti_duration_ms = 2.4375;
-  row.verdict = "pass";
+  row.verdict = Verdict::pass;
   row.max_error = 0.0009765625;
-  row.status = "ok";
+  row.status = {};
   row.device = "NVIDIA H100 80GB HBM3";
   row.device_index = 1;
   row.device_uuid = "GPU-8e5b7a0c-1d2e-3f40-5162-738495a6b7c8";
@@ -61,8 +62,8 @@ ResultRow measured_kernel_row() {
 
 ResultRow reference_row() {
   ResultRow row;
-  row.step = "fa2";
-  row.dtype = "bf16";
+  row.subject = RowSubject::baseline(Baseline::fa2);
+  row.dtype = DType::BF16;
   row.batch = 4;
   row.heads = 16;
   row.seq_len = 16384;
@@ -72,9 +73,9 @@ ResultRow reference_row() {
   row.max_ms = 26;
   row.tflops = 345.25;
   row.seed_attn_tflops = 346.75;
-  row.verdict = "pass";
+  row.verdict = Verdict::pass;
   row.max_error = 0.0078125;
-  row.status = "ok";
+  row.status = {};
   row.device = "NVIDIA H100 80GB HBM3";
   row.sm_clock_mhz = 1755;
   row.cache_mode = "cold";
@@ -89,16 +90,17 @@ ResultRow reference_row() {
 
 ResultRow faulted_row() {
   ResultRow row;
-  row.step = "16";
-  row.config = "(BF16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles+buffer";
-  row.dtype = "bf16";
+  row.subject = RowSubject::kernel(16);
+  row.config =
+      parse_short_form("(BF16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_0_tiles+buffer");
+  row.dtype = DType::BF16;
   row.batch = 8;
   row.heads = 16;
   row.seq_len = 8192;
-  row.verdict = "unchecked";
+  row.verdict = Verdict::unchecked;
   // Commas, quotes and a line break: all must survive quoting.
-  row.status =
-      "fault: kernels/x.cu:12: launch failed: \"cudaErrorIllegalAddress\", code 700\nworker ended";
+  row.status = RowStatus::fault(
+      "kernels/x.cu:12: launch failed: \"cudaErrorIllegalAddress\", code 700\nworker ended");
   row.device = "NVIDIA H100 80GB HBM3";
   row.cache_mode = "warm";
   row.git_commit = "229426e";
@@ -116,7 +118,7 @@ std::string write_csv(const std::vector<ResultRow>& rows,
 }
 
 void check_equal(const ResultRow& a, const ResultRow& b) {
-  CHECK(a.step == b.step);
+  CHECK(a.subject == b.subject);
   CHECK(a.config == b.config);
   CHECK(a.dtype == b.dtype);
   CHECK(a.d_head == b.d_head);
@@ -443,8 +445,8 @@ TEST_CASE("read_results_file names a file it cannot open and reads one it can") 
 // their bandwidth in gbytes_per_s.
 ResultRow ceiling_row(const std::string& step, const std::string& dtype) {
   ResultRow row;
-  row.step = step;
-  row.dtype = dtype;
+  row.subject = *RowSubject::from_text(step);
+  row.dtype = dtype_from_string(dtype);
   row.d_head = 0;
   row.runs = 20;
   row.median_ms = 4.5;
@@ -453,7 +455,7 @@ ResultRow ceiling_row(const std::string& step, const std::string& dtype) {
   row.tflops = dtype.empty() ? 0 : 512.25;
   row.seed_attn_tflops = row.tflops;
   if (dtype.empty()) row.gbytes_per_s = 4321.5;
-  row.verdict = "pass";
+  row.verdict = Verdict::pass;
   row.device = "NVIDIA H200";
   row.sm_clock_mhz = 1755;
   row.cache_mode = "warm";
@@ -525,7 +527,8 @@ TEST_CASE("a file without the provenance and clock columns still reads, warnings
   CHECK(optional_result_columns() ==
         std::vector<std::string>{"device_index", "device_uuid", "git_dirty", "host", "run_id",
                                  "fa2_entry_point", "locked_sm_clock_mhz", "reference_pass",
-                                 "pct_fa2_cycles", "pct_cudnn_cycles", "warnings", "gbytes_per_s", "causal"});
+                                 "pct_fa2_cycles", "pct_cudnn_cycles", "warnings", "gbytes_per_s",
+                                 "causal"});
   ResultRow suspicious = measured_kernel_row();
   suspicious.l2_hit_pct = 101.024;
   const std::string old_text =

@@ -19,8 +19,8 @@ namespace {
 
 ResultRow reference_row(int seq_len) {
   ResultRow row;
-  row.step = "fa2";
-  row.dtype = "fp16";
+  row.subject = RowSubject::baseline(Baseline::fa2);
+  row.dtype = DType::FP16;
   row.batch = 16;
   row.heads = 16;
   row.seq_len = seq_len;
@@ -30,8 +30,8 @@ ResultRow reference_row(int seq_len) {
   row.max_ms = 2.5;
   row.tflops = 300;
   row.seed_attn_tflops = 305;
-  row.verdict = "pass";
-  row.status = "ok";
+  row.verdict = Verdict::pass;
+  row.status = {};
   row.device = "NVIDIA H200";
   row.cache_mode = "warm";
   row.git_commit = "0123456789ab";
@@ -87,7 +87,7 @@ TEST_CASE("a record of 1 MiB is read; one byte more is an error naming the line 
 TEST_CASE("line breaks inside a quoted field count towards the record limit") {
   ResultRow row = reference_row(512);
   // Written quoted: one record of 1001 lines, longer than the header line.
-  row.status = "skipped: " + std::string(1000, '\n');
+  row.status = RowStatus::skipped(std::string(1000, '\n'));
   const std::string text = csv_of({row});
   // Without its line end; 1000 of its bytes are the quoted line breaks.
   const std::size_t record = text.size() - text.find('\n') - 2;
@@ -192,9 +192,13 @@ TEST_CASE("errors quote long values shortened and other bytes escaped") {
 
   // A config parse error quotes the whole config; the message keeps its start and its problem.
   ResultRow kernel = reference_row(512);
-  kernel.step = "7";
-  kernel.config = "(FP16, 128, 64, 64, 4): " + std::string(50'000, 'a') + "+async";
-  const std::string config_error = error_of(csv_of({kernel}));
+  kernel.subject = RowSubject::kernel(7);
+  const std::string valid = "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles";
+  kernel.config = parse_short_form(valid);
+  std::string long_config = csv_of({kernel});
+  long_config.replace(long_config.find(valid), valid.size(),
+                      "(FP16, 128, 64, 64, 4): " + std::string(50'000, 'a') + "+async");
+  const std::string config_error = error_of(long_config);
   CHECK(config_error.starts_with("results.csv:2: column 'config': cannot parse config"));
   CHECK(
       config_error.ends_with("is not a feature; the features are async, eager, swizzled, "

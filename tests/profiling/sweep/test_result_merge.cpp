@@ -50,9 +50,9 @@ ProcessResult run_explorer(const std::string& arguments) {
 // The measured row a sweep would write for `item` on GPU `device`.
 ResultRow row_for(const MeasurementItem& item, int device, double tflops = 100) {
   ResultRow row;
-  row.step = item.step;
-  row.config = item.config ? to_short_form(*item.config) : "";
-  row.dtype = std::string(dtype_lower_name(item.dtype));
+  row.subject = item.subject;
+  row.config = item.config;
+  row.dtype = item.dtype;
   row.d_head = item.shape.d_head;
   row.batch = item.shape.batch;
   row.heads = item.shape.heads;
@@ -63,7 +63,7 @@ ResultRow row_for(const MeasurementItem& item, int device, double tflops = 100) 
   row.min_ms = row.median_ms;
   row.max_ms = row.median_ms;
   row.seed_attn_tflops = tflops * 1.01;
-  row.verdict = "pass";
+  row.verdict = Verdict::pass;
   row.device = "NVIDIA H200";
   row.device_index = device;
   row.device_uuid = "GPU-0000000" + std::to_string(device) + "-aaaa-bbbb-cccc-dddddddddddd";
@@ -171,7 +171,8 @@ TEST_CASE("merge refuses a measurement twice and columns that differ, naming the
        contents_of({row_for(plan.units[0].items[0], 0), same_cell_other_gpu}, "b.csv")},
       nullptr);
   REQUIRE(twice.errors.size() == 1);
-  CHECK(twice.errors[0] == "measured twice: " + item.step + " " + to_short_form(*item.config) +
+  CHECK(twice.errors[0] == "measured twice: " + item.subject.text() + " " +
+                               to_short_form(*item.config) +
                                " fp16 B=16 H=16 N=512 on NVIDIA H200 is in a.csv row 1 and in "
                                "b.csv row 2");
   // Another GPU model is another measurement.

@@ -404,34 +404,34 @@ TEST_CASE("--set prog measures each step's own picks as built, references before
   CHECK(plan.item_count() == 48);
   CHECK(plan.recorded_count() == 48);
   REQUIRE(items.size() == 48);
-  CHECK(items[0].step == "cudnn");
+  CHECK(items[0].subject.text() == "cudnn");
   CHECK(items[0].reference_pass == 1);
   CHECK(items[0].dtype == DType::FP16);
   CHECK(items[0].shape.seq_len == 512);
   CHECK(items[0].shape.batch == 16);
-  CHECK(items[1].step == "1");
+  CHECK(items[1].subject.text() == "1");
   CHECK(items[1].reference_pass == 0);
-  CHECK(items[2].step == "3");
+  CHECK(items[2].subject.text() == "3");
   CHECK(*items[2].config == fp16(configs::progression()[2]));  // the tune config is not a pick
-  CHECK(items[3].step == "8");
-  CHECK(items[4].step == "cudnn");
+  CHECK(items[3].subject.text() == "8");
+  CHECK(items[4].subject.text() == "cudnn");
   CHECK(items[4].reference_pass == 2);
   CHECK(items[4].shape.seq_len == 512);
   CHECK(contains(items[4].label(), "N=512 (again, after the kernels)"));
-  CHECK(items[5].step == "cudnn");
+  CHECK(items[5].subject.text() == "cudnn");
   CHECK(items[5].reference_pass == 1);
   CHECK(items[5].shape.seq_len == 1024);
-  CHECK(items[25].step == "cudnn");
+  CHECK(items[25].subject.text() == "cudnn");
   CHECK(items[25].shape.seq_len == 16384);
   CHECK(items[25].shape.batch == 4);
   CHECK(items[30].dtype == DType::BF16);
   CHECK(items[30].shape.seq_len == 512);
   CHECK(items[30].reference_pass == 1);
-  CHECK(items[31].step == "1");
+  CHECK(items[31].subject.text() == "1");
   CHECK(items[32].reference_pass == 2);
   std::map<std::string, int> per_step;
   for (const MeasurementItem& item : items)
-    ++per_step[item.step];
+    ++per_step[item.subject.text()];
   CHECK(per_step == std::map<std::string, int>{{"cudnn", 24}, {"1", 12}, {"3", 6}, {"8", 6}});
 
   options.repeat_baselines = false;
@@ -493,7 +493,7 @@ TEST_CASE("--d-heads: each config at its own d_head, references at each, other s
     for (const MeasurementItem& item : unit.items) {
       CHECK(item.shape.d_head == d_head);  // never a row of another d_head in a unit
       if (item.config) CHECK(item.config->d_head == item.shape.d_head);
-      ++per_d_head[d_head][item.step];
+      ++per_d_head[d_head][item.subject.text()];
     }
   }
   CHECK(per_d_head[64] == std::map<std::string, int>{{"cudnn", 4}, {"22", 2}});
@@ -583,7 +583,7 @@ TEST_CASE("--causal: a unit per mask value, steps without the mask skipped with 
     const bool causal = unit.items.front().shape.causal;
     for (const MeasurementItem& item : unit.items) {
       CHECK(item.shape.causal == causal);  // never a row of the other workload in a unit
-      ++per_mask[causal][item.step];
+      ++per_mask[causal][item.subject.text()];
     }
   }
   // Without the mask every step runs; with it only the step that has it, and the references
@@ -706,12 +706,12 @@ TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name t
   // cudnn in both configs' dtypes, then the built step-1 config
   REQUIRE(plan.units.size() == 2);
   REQUIRE(plan.units[0].items.size() == 1);
-  CHECK(plan.units[0].items[0].step == "cudnn");
+  CHECK(plan.units[0].items[0].subject.text() == "cudnn");
   CHECK(plan.units[0].items[0].dtype == DType::FP16);
   REQUIRE(plan.units[1].items.size() == 2);
-  CHECK(plan.units[1].items[0].step == "cudnn");
+  CHECK(plan.units[1].items[0].subject.text() == "cudnn");
   CHECK(plan.units[1].items[0].dtype == DType::BF16);
-  CHECK(plan.units[1].items[1].step == "1");
+  CHECK(plan.units[1].items[1].subject.text() == "1");
   CHECK(plan.units[1].items[1].dtype == DType::BF16);
   bool named_closest = false;
   for (const std::string& note : plan.notes)
@@ -1084,8 +1084,9 @@ TEST_CASE("shards cover the plan exactly once, whatever N") {
 TEST_CASE("a cell's shard depends on the cell alone: the same on every host, build and run") {
   // Fixed values (FNV-1a 64 of the key, splitmix64 finaliser, modulo N; worked out independently
   // of this code): a change here would split a campaign between two versions differently.
-  CHECK(plan_cell_key("7", "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles", "fp16",
-                      AttentionShape{16, 4096, 16, 128}) ==
+  CHECK(plan_cell_key(RowSubject::kernel(7),
+                      parse_short_form("(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"),
+                      DType::FP16, AttentionShape{16, 4096, 16, 128}) ==
         "7|(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles|fp16|128|16|16|4096");
   const std::string key = "7|(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles|fp16|128|16|16|4096";
   std::vector<int> shards;
@@ -1137,10 +1138,10 @@ TEST_CASE("a shard measures the references its kernels are compared with, writes
     const std::vector<MeasurementItem>& items = plan.units[0].items;
     REQUIRE(items.size() > 4);
     const std::size_t last = items.size() - 1;
-    CHECK(items[0].step == "fa2");
-    CHECK(items[1].step == "cudnn");
-    CHECK(items[last - 1].step == "fa2");
-    CHECK(items[last].step == "cudnn");
+    CHECK(items[0].subject.text() == "fa2");
+    CHECK(items[1].subject.text() == "cudnn");
+    CHECK(items[last - 1].subject.text() == "fa2");
+    CHECK(items[last].subject.text() == "cudnn");
     CHECK(items[last].reference_pass == 2);
     std::size_t not_recorded = 0;
     for (const std::size_t r : {std::size_t{0}, std::size_t{1}, last - 1, last}) {

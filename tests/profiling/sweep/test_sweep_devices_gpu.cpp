@@ -106,10 +106,10 @@ TEST_CASE("--devices all spreads the plan over every GPU; each row names its GPU
   std::set<int> used;
   std::map<std::string, std::set<int>> devices_of_unit;  // "fp16 N=512" -> GPUs
   for (const ResultRow& row : rows) {
-    CAPTURE(row.step);
+    CAPTURE(row.subject.text());
     CAPTURE(row.seq_len);
-    CHECK(row.status == "ok");
-    CHECK(row.verdict == "pass");
+    CHECK(row.status.ok());
+    CHECK(row.verdict == Verdict::pass);
     REQUIRE(row.device_index.has_value());
     CHECK(*row.device_index >= 0);
     CHECK(*row.device_index < devices);
@@ -118,7 +118,8 @@ TEST_CASE("--devices all spreads the plan over every GPU; each row names its GPU
     CHECK(row.device_uuid == device.uuid);
     CHECK(row.device_uuid.starts_with("GPU-"));
     used.insert(*row.device_index);
-    devices_of_unit[row.dtype + " N=" + std::to_string(row.seq_len)].insert(*row.device_index);
+    devices_of_unit[dtype_text(row) + " N=" + std::to_string(row.seq_len)].insert(
+        *row.device_index);
     // Kernels are compared with the references measured on their own GPU.
     if (!row.is_baseline_or_ceiling() && !built_baselines().empty())
       CHECK((row.pct_fa2.has_value() || row.pct_cudnn.has_value()));
@@ -144,7 +145,7 @@ TEST_CASE("a fault on one GPU costs its row and that GPU's worker; the others go
   std::size_t faulting_items = 0;  // the step's kernels at N = 1024, in each dtype it is built
   for (const SweepUnit& unit : sweep.plan.units)
     for (const MeasurementItem& item : unit.items)
-      faulting_items += item.step == std::to_string(kernel.step) && item.shape.seq_len == 1024;
+      faulting_items += item.subject.step() == kernel.step && item.shape.seq_len == 1024;
   const std::string output = scratch("fault");
   const ProcessResult run =
       run_explorer("FLASHSCOPE_TEST_FAULT=illegal-address:" + std::to_string(kernel.step) + ":1024",
@@ -155,14 +156,14 @@ TEST_CASE("a fault on one GPU costs its row and that GPU's worker; the others go
   REQUIRE(rows.size() == sweep.plan.item_count());
   std::size_t faults = 0;
   for (const ResultRow& row : rows) {
-    CAPTURE(row.step);
+    CAPTURE(row.subject.text());
     CAPTURE(row.seq_len);
-    if (row.step == std::to_string(kernel.step) && row.seq_len == 1024) {
-      CHECK(contains(row.status, "cudaErrorIllegalAddress"));
+    if (row.step_number() == kernel.step && row.seq_len == 1024) {
+      CHECK(contains(row.status.text(), "cudaErrorIllegalAddress"));
       CHECK(row.device_index.has_value());
       ++faults;
     } else {
-      CHECK(row.status == "ok");
+      CHECK(row.status.ok());
     }
   }
   CHECK(faults == faulting_items);
@@ -184,7 +185,7 @@ TEST_CASE("a GPU whose worker cannot start is reported; the other GPUs measure e
   const std::vector<ResultRow> rows = read_results_file(output);
   REQUIRE(rows.size() == sweep.plan.item_count());
   for (const ResultRow& row : rows) {
-    CHECK(row.status == "ok");
+    CHECK(row.status.ok());
     CHECK(row.device_index != 1);
   }
 }

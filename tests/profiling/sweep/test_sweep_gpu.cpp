@@ -97,14 +97,14 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
   const bool have_fa2 = !built_baselines().empty() && built_baselines().front() == "fa2";
   std::size_t with_metrics = 0, ok_rows = 0;
   for (const ResultRow& row : rows) {
-    CAPTURE(row.step);
-    CAPTURE(row.config);
-    CAPTURE(row.dtype);
+    CAPTURE(row.subject.text());
+    CAPTURE(config_text(row));
+    CAPTURE(dtype_text(row));
     CAPTURE(row.seq_len);
-    CAPTURE(row.status);
-    REQUIRE(row.status == "ok");
+    CAPTURE(row.status.text());
+    REQUIRE(row.status.ok());
     ++ok_rows;
-    CHECK(row.verdict == "pass");
+    CHECK(row.verdict == Verdict::pass);
     CHECK(row.runs == 5);
     CHECK(row.median_ms > 0);
     CHECK(row.min_ms <= row.median_ms);
@@ -128,10 +128,10 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
     CHECK(row.run_id == rows.front().run_id);         // one sweep, one run
     CHECK_FALSE(row.locked_sm_clock_mhz.has_value());
     if (row.is_baseline_or_ceiling()) {
-      CHECK(row.config.empty());
+      CHECK_FALSE(row.config);
       CHECK_FALSE(row.registers.has_value());
       CHECK((row.reference_pass == 1 || row.reference_pass == 2));
-      if (row.step == "fa2")
+      if (row.subject.text() == "fa2")
         CHECK((row.fa2_entry_point == "in_place" || row.fa2_entry_point == "sdpa_op"));
     } else {
       CHECK_FALSE(row.reference_pass.has_value());
@@ -140,7 +140,7 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
       CHECK(row.fa2_entry_point.empty() == !have_fa2);
       CHECK(row.registers.value_or(0) > 0);
       CHECK(row.registers.value_or(0) <= 255);
-      CHECK(row.smem_bytes.value_or(0) >= smem_bytes(parse_short_form(row.config)));
+      CHECK(row.smem_bytes.value_or(0) >= smem_bytes(*row.config));
       CHECK(row.local_bytes.value_or(-1) >= 0);
       CHECK(row.pct_fa2.has_value() == have_fa2);
     }
@@ -200,16 +200,16 @@ TEST_CASE("a faulting kernel costs its own row; the rows before and after are ke
     const std::vector<ResultRow> rows = read_results_file(output);
     REQUIRE(rows.size() == 3);
     CHECK(rows[0].seq_len == 512);
-    CHECK(rows[0].status == "ok");
-    CHECK(rows[0].verdict == "pass");
+    CHECK(rows[0].status.ok());
+    CHECK(rows[0].verdict == Verdict::pass);
     CHECK(rows[1].seq_len == 1024);
-    CHECK(rows[1].status.starts_with("fault: "));
-    CHECK(contains(rows[1].status, fault.expected));
-    CHECK(rows[1].verdict == "unchecked");
-    CHECK(rows[1].config == to_short_form(kernel.config));
+    CHECK(rows[1].status.text().starts_with("fault: "));
+    CHECK(contains(rows[1].status.text(), fault.expected));
+    CHECK(rows[1].verdict == Verdict::unchecked);
+    CHECK(rows[1].config == kernel.config);
     CHECK(rows[2].seq_len == 2048);
-    CHECK(rows[2].status == "ok");
-    CHECK(rows[2].verdict == "pass");
+    CHECK(rows[2].status.ok());
+    CHECK(rows[2].verdict == Verdict::pass);
   }
 }
 
@@ -243,7 +243,7 @@ TEST_CASE("SIGINT stops the sweep, ends its workers and keeps every row written 
   CHECK(rows.size() >= 2);
   CHECK(rows.size() < planned);
   for (const ResultRow& row : rows)
-    CHECK(row.status == "ok");               // the items in flight are not reported as faults
+    CHECK(row.status.ok());                  // the items in flight are not reported as faults
   CHECK(testing::file_bytes(output) == 15);  // "earlier result\n", untouched
   FILE* file = std::fopen(log.c_str(), "r");
   REQUIRE(file != nullptr);

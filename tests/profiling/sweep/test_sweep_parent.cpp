@@ -124,14 +124,13 @@ struct FakeSweep {
           row.max_ms = row.median_ms;
           row.tflops = 100;
           row.seed_attn_tflops = 101;
-          row.verdict = "pass";
+          row.verdict = Verdict::pass;
           const std::string stem =
               dir + "/d" + std::to_string(d) + "/" + std::to_string(u) + "_" + std::to_string(i);
           std::ofstream(stem + ".csv") << csv_line(row);
           ResultRow fault = row_skeleton(item, device.options, device.description);
-          fault.status =
-              "fault: cudaErrorIllegalAddress (the CUDA context is lost; this worker "
-              "ends here)";
+          fault.status = RowStatus::fault(
+              "cudaErrorIllegalAddress (the CUDA context is lost; this worker ends here)");
           std::ofstream(stem + "_fault.csv") << csv_line(fault);
         }
       }
@@ -174,7 +173,7 @@ void check_complete(const SweepPlan& plan, const std::vector<ResultRow>& rows) {
       if (item.recorded) planned.insert(plan_cell_key(item));
   for (const ResultRow& row : rows)
     got.insert(
-        plan_cell_key(row.step, row.config, row.dtype,
+        plan_cell_key(row.subject, row.config, row.dtype,
                       AttentionShape{row.batch, row.seq_len, row.heads, row.d_head, row.causal}));
   CHECK(got == planned);
 }
@@ -201,10 +200,10 @@ TEST_CASE("pct_* pairs each kernel row with the references of its own workload")
     std::size_t causal_kernels = 0, unmasked_kernels = 0;
     for (const ResultRow& row : run.rows) {
       if (row.is_baseline_or_ceiling()) continue;
-      CAPTURE(row.step);
+      CAPTURE(row.subject.text());
       CAPTURE(row.causal);
       (row.causal ? causal_kernels : unmasked_kernels) += 1;
-      if (row.causal) CHECK(row.step == "3");
+      if (row.causal) CHECK(row.subject == RowSubject::kernel(3));
       CHECK(row.pct_fa2.value_or(0) == doctest::Approx(row.causal ? 25 : 50));
       CHECK(row.pct_cudnn.value_or(0) == doctest::Approx(row.causal ? 25 : 50));
     }
@@ -221,7 +220,7 @@ TEST_CASE("one device measures the units in plan order") {
   std::size_t r = 0;
   for (const SweepUnit& unit : sweep.plan.units)
     for (const MeasurementItem& item : unit.items) {
-      CHECK(run.rows[r].step == item.step);
+      CHECK(run.rows[r].subject == item.subject);
       CHECK(run.rows[r].seq_len == item.shape.seq_len);
       CHECK(run.rows[r].device_index == 0);
       if (!item.is_baseline()) CHECK(run.rows[r].pct_fa2.value_or(0) == doctest::Approx(50));
@@ -244,7 +243,7 @@ TEST_CASE("several devices share the plan: each unit on one device, every cell o
   // A unit's rows come from one device, so kernels are paired with that device's references.
   std::map<std::string, std::set<int>> devices_of_shape;
   for (const ResultRow& row : run.rows) {
-    devices_of_shape[row.dtype + std::to_string(row.seq_len)].insert(*row.device_index);
+    devices_of_shape[dtype_text(row) + std::to_string(row.seq_len)].insert(*row.device_index);
     CHECK(row.device_uuid == fake_device(*row.device_index).uuid);
     if (!row.is_baseline_or_ceiling()) CHECK(row.pct_cudnn.value_or(0) == doctest::Approx(50));
   }
@@ -275,12 +274,12 @@ TEST_CASE("a crash costs its own row and restarts that device's worker only") {
   check_complete(sweep.plan, run.rows);
   std::size_t faults = 0;
   for (const ResultRow& row : run.rows) {
-    if (row.status == "ok") continue;
+    if (row.status.ok()) continue;
     ++faults;
-    CHECK(row.status ==
+    CHECK(row.status.text() ==
           "fault: worker killed by signal 11 (Segmentation fault) while measuring "
           "this item");
-    CHECK(row.step == sweep.plan.units[2].items[1].step);
+    CHECK(row.subject == sweep.plan.units[2].items[1].subject);
     CHECK(row.seq_len == sweep.plan.units[2].items[1].shape.seq_len);
     CHECK(row.device_uuid == fake_device(*row.device_index).uuid);
   }
@@ -312,8 +311,8 @@ TEST_CASE("a worker silent for longer than --timeout is killed; its item is a fa
   check_complete(sweep.plan, run.rows);
   REQUIRE(run.summary.faults == 1);
   for (const ResultRow& row : run.rows)
-    if (row.status != "ok")
-      CHECK(row.status == "fault: no result within 2 s; the worker was killed");
+    if (!row.status.ok())
+      CHECK(row.status.text() == "fault: no result within 2 s; the worker was killed");
 }
 
 TEST_CASE("a device whose worker cannot start is reported; the others measure everything") {
