@@ -323,6 +323,19 @@ std::optional<double> sm_active_percent(const ResultRow& row) {
   return 100.0 * active->second / *row.cycles;
 }
 
+// How evenly the SMs were busy: the mean SM-active cycles over the busiest SM's
+// (sm__cycles_active.avg / .max, both extra metrics). 100 % when every SM worked equally long;
+// CTAs of unequal work (the causal triangle under a round robin) lower it.
+constexpr std::string_view kSmActiveMaxMetric = "sm__cycles_active.max";
+
+std::optional<double> sm_balance_percent(const ResultRow& row) {
+  const auto mean = row.extra_metrics.find(std::string(kSmActiveMetric));
+  const auto most = row.extra_metrics.find(std::string(kSmActiveMaxMetric));
+  if (mean == row.extra_metrics.end() || most == row.extra_metrics.end() || most->second <= 0)
+    return std::nullopt;
+  return 100.0 * mean->second / most->second;
+}
+
 std::optional<double> tensor_pipe_percent(const ResultRow& row) {
   const auto pipe = row.extra_metrics.find(std::string(kTensorPipeMetric));
   if (pipe == row.extra_metrics.end()) return std::nullopt;
@@ -337,11 +350,16 @@ std::string versus_previous_block(const RowSet& all, int step) {
   const auto optional_percent = [](std::optional<double> value) {
     return value ? fixed(*value, 1, " %") : std::string("–");
   };
+  // The SM balance column appears when the run measured the busiest SM's active cycles.
+  bool with_balance = false;
+  for (const ResultRow* row : set.rows())
+    with_balance = with_balance || row->extra_metrics.contains(std::string(kSmActiveMaxMetric));
   std::string out = "| dtype | N | step " + std::to_string(step - 1) + " TFLOP/s | step " +
                     std::to_string(step) + " TFLOP/s | step " + std::to_string(step) + " / step " +
-                    std::to_string(step - 1) + " | tensor pipe active | SM-active share | step " +
-                    std::to_string(step) +
-                    " config |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
+                    std::to_string(step - 1) + " | tensor pipe active | SM-active share | " +
+                    (with_balance ? "SM balance | " : "") + "step " + std::to_string(step) +
+                    " config |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | " +
+                    (with_balance ? "---: | " : "") + "--- |\n";
   bool any = false;
   for (const std::string& dtype : dtypes_of(set))
     for (const int seq_len : set.seq_lens(dtype)) {
@@ -358,7 +376,11 @@ std::string versus_previous_block(const RowSet& all, int step) {
              optional_percent(tensor_pipe_percent(before)) + " → " +
              optional_percent(tensor_pipe_percent(after)) + " | " +
              optional_percent(sm_active_percent(before)) + " → " +
-             optional_percent(sm_active_percent(after)) + " | `" + current->config_text() + "` |\n";
+             optional_percent(sm_active_percent(after)) + " | " +
+             (with_balance ? optional_percent(sm_balance_percent(before)) + " → " +
+                                 optional_percent(sm_balance_percent(after)) + " | "
+                           : std::string()) +
+             "`" + current->config_text() + "` |\n";
     }
   return any ? out : "";
 }

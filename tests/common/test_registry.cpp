@@ -6,6 +6,7 @@
 #include "configs/config_sets.hpp"
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/registry.hpp"
+#include "kernels/versions/steps.hpp"
 
 using namespace flashscope;
 
@@ -120,4 +121,17 @@ TEST_CASE("a lookup of an unbuilt config names the closest built configs of that
   duplicate.config.B_c = 32;
   CHECK_THROWS_AS(registry.add(duplicate), std::logic_error);
   CHECK(registry.steps() == std::vector<int>{1});
+}
+
+TEST_CASE(
+    "every built kernel takes the causal mask exactly when its step's descriptor declares it") {
+  // KernelEntry::supports_causal is copied from the descriptor by the step's registration;
+  // launch validation and the sweep trust the entry, so a registration that forgets the copy
+  // would refuse (or wrongly accept) causal launches.
+  for (const KernelEntry* entry : built_kernels().entries()) {
+    CAPTURE(entry->display_name);
+    const StepDescriptor* descriptor = versions::find(entry->step);
+    REQUIRE(descriptor != nullptr);
+    CHECK(entry->supports_causal == descriptor->causal);
+  }
 }

@@ -155,6 +155,8 @@ TEST_CASE("steps and picks") {
   CHECK(steps_supporting_d_head(64) == std::vector<int>{22, 23, 24});
   CHECK(steps_supporting_d_head(256) == std::vector<int>{22, 23, 24});
   CHECK(steps_supporting_d_head(96).empty());
+  // The causal mask: step 23 adds it, step 24 keeps it (their descriptors' `.causal`).
+  CHECK(steps_supporting_causal() == std::vector<int>{23, 24});
   for (const int d_head : {64, 128, 256}) {
     const KernelConfig headline = headline_config(22, d_head);
     CHECK(headline.d_head == d_head);
