@@ -21,9 +21,12 @@ inline constexpr StepDescriptor kStep24{
     // Step 23's mask; the causal launch pairs heavy and light query blocks.
     .causal = true,
     .static_head_counts = {},
-    // Step 23's configs and per-GPU picks, carried over: the schedule changes which tiles a CTA
-    // runs, not a tile. Both workloads were measured with them (results/*/causal.csv); the tune set
-    // below has not been swept on the causal problem yet.
+    // Step 23's progression config. The per-GPU picks are the tune configs with the highest
+    // harmonic mean of % cuDNN over N = 512…16384 on the causal problem, fp16 (B = 16 … 4,
+    // H = 16; results/h100/tune-24-causal.csv, results/h200/tune-24-causal.csv): a mean over N,
+    // not N = 4096 alone, because the triangle's tail weighs differently at each N. B_c = 128
+    // with two stages leads B_c = 64 by 5-10 points of that mean on both GPUs; the register
+    // split moves it by under half a point.
     .picks = {.progression = "(FP16, 128, 128, 128, 12): stages_2+regs_240",
               .hopper_h200 = "(FP16, 128, 128, 128, 12): stages_2+regs_224",
               .hopper_h100 = "(FP16, 128, 128, 128, 12): stages_2+regs_240",
