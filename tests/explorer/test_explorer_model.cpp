@@ -617,8 +617,10 @@ TEST_CASE("views keep one workload: selection, baseline pairing and autotune pic
         doctest::Approx(600.0 / 550.0 * 100.0));
   // The causal progression compares step 22 with the causal reference.
   const RowSet causal_set(causal);
-  const StepValue* step_22 =
-      build_progression(causal_set, {"fp16", 4096, Baseline::cudnn}).find_step(22);
+  // The progression owns the step values: keep it alive while step_22 points into it.
+  const Progression causal_progression =
+      build_progression(causal_set, {"fp16", 4096, Baseline::cudnn});
+  const StepValue* step_22 = causal_progression.find_step(22);
   REQUIRE(step_22 != nullptr);
   CHECK(step_22->tflops == doctest::Approx(300));
   CHECK(*step_22->percent_by(PercentBasis::time) == doctest::Approx(150));
