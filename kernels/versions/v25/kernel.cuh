@@ -223,10 +223,9 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
       // O goes from the registers to its rows of GMEM; nothing waits for the stores.
       softmax.normalize(O);
       const int thread_query = warp_first_query + lane / 4;
-      Element* const O_thread_row =
-          static_cast<Element*>(args.O) + tile.sample * args.batch_stride +
-          thread_query * args.seq_stride + tile.head * args.head_stride + 2 * (lane % 4);
-      store_O_to_global<C>(O_thread_row, args.seq_stride, O);
+      Element* const O_row_g = static_cast<Element*>(args.O) + tile.sample * args.batch_stride +
+                               thread_query * args.seq_stride + tile.head * args.head_stride;
+      store_O_to_global<C>(O_row_g, args.seq_stride, O, lane);
     }
     if (goes_first) begin_turn();  // consumer 1's last hand-over
   }
