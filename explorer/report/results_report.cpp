@@ -139,6 +139,19 @@ std::string hopper_run(const RowSet& set) {
   return widest_kernel_run(set, kFirstHopperStep);
 }
 
+// The widest Hopper run among those that measured `step`: a step's own blocks come from a run
+// that has it, even when a later run of other steps is wider (step 22's d_head 64 rows stay on
+// its page after steps 24-25 were swept at 64 in a run of their own).
+std::string hopper_run_with_step(const RowSet& set, int step) {
+  std::set<std::string> runs_with_step;
+  for (const ResultRow* row : set.rows())
+    if (row->step_number() == step && is_usable(*row)) runs_with_step.insert(run_key(*row));
+  std::vector<const ResultRow*> rows;
+  for (const ResultRow* row : set.rows())
+    if (runs_with_step.contains(run_key(*row))) rows.push_back(row);
+  return widest_kernel_run(RowSet(rows), kFirstHopperStep);
+}
+
 std::string percent_text(std::optional<double> value) {
   return fixed(value, 1, " %");
 }
@@ -242,10 +255,10 @@ std::string hopper_block(const RowSet& all) {
   return out;
 }
 
-// A Hopper step at every N of its run: the fastest config there, its TFLOP/s and % FA2 and
+// A Hopper step at every N of the widest run that has it: the fastest config there, its TFLOP/s and % FA2 and
 // % cuDNN by time and by cycles — where a harmonic mean hides a weak N, this shows it.
 std::string per_n_block(const RowSet& all, int step) {
-  const RowSet set(rows_of_run(all, hopper_run(all)));
+  const RowSet set(rows_of_run(all, hopper_run_with_step(all, step)));
   std::string out =
       "| dtype | N | fastest config | TFLOP/s | % FA2 | % cuDNN by time | % cuDNN by cycles |\n"
       "| --- | ---: | --- | ---: | ---: | ---: | ---: |\n";
@@ -346,7 +359,7 @@ std::optional<double> tensor_pipe_percent(const ResultRow& row) {
 // each one's fastest config, its TFLOP/s, the ratio, and where the time went (tensor-pipe
 // activity, SM-active share). Empty when the run lacks either step.
 std::string versus_previous_block(const RowSet& all, int step) {
-  const RowSet set(rows_of_run(all, hopper_run(all)));
+  const RowSet set(rows_of_run(all, hopper_run_with_step(all, step)));
   const auto optional_percent = [](std::optional<double> value) {
     return value ? fixed(*value, 1, " %") : std::string("–");
   };

@@ -21,8 +21,14 @@ inline constexpr StepDescriptor kStep25{
     .causal = true,
     .static_head_counts = {},
     // Step 24's progression config at 128 and 64. At 256 the freed O tile buys B_c = 64 with two
-    // stages, the configuration this step exists for.
+    // stages, the configuration this step exists for. The per-GPU picks (d_head 128) are the tune
+    // configs with the highest harmonic mean of % cuDNN over N = 512…16384, fp16, in the runs of
+    // results/h100/d-heads-25.csv and results/h200/d-heads-25.csv: the third B_c = 128 stage the
+    // O tile's room allows wins on the H100 (103.9 %, two stages 102.3 %), not on the H200
+    // (two stages 103.2 %, three 102.7 %).
     .picks = {.progression = "(FP16, 128, 128, 128, 12): stages_2+regs_240",
+              .hopper_h200 = "(FP16, 128, 128, 128, 12): stages_2+regs_240",
+              .hopper_h100 = "(FP16, 128, 128, 128, 12): stages_3+regs_224",
               .progression_at_other_d_heads = {"(FP16, 64, 128, 128, 12): stages_4+regs_240",
                                                "(FP16, 256, 128, 64, 12): stages_2+regs_240"}},
     .tuning = {.by_default = true,
