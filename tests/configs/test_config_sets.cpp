@@ -152,11 +152,11 @@ TEST_CASE("steps and picks") {
   // Head dimensions: step 22 has a progression config at each of its own; the others name the
   // steps that support the one asked for.
   CHECK(steps_supporting_d_head(128).size() == steps().size());
-  CHECK(steps_supporting_d_head(64) == std::vector<int>{22, 23, 24, 25, 26});
-  CHECK(steps_supporting_d_head(256) == std::vector<int>{22, 23, 24, 25, 26});
+  CHECK(steps_supporting_d_head(64) == std::vector<int>{22, 23, 24, 25});
+  CHECK(steps_supporting_d_head(256) == std::vector<int>{22, 23, 24, 25});
   CHECK(steps_supporting_d_head(96).empty());
   // The causal mask: step 23 adds it, step 24 keeps it (their descriptors' `.causal`).
-  CHECK(steps_supporting_causal() == std::vector<int>{23, 24, 25, 26});
+  CHECK(steps_supporting_causal() == std::vector<int>{23, 24, 25});
   for (const int d_head : {64, 128, 256}) {
     const KernelConfig headline = headline_config(22, d_head);
     CHECK(headline.d_head == d_head);
@@ -166,8 +166,7 @@ TEST_CASE("steps and picks") {
   CHECK(headline_config(22, 256).B_c == 32);
   CHECK_THROWS_WITH_AS(
       headline_config(7, 64),
-      doctest::Contains(
-          "step 7 runs d_head 128 only; d_head = 64 runs on steps 22, 23, 24, 25, 26"),
+      doctest::Contains("step 7 runs d_head 128 only; d_head = 64 runs on steps 22, 23, 24, 25"),
       std::invalid_argument);
   CHECK_THROWS_WITH_AS(headline_config(22, 96), doctest::Contains("d_head = 96 runs on no step"),
                        std::invalid_argument);
@@ -178,14 +177,14 @@ TEST_CASE("steps and picks") {
   const auto seven_rejection = unsupported_combination(7, seven_at_64);
   REQUIRE(seven_rejection.has_value());
   CHECK(seven_rejection->find(
-            "step 7 runs d_head 128 only; d_head = 64 runs on steps 22, 23, 24, 25, 26") !=
+            "step 7 runs d_head 128 only; d_head = 64 runs on steps 22, 23, 24, 25") !=
         std::string::npos);
   KernelConfig twenty_one_at_256 = *step_picks(21).progression;
   twenty_one_at_256.d_head = 256;
   twenty_one_at_256.B_c = 32;  // within the shared memory every Hopper config must fit
   REQUIRE(unsupported_combination(21, twenty_one_at_256).has_value());
   CHECK(unsupported_combination(21, twenty_one_at_256)
-            ->find("d_head = 256 runs on steps 22, 23, 24, 25, 26") != std::string::npos);
+            ->find("d_head = 256 runs on steps 22, 23, 24, 25") != std::string::npos);
   KernelConfig twenty_two_at_192 = headline_config(22);
   twenty_two_at_192.d_head = 192;
   twenty_two_at_192.B_c = 32;
@@ -317,7 +316,7 @@ TEST_CASE("build plans") {
   for (const StepDescriptor& step : versions::kAll)
     head_dimensions += step.d_heads.size();
   CHECK(ci.instantiations.size() == 2 * head_dimensions);
-  CHECK(head_dimensions == steps().size() + 2 * 5);  // steps 22-26: d_head 64 and 256 too
+  CHECK(head_dimensions == steps().size() + 2 * 4);  // steps 22-25: d_head 64 and 256 too
   std::set<int> ci_steps;
   std::set<std::pair<int, int>> ci_step_heads;
   for (const auto& item : ci.instantiations) {
