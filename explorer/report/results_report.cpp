@@ -255,8 +255,8 @@ std::string hopper_block(const RowSet& all) {
   return out;
 }
 
-// A Hopper step at every N of the widest run that has it: the fastest config there, its TFLOP/s and % FA2 and
-// % cuDNN by time and by cycles — where a harmonic mean hides a weak N, this shows it.
+// A Hopper step at every N of the widest run that has it: the fastest config there, its TFLOP/s and
+// % FA2 and % cuDNN by time and by cycles — where a harmonic mean hides a weak N, this shows it.
 std::string per_n_block(const RowSet& all, int step) {
   const RowSet set(rows_of_run(all, hopper_run_with_step(all, step)));
   std::string out =

@@ -34,9 +34,9 @@ namespace flashscope::versions {
 
 // In step order, numbered 1, 2, ... without gaps (checked below).
 inline constexpr std::array kAll = {
-    kStep01, kStep02, kStep03, kStep04, kStep05, kStep06, kStep07, kStep08,
-    kStep09, kStep10, kStep11, kStep12, kStep13, kStep14, kStep15, kStep16,
-    kStep17, kStep18, kStep19, kStep20, kStep21, kStep22, kStep23, kStep24, kStep25,
+    kStep01, kStep02, kStep03, kStep04, kStep05, kStep06, kStep07, kStep08, kStep09,
+    kStep10, kStep11, kStep12, kStep13, kStep14, kStep15, kStep16, kStep17, kStep18,
+    kStep19, kStep20, kStep21, kStep22, kStep23, kStep24, kStep25,
 };
 
 inline constexpr int kFirst = 1;
