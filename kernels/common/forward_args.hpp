@@ -5,24 +5,40 @@
 
 namespace flashscope {
 
-// Q, K, V and O are contiguous [batch, seq_len, heads, d_head] tensors sharing Q's strides.
+// Q, K, V and O are [batch, seq_len, heads, d_head] tensors with a contiguous d_head. Q and O share
+// the first stride triple; K and V share the second (`kv_*`), whose head count is n_kv_heads.
+// Steps 1–25 run multi-head problems only (launch validation refuses a grouped one for them), so
+// for them the two triples are equal and they read the first; the fields after `causal` were added
+// for the steps after them and are set for every launch.
 struct ForwardArgs {
   const void* Q;
   const void* K;
   const void* V;
   void* O;
-  std::int64_t batch_stride;  // elements between samples: seq_len * heads * d_head
-  std::int64_t seq_stride;    // elements between sequence positions: heads * d_head
-  std::int64_t head_stride;   // elements between heads: d_head
+  std::int64_t batch_stride;  // elements between samples of Q and O: seq_len * heads * d_head
+  std::int64_t seq_stride;    // elements between sequence positions of Q and O: heads * d_head
+  std::int64_t head_stride;   // elements between heads of Q and O: d_head
   int batch;
   int seq_len;
-  int n_heads;
+  int n_heads;      // query heads
   int n_Q_blocks;   // ceil(seq_len / B_r)
   int n_KV_blocks;  // ceil(seq_len / B_c)
   // 1: causal attention, query i attends to keys j <= i (bottom-right aligned; Q and K have one
   // length). Only steps whose descriptor sets `.causal` read it; launch validation refuses a
   // causal launch of any other step, so steps 1-22 never see 1.
   int causal;
+  // Grouped-query attention: K and V have n_kv_heads heads (n_heads is a multiple of it) and query
+  // head h reads K/V head h / (n_heads / n_kv_heads). Only steps whose descriptor sets
+  // `.grouped_kv` run n_kv_heads != n_heads.
+  int n_kv_heads;
+  std::int64_t kv_batch_stride;  // elements between samples of K and V
+  std::int64_t kv_seq_stride;    // elements between sequence positions of K and V
+  std::int64_t kv_head_stride;   // elements between heads of K and V
+  // Optional output of the steps whose descriptor sets `.writes_lse` (nullptr: not wanted): the
+  // natural-log log-sum-exp of each scaled score row, L = m + log(sum_j exp(s_j - m)) with
+  // s = Q·Kᵀ / sqrt(d_head), fp32 [batch, n_heads, seq_len] contiguous. The backward pass
+  // recomputes P = exp(s - L) from it (docs/spec/backward-track.md §1).
+  float* softmax_lse;
 };
 
 }  // namespace flashscope

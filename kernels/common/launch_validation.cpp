@@ -182,6 +182,11 @@ ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& 
   args.n_Q_blocks = (seq_len + entry.config.B_r - 1) / entry.config.B_r;
   args.n_KV_blocks = (seq_len + entry.config.B_c - 1) / entry.config.B_c;
   args.causal = tensors.causal ? 1 : 0;
+  args.n_kv_heads = static_cast<int>(tensors.k.shape[2]);
+  args.kv_batch_stride = tensors.k.strides[0];
+  args.kv_seq_stride = tensors.k.strides[1];
+  args.kv_head_stride = tensors.k.strides[2];
+  args.softmax_lse = nullptr;
   return args;
 }
 

@@ -143,6 +143,13 @@ struct StepDescriptor {
   // non-causal problem when it is 0). Launch validation refuses a causal launch of a step
   // without it, naming the steps that have it; KernelEntry::supports_causal copies it.
   bool causal = false;
+  // Whether the kernel runs grouped-query attention: K and V with fewer heads than Q
+  // (ForwardArgs::n_kv_heads < n_heads). Launch validation refuses a grouped problem on a step
+  // without it, naming the steps that have it.
+  bool grouped_kv = false;
+  // Whether the kernel writes the row log-sum-exp to ForwardArgs::softmax_lse when that pointer is
+  // set (the backward pass needs it); a step without it refuses a launch that asks for it.
+  bool writes_lse = false;
   // Head counts a step with a compile-time GMEM row stride is instantiated for (step 16:
   // stride = d_head · heads); empty = any head count.
   IntList static_head_counts;

@@ -30,24 +30,39 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_entry_point() {
 
 }  // namespace
 
+AttentionTensorLayout query_layout(const ForwardArgs& args) {
+  return {args.batch,        args.seq_len,    args.n_heads,
+          args.batch_stride, args.seq_stride, args.head_stride};
+}
+
+AttentionTensorLayout key_value_layout(const ForwardArgs& args) {
+  return {args.batch,           args.seq_len,       args.n_kv_heads,
+          args.kv_batch_stride, args.kv_seq_stride, args.kv_head_stride};
+}
+
 TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head, const ForwardArgs& args,
                                         int box_rows) {
+  return attention_tensor_map_spec(dtype, d_head, query_layout(args), box_rows);
+}
+
+TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head,
+                                        const AttentionTensorLayout& layout, int box_rows) {
   if (d_head <= 0 || d_head % kTmaBoxColumns != 0)
     reject("d_head " + std::to_string(d_head) + " is not a positive multiple of the " +
            std::to_string(kTmaBoxColumns) + "-column box");
   if (box_rows < 1 || box_rows > kTmaMaxBoxRows)
     reject("a box of " + std::to_string(box_rows) + " rows is outside 1–" +
            std::to_string(kTmaMaxBoxRows));
-  if (args.batch <= 0 || args.seq_len <= 0 || args.n_heads <= 0)
-    reject("the tensor is empty (batch " + std::to_string(args.batch) + ", seq_len " +
-           std::to_string(args.seq_len) + ", heads " + std::to_string(args.n_heads) + ")");
-  const std::int64_t strides[3] = {args.head_stride, args.seq_stride, args.batch_stride};
+  if (layout.batch <= 0 || layout.seq_len <= 0 || layout.heads <= 0)
+    reject("the tensor is empty (batch " + std::to_string(layout.batch) + ", seq_len " +
+           std::to_string(layout.seq_len) + ", heads " + std::to_string(layout.heads) + ")");
+  const std::int64_t strides[3] = {layout.head_stride, layout.seq_stride, layout.batch_stride};
   const char* const names[3] = {"head", "sequence", "batch"};
   TensorMapSpec spec;
   spec.data_type =
       dtype == DType::FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  spec.dims = {static_cast<cuuint64_t>(d_head), static_cast<cuuint64_t>(args.n_heads),
-               static_cast<cuuint64_t>(args.seq_len), static_cast<cuuint64_t>(args.batch)};
+  spec.dims = {static_cast<cuuint64_t>(d_head), static_cast<cuuint64_t>(layout.heads),
+               static_cast<cuuint64_t>(layout.seq_len), static_cast<cuuint64_t>(layout.batch)};
   for (int i = 0; i < 3; ++i) {
     const std::int64_t bytes = strides[i] * kElementBytes;
     // TMA reads rows of 16-byte units and encodes strides in 40 bits of 16-byte units.
@@ -56,8 +71,8 @@ TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head, const ForwardAr
              " bytes is not a positive multiple of 16 below 2^40");
     spec.strides_bytes[static_cast<std::size_t>(i)] = static_cast<cuuint64_t>(bytes);
   }
-  if (args.head_stride < d_head)
-    reject("the head stride (" + std::to_string(args.head_stride) +
+  if (layout.head_stride < d_head)
+    reject("the head stride (" + std::to_string(layout.head_stride) +
            " elements) is shorter than d_head = " + std::to_string(d_head));
   spec.box = {static_cast<cuuint32_t>(kTmaBoxColumns), 1, static_cast<cuuint32_t>(box_rows), 1};
   return spec;
@@ -84,7 +99,7 @@ AttentionTensorMaps make_attention_tensor_maps(const KernelConfig& config, const
                                                int q_box_rows, int kv_box_rows, int o_box_rows) {
   const TensorMapSpec q = attention_tensor_map_spec(config.dtype, config.d_head, args, q_box_rows);
   const TensorMapSpec kv =
-      attention_tensor_map_spec(config.dtype, config.d_head, args, kv_box_rows);
+      attention_tensor_map_spec(config.dtype, config.d_head, key_value_layout(args), kv_box_rows);
   const TensorMapSpec o = attention_tensor_map_spec(config.dtype, config.d_head, args, o_box_rows);
   return {encode_tensor_map(q, args.Q), encode_tensor_map(kv, args.K),
           encode_tensor_map(kv, args.V), encode_tensor_map(o, args.O)};

@@ -11,6 +11,7 @@
 #include <cuda.h>
 
 #include <array>
+#include <cstdint>
 #include <stdexcept>
 
 #include "kernels/common/config.hpp"
@@ -35,8 +36,24 @@ class TensorMapError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The map of one [batch, seq_len, heads, d_head] tensor laid out as `args` describes (Q, K, V and
-// O share the layout). Throws TensorMapError naming the TMA rule a layout or box breaks.
+// The extents and strides (in elements) of one [batch, seq_len, heads, d_head] tensor.
+struct AttentionTensorLayout {
+  int batch = 0;
+  int seq_len = 0;
+  int heads = 0;
+  std::int64_t batch_stride = 0;
+  std::int64_t seq_stride = 0;
+  std::int64_t head_stride = 0;
+};
+AttentionTensorLayout query_layout(const ForwardArgs& args);      // Q and O
+AttentionTensorLayout key_value_layout(const ForwardArgs& args);  // K and V (n_kv_heads heads)
+
+// The map of one tensor of `layout`, in boxes of 64 columns x 1 head x `box_rows` rows x 1 sample
+// (a step that packs several heads into one box widens `box[1]` before encoding). Throws
+// TensorMapError naming the TMA rule a layout or box breaks.
+TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head,
+                                        const AttentionTensorLayout& layout, int box_rows);
+// The same for Q's layout in `args`.
 TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head, const ForwardArgs& args,
                                         int box_rows);
 
@@ -49,7 +66,8 @@ struct AttentionTensorMaps {
   CUtensorMap q, k, v, o;
 };
 
-// Q boxes of q_box_rows rows, K and V boxes of kv_box_rows, O boxes of o_box_rows.
+// Q boxes of q_box_rows rows, K and V boxes of kv_box_rows (over the K/V layout, which has
+// n_kv_heads heads), O boxes of o_box_rows.
 AttentionTensorMaps make_attention_tensor_maps(const KernelConfig& config, const ForwardArgs& args,
                                                int q_box_rows, int kv_box_rows, int o_box_rows);
 
