@@ -13,12 +13,15 @@
 #include <string_view>
 
 #include "config.hpp"
+#include "problem.hpp"
 
 namespace flashscope {
 
 // The two instruction families of the progression: steps on the Ampere track run mma.sync and
 // cp.async configs (stages = 0) on sm_80+; steps on the Hopper track run wgmma configs
-// (stages >= 1) and are compiled for sm_90a only.
+// (stages >= 1) and are compiled for sm_90a only. The family is independent of the pass: the
+// backward track's first steps (B1, B2) are Ampere steps, its later ones Hopper steps
+// (docs/spec/backward-track.md §4); `StepDescriptor::pass` keeps the two progressions apart.
 enum class Track { ampere, hopper };
 
 // A short constexpr list of small integers (head counts, d_head values, tune axis values).
@@ -132,6 +135,11 @@ struct StepDescriptor {
   int number;
   std::string_view title;  // the seed's iteration name (spec §1.5) or the Hopper step's technique
   Track track;
+  // The pass the step computes: the forward (O, steps 1, 2, ...) or the backward (dQ, dK, dV from
+  // O, dO and the log-sum-exp; steps B1, B2, ..., numbered from 101 so that the two progressions
+  // never share a number). A backward step registers a backward launcher
+  // (KernelEntry::launch_backward, kernels/common/kernel_entry.cuh: make_backward_kernel_entry).
+  Pass pass = Pass::forward;
   std::string_view source_folder;  // under kernels/versions/
   std::string_view cpp_namespace;  // inside flashscope::
   // The dtypes and head dimensions configs/ instantiates the step's picks and tune set in. A
