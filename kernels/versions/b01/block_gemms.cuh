@@ -23,7 +23,9 @@ __device__ __forceinline__ void compute_transposed_scores(
     Accumulators<Shape<C>::kKeyMTiles, Shape<C>::kScoreNTiles>& S,
     const LdmatrixLane<C, C.B_c>& keys, const LdmatrixLane<C, C.B_r>& queries) {
   using Sh = Shape<C>;
-#pragma unroll
+  // Two slices per loop iteration, not all of them: fully unrolled, ptxas hoists the loads of
+  // later slices and runs out of registers beside dK and dV (spills at d_head 128).
+#pragma unroll 2
   for (int slice = 0; slice < Sh::kDSlices; ++slice) {
     std::uint32_t a[Sh::kKeyMTiles][4];
 #pragma unroll
@@ -81,7 +83,9 @@ __device__ __forceinline__ void compute_dq_chunk(
     Accumulators<Shape<C>::kDqMTiles, Shape<C>::kDqChunkNTiles>& dQ,
     const LdmatrixLane<C, C.B_c>& dS_paired, const LdmatrixLane<C, C.B_c>& keys) {
   using Sh = Shape<C>;
-#pragma unroll
+  // Two slices per loop iteration (see compute_transposed_scores); the slice only moves the row
+  // of each address, which costs no swizzle arithmetic.
+#pragma unroll 2
   for (int slice = 0; slice < Sh::kKeySlices; ++slice) {
     std::uint32_t a[Sh::kDqMTiles][4];
 #pragma unroll

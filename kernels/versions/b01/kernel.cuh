@@ -230,8 +230,11 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps)
     __syncthreads();
 
     // ---- Sᵀ = K·Qᵀ, then P = exp(S / sqrt(d) - L), rounded to 16 bits ----------------------
-    // The diagonal blocks mask key > query; the others have no masked element.
+    // The diagonal blocks mask key > query; a KV block past the sequence's end masks its
+    // zero-filled keys (exp(0 - L) could overflow where L < -88, and inf · 0 in dQ is NaN); the
+    // other blocks have no masked element.
     const bool diagonal = args.causal && q_start < kv_start + C.B_c - 1;
+    const bool masked_block = diagonal || kv_rows < C.B_c;
     AFragments<Sh::kKeyMTiles, Sh::kHalfQuerySlices> P;
     {
       Accumulators<Sh::kKeyMTiles, Sh::kScoreNTiles> S;
@@ -247,7 +250,10 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps)
           for (int i = 0; i < 4; ++i) {
             float p =
                 ptx::exp2_approx(S[m][n][i] * Sh::kScaleLog2 - (i % 2 == 0 ? lse2.x : lse2.y));
-            if (diagonal && thread_key + 16 * m + 8 * (i / 2) > q_start + column + i % 2) p = 0.0f;
+            if (masked_block) {
+              const int key = thread_key + 16 * m + 8 * (i / 2);
+              if (key >= args.seq_len || (diagonal && key > q_start + column + i % 2)) p = 0.0f;
+            }
             S[m][n][i] = p;
           }
         }
