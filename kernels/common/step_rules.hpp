@@ -161,4 +161,14 @@ inline std::optional<std::string> backward_b1(int step, const KernelConfig& c) {
   return std::nullopt;
 }
 
+// Step B2: B1's layout with swizzled tiles and double-buffered query blocks.
+inline std::optional<std::string> backward_b2(int step, const KernelConfig& c) {
+  if (auto reason = backward_warp_pairs(step, c)) return reason;
+  if (!c.swizzled || !c.eager_load_blocks)
+    return "step " + backward_step_name(step) +
+           " swizzles its tiles and double-buffers the query blocks: swizzled and eager must be "
+           "set (step B1 has neither)";
+  return std::nullopt;
+}
+
 }  // namespace flashscope::step_rules

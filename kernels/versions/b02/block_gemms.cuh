@@ -23,7 +23,9 @@ __device__ __forceinline__ void compute_transposed_scores(
     Accumulators<Shape<C>::kKeyMTiles, Shape<C>::kScoreNTiles>& S,
     const LdmatrixLane<C, C.B_c>& keys, const LdmatrixLane<C, C.B_r>& queries) {
   using Sh = Shape<C>;
-#pragma unroll
+  // Two slices per loop iteration, not all of them: fully unrolled, ptxas hoists the loads of
+  // later slices and runs out of registers beside dK and dV (spills at d_head 128).
+#pragma unroll 2
   for (int slice = 0; slice < Sh::kDSlices; ++slice) {
     std::uint32_t a[Sh::kKeyMTiles][4];
 #pragma unroll
@@ -72,6 +74,32 @@ __device__ __forceinline__ void accumulate_gradient_from_smem(
   }
 }
 
+// dV (or dK) += Pᵀ·dO (or dSᵀ·Q) over the warp's own B_r / 2 queries, with P (or dS) straight
+// from the registers the warp computed it in (convert_to_A_fragments): no shared-memory round
+// trip for the half of the reduction the warp owns. `rows` is dO (or Q) at the warp's own query
+// rows, read transposed as the B operand.
+template <KernelConfig C>
+__device__ __forceinline__ void accumulate_gradient_from_registers(
+    Accumulators<Shape<C>::kKeyMTiles, Shape<C>::kGradientNTiles>& G,
+    const AFragments<Shape<C>::kKeyMTiles, Shape<C>::kHalfQuerySlices>& probabilities,
+    const LdmatrixLane<C, C.B_r>& rows) {
+  using Sh = Shape<C>;
+#pragma unroll
+  for (int slice = 0; slice < Sh::kHalfQuerySlices; ++slice) {
+#pragma unroll
+    for (int pair = 0; pair < Sh::kGradientNTiles / 2; ++pair) {
+      BPair b;
+      load_B_pair_transposed<C>(b, rows, 16 * slice, pair);
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+#pragma unroll
+        for (int m = 0; m < Sh::kKeyMTiles; ++m)
+          ptx::mma_m16n8k16<C.dtype>(G[m][2 * pair + n], probabilities[m][slice], b[n][0], b[n][1]);
+      }
+    }
+  }
+}
+
 // Chunk kChunk of dQ = dS·K for the warp's B_r / 2 query rows and kDqChunkColumns of its d_head
 // columns, reduced over the whole KV block. dS (a row per key) is read transposed through the
 // paired lanes, which yields the A operand of the query rows; K is read transposed as the B
@@ -81,7 +109,9 @@ __device__ __forceinline__ void compute_dq_chunk(
     Accumulators<Shape<C>::kDqMTiles, Shape<C>::kDqChunkNTiles>& dQ,
     const LdmatrixLane<C, C.B_c>& dS_paired, const LdmatrixLane<C, C.B_c>& keys) {
   using Sh = Shape<C>;
-#pragma unroll
+  // Two slices per loop iteration (see compute_transposed_scores); the slice only moves the row
+  // of each address, which costs no swizzle arithmetic.
+#pragma unroll 2
   for (int slice = 0; slice < Sh::kKeySlices; ++slice) {
     std::uint32_t a[Sh::kDqMTiles][4];
 #pragma unroll

@@ -1,5 +1,5 @@
 // Register fragments of the m16n8k16 mma, their SMEM -> RF loads and the accumulator stores of
-// backward step B1. Lanes: g = lane / 4 (row within an 8-row group), t = lane % 4.
+// backward step B2. Lanes: g = lane / 4 (row within an 8-row group), t = lane % 4.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +46,13 @@ class LdmatrixLane {
   // The lane's address `rows` rows further down (a multiple of 8) in 16-column tile `tile`.
   __device__ __forceinline__ std::uint32_t at(int rows, int tile) const {
     return base_ + 2 * (rows * kSubTileColumns + tile_offset<kTileRows>(steps_, tile));
+  }
+
+  // The same lane in the tile `bytes` further on (another stage of a double-buffered tile).
+  __device__ __forceinline__ LdmatrixLane shifted(std::uint32_t bytes) const {
+    LdmatrixLane lane = *this;
+    lane.base_ += bytes;
+    return lane;
   }
 
  private:

@@ -1,4 +1,4 @@
-// CTA-cooperative GMEM <-> SMEM block copies of backward step B1. Every thread takes part in every
+// CTA-cooperative GMEM <-> SMEM block copies of backward step B2. Every thread takes part in every
 // block copy, so whatever a warp reads after a copy needs a CTA barrier first. Rows past the
 // sequence's end are zero-filled on the way in and not written on the way out, so any seq_len
 // runs: a zero K or V row adds nothing to dQ, a zero Q or dO row nothing to dK or dV.

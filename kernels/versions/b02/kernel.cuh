@@ -1,5 +1,6 @@
-// FlashAttention-2 backward, step B1 (backward-track.md §4): the FlashAttention-2 paper's
-// Algorithm 2 on Ampere instructions (mma.sync m16n8k16, ldmatrix, cp.async), in three kernels:
+// FlashAttention-2 backward, step B2 (backward-track.md §4): step B1's kernels with the memory
+// techniques of the forward track applied. The FlashAttention-2 paper's Algorithm 2 on Ampere
+// instructions (mma.sync m16n8k16, ldmatrix, cp.async), in three kernels:
 //  1. the preprocess: D = rowsum(dO ∘ O) and L · log2(e) per query row (fp32), and the fp32 dQ
 //     accumulator zeroed;
 //  2. the main kernel: one CTA per (KV block, head, sample) holds K_j and V_j in shared memory
@@ -7,8 +8,14 @@
 //     P = exp(S - L), forms dP = dO·Vᵀ and dS = P ∘ (dP - D), accumulates dV += Pᵀ·dO and
 //     dK += dSᵀ·Q, and adds its share of dQ = dS·K to the accumulator with fp32 atomics (RED);
 //  3. the postprocess: dQ · scale converted to the input dtype.
-// B1 keeps every tile unswizzled and single-buffered, and passes P and dS from the warps that
-// compute them to the GEMMs that consume them through shared memory (B2 changes all three).
+// What B2 changes in the main kernel (B1 has none of it):
+//  - every shared-memory tile is swizzled (layout.cuh), so the accumulator stores and the
+//    ldmatrix phases of a warp spread over all banks;
+//  - Q, dO, L and D have two stages: the next query block's copy is issued right after the
+//    barrier that opens a block and lands while the block is computed;
+//  - a warp's own half of P and dS stays in the registers it computed them in for dV += Pᵀ·dO
+//    and dK += dSᵀ·Q; only the pair's other half (and dS for dQ) goes through shared memory;
+//  - dQ is added with 8-byte vector reductions (red.global.add.v2.f32) on sm_90.
 #pragma once
 
 #include <cstdint>
@@ -136,25 +143,30 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps)
   Element* const tiles = reinterpret_cast<Element*>(smem);
   Element* const K_tile = tiles + Sh::kKTile;  // later dK
   Element* const V_tile = tiles + Sh::kVTile;  // later dV
-  Element* const Q_tile = tiles + Sh::kQTile;
-  Element* const dO_tile = tiles + Sh::kdOTile;
   Element* const P_tile = tiles + Sh::kPTile;
   Element* const dS_tile = tiles + Sh::kdSTile;
+  // Stage s of Q, dO, L·log2(e) and D is these plus s x kStageElements (s x kVectorStageBytes).
+  Element* const Q_tile = tiles + Sh::kQTile;
+  Element* const dO_tile = tiles + Sh::kdOTile;
   float* const lse_tile =
       reinterpret_cast<float*>(reinterpret_cast<char*>(smem) + Sh::kLseByteOffset);
   float* const row_d_tile =
       reinterpret_cast<float*>(reinterpret_cast<char*>(smem) + Sh::kRowDByteOffset);
+  constexpr std::uint32_t kStageBytes = Sh::kStageElements * kElementBytes;
+  constexpr int kVectorStageFloats = Sh::kVectorStageBytes / 4;
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32;
   const int lane = tid % 32;
   const int key_row = Sh::kGroupKeys * (warp / 2);  // the warp's keys in the KV block
   const int half = warp % 2;
-  const int query_column = half * Sh::kHalfQueries;   // its queries of Sᵀ, dPᵀ and dQ
-  const int d_column = half * Sh::kHalfColumns;       // its d_head columns of dV and dK
-  const int dq_column = (warp / 2) * Sh::kDqColumns;  // its d_head columns of dQ
+  const int query_column = half * Sh::kHalfQueries;          // its queries of Sᵀ, dPᵀ and dQ
+  const int partner_column = (1 - half) * Sh::kHalfQueries;  // its pair partner's queries
+  const int d_column = half * Sh::kHalfColumns;              // its d_head columns of dV and dK
+  const int dq_column = (warp / 2) * Sh::kDqColumns;         // its d_head columns of dQ
 
-  // ldmatrix lanes, each placed at the warp's region of its tile (fragments.cuh).
+  // ldmatrix lanes, each placed at the warp's region of its tile (fragments.cuh); the Q and dO
+  // lanes point at stage 0 and are shifted to the stage in use.
   const std::uint32_t K_address = ptx::smem_address(K_tile);
   const LdmatrixLane<C, C.B_c> K_rows = row_major_lane<C, C.B_c>(K_address, key_row, 0, lane);
   const LdmatrixLane<C, C.B_c> K_columns = row_major_lane<C, C.B_c>(K_address, 0, dq_column, lane);
@@ -164,14 +176,18 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps)
       paired_lane<C, C.B_r>(ptx::smem_address(Q_tile), query_column, 0, lane);
   const LdmatrixLane<C, C.B_r> dO_paired =
       paired_lane<C, C.B_r>(ptx::smem_address(dO_tile), query_column, 0, lane);
-  const LdmatrixLane<C, C.B_r> Q_columns =
-      row_major_lane<C, C.B_r>(ptx::smem_address(Q_tile), 0, d_column, lane);
-  const LdmatrixLane<C, C.B_r> dO_columns =
-      row_major_lane<C, C.B_r>(ptx::smem_address(dO_tile), 0, d_column, lane);
-  const LdmatrixLane<C, C.B_c> P_rows =
-      row_major_lane<C, C.B_c>(ptx::smem_address(P_tile), key_row, 0, lane);
-  const LdmatrixLane<C, C.B_c> dS_rows =
-      row_major_lane<C, C.B_c>(ptx::smem_address(dS_tile), key_row, 0, lane);
+  const LdmatrixLane<C, C.B_r> Q_own =
+      row_major_lane<C, C.B_r>(ptx::smem_address(Q_tile), query_column, d_column, lane);
+  const LdmatrixLane<C, C.B_r> dO_own =
+      row_major_lane<C, C.B_r>(ptx::smem_address(dO_tile), query_column, d_column, lane);
+  const LdmatrixLane<C, C.B_r> Q_partner =
+      row_major_lane<C, C.B_r>(ptx::smem_address(Q_tile), partner_column, d_column, lane);
+  const LdmatrixLane<C, C.B_r> dO_partner =
+      row_major_lane<C, C.B_r>(ptx::smem_address(dO_tile), partner_column, d_column, lane);
+  const LdmatrixLane<C, C.B_c> P_partner =
+      row_major_lane<C, C.B_c>(ptx::smem_address(P_tile), key_row, partner_column, lane);
+  const LdmatrixLane<C, C.B_c> dS_partner =
+      row_major_lane<C, C.B_c>(ptx::smem_address(dS_tile), key_row, partner_column, lane);
   const LdmatrixLane<C, C.B_c> dS_paired =
       paired_lane<C, C.B_c>(ptx::smem_address(dS_tile), 0, query_column, lane);
 
@@ -195,10 +211,31 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps)
   const float* const row_d_sequence = workspace.row_d + sequence * workspace.padded_len;
   const int kv_rows = args.seq_len - kv_start;  // valid rows of the KV block (may exceed B_c)
 
-  // ---- Prologue: K_j and V_j, resident for the whole CTA -----------------------------------
+  // Causal: the query blocks entirely above the diagonal (every query before the block's first
+  // key) are skipped; only blocks that reach past it apply the element mask.
+  const int n_q_blocks = (args.seq_len + C.B_r - 1) / C.B_r;
+  const int first_q_block = args.causal ? kv_start / C.B_r : 0;
+
+  // Query block `q_block` into stage `stage` (Q, dO, L·log2(e), D), not committed.
   const CopyLane<C> copy_lane(tid);
+  auto copy_query_block = [&](int q_block, int stage) {
+    const int q_start = q_block * C.B_r;
+    copy_block_to_smem<C, C.B_r>(Q_tile + stage * Sh::kStageElements,
+                                 Q_sequence + q_start * args.seq_stride, args.seq_stride,
+                                 args.seq_len - q_start, copy_lane);
+    copy_block_to_smem<C, C.B_r>(dO_tile + stage * Sh::kStageElements,
+                                 dO_sequence + q_start * args.seq_stride, args.seq_stride,
+                                 args.seq_len - q_start, copy_lane);
+    copy_vector_to_smem(lse_tile + stage * kVectorStageFloats, lse_sequence + q_start, C.B_r, 0,
+                        tid);
+    copy_vector_to_smem(row_d_tile + stage * kVectorStageFloats, row_d_sequence + q_start, C.B_r,
+                        C.B_r / 4, tid);
+  };
+
+  // ---- Prologue: K_j and V_j, resident for the whole CTA, and the first query block --------
   copy_block_to_smem<C, C.B_c>(K_tile, K_block, args.kv_seq_stride, kv_rows, copy_lane);
   copy_block_to_smem<C, C.B_c>(V_tile, V_block, args.kv_seq_stride, kv_rows, copy_lane);
+  copy_query_block(first_q_block, 0);
   commit_copies();
 
   Accumulators<Sh::kKeyMTiles, Sh::kGradientNTiles> dV;
@@ -206,48 +243,51 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps)
   zero(dV);
   zero(dK);
 
-  // Causal: the query blocks entirely above the diagonal (every query before the block's first
-  // key) are skipped; only blocks that reach past it apply the element mask.
-  const int n_q_blocks = (args.seq_len + C.B_r - 1) / C.B_r;
-  const int first_q_block = args.causal ? kv_start / C.B_r : 0;
   // This thread's rows (keys) and columns (queries) of Sᵀ, for the mask.
   const int thread_key = kv_start + key_row + lane / 4;
   const int thread_query_column = query_column + 2 * (lane % 4);
 
-  for (int q_block = first_q_block; q_block < n_q_blocks; ++q_block) {
+  int stage = 0;
+  for (int q_block = first_q_block; q_block < n_q_blocks; ++q_block, stage ^= 1) {
     const int q_start = q_block * C.B_r;
 
-    // ---- Load the query block (single-buffered: nothing overlaps the copy) -----------------
-    __syncthreads();  // every warp is done with the previous block's Q, dO, L, D, P and dS
-    copy_block_to_smem<C, C.B_r>(Q_tile, Q_sequence + q_start * args.seq_stride, args.seq_stride,
-                                 args.seq_len - q_start, copy_lane);
-    copy_block_to_smem<C, C.B_r>(dO_tile, dO_sequence + q_start * args.seq_stride, args.seq_stride,
-                                 args.seq_len - q_start, copy_lane);
-    copy_vector_to_smem(lse_tile, lse_sequence + q_start, C.B_r, 0, tid);
-    copy_vector_to_smem(row_d_tile, row_d_sequence + q_start, C.B_r, C.B_r / 4, tid);
-    commit_copies();
+    // ---- This block's stage has landed; the next block loads into the other stage -----------
+    // The barrier also means every warp is done with the previous block: with its stage (now
+    // free for the next block), and with P and dS.
     wait_for_copies<0>();
     __syncthreads();
+    if (q_block + 1 < n_q_blocks) copy_query_block(q_block + 1, stage ^ 1);
+    commit_copies();
+
+    const std::uint32_t stage_bytes = stage * kStageBytes;
+    const float* const lse_stage = lse_tile + stage * kVectorStageFloats;
+    const float* const row_d_stage = row_d_tile + stage * kVectorStageFloats;
 
     // ---- Sᵀ = K·Qᵀ, then P = exp(S / sqrt(d) - L), rounded to 16 bits ----------------------
-    // The diagonal blocks mask key > query; the others have no masked element.
+    // The diagonal blocks mask key > query; a KV block past the sequence's end masks its
+    // zero-filled keys (exp(0 - L) could overflow where L < -88, and inf · 0 in dQ is NaN); the
+    // other blocks have no masked element.
     const bool diagonal = args.causal && q_start < kv_start + C.B_c - 1;
+    const bool masked_block = diagonal || kv_rows < C.B_c;
     AFragments<Sh::kKeyMTiles, Sh::kHalfQuerySlices> P;
     {
       Accumulators<Sh::kKeyMTiles, Sh::kScoreNTiles> S;
       zero(S);
-      compute_transposed_scores<C>(S, K_rows, Q_paired);
+      compute_transposed_scores<C>(S, K_rows, Q_paired.shifted(stage_bytes));
 #pragma unroll
       for (int n = 0; n < Sh::kScoreNTiles; ++n) {
         const int column = thread_query_column + 8 * n;
-        const float2 lse2 = *reinterpret_cast<const float2*>(lse_tile + column);
+        const float2 lse2 = *reinterpret_cast<const float2*>(lse_stage + column);
 #pragma unroll
         for (int m = 0; m < Sh::kKeyMTiles; ++m) {
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
             float p =
                 ptx::exp2_approx(S[m][n][i] * Sh::kScaleLog2 - (i % 2 == 0 ? lse2.x : lse2.y));
-            if (diagonal && thread_key + 16 * m + 8 * (i / 2) > q_start + column + i % 2) p = 0.0f;
+            if (masked_block) {
+              const int key = thread_key + 16 * m + 8 * (i / 2);
+              if (key >= args.seq_len || (diagonal && key > q_start + column + i % 2)) p = 0.0f;
+            }
             S[m][n][i] = p;
           }
         }
@@ -263,11 +303,11 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps)
     {
       Accumulators<Sh::kKeyMTiles, Sh::kScoreNTiles> dP;
       zero(dP);
-      compute_transposed_scores<C>(dP, V_rows, dO_paired);
+      compute_transposed_scores<C>(dP, V_rows, dO_paired.shifted(stage_bytes));
 #pragma unroll
       for (int n = 0; n < Sh::kScoreNTiles; ++n) {
         const float2 row_d =
-            *reinterpret_cast<const float2*>(row_d_tile + thread_query_column + 8 * n);
+            *reinterpret_cast<const float2*>(row_d_stage + thread_query_column + 8 * n);
 #pragma unroll
         for (int m = 0; m < Sh::kKeyMTiles; ++m) {
 #pragma unroll
@@ -281,16 +321,23 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps)
       convert_to_A_fragments<C.dtype>(dS, dP);
     }
 
-    // ---- P and dS through shared memory (a row per key) -------------------------------------
+    // ---- P and dS to shared memory for the pair partner and for dQ (a row per key) ---------
     store_A_fragments<C, C.B_c>(P_tile, key_row, query_column, P, lane);
     store_A_fragments<C, C.B_c>(dS_tile, key_row, query_column, dS, lane);
-    __syncthreads();  // the pair's other half of P and dS, and all of dS for dQ
 
-    // ---- dV += Pᵀ·dO and dK += dSᵀ·Q over the whole query block ----------------------------
-    accumulate_gradient_from_smem<C, 0, Sh::kQuerySlices>(dV, P_rows, dO_columns);
-    accumulate_gradient_from_smem<C, 0, Sh::kQuerySlices>(dK, dS_rows, Q_columns);
+    // ---- dV += Pᵀ·dO and dK += dSᵀ·Q: the warp's own queries from its registers ------------
+    // (before the barrier: they need nothing another warp writes)
+    accumulate_gradient_from_registers<C>(dV, P, dO_own.shifted(stage_bytes));
+    accumulate_gradient_from_registers<C>(dK, dS, Q_own.shifted(stage_bytes));
+    __syncthreads();  // the partner's half of P and dS, and all of dS for dQ
 
-    // ---- dQ += dS·K, added to the fp32 accumulator with atomics ----------------------------
+    // ---- ... and the partner's queries from shared memory ----------------------------------
+    accumulate_gradient_from_smem<C, 0, Sh::kHalfQuerySlices>(dV, P_partner,
+                                                              dO_partner.shifted(stage_bytes));
+    accumulate_gradient_from_smem<C, 0, Sh::kHalfQuerySlices>(dK, dS_partner,
+                                                              Q_partner.shifted(stage_bytes));
+
+    // ---- dQ += dS·K, added to the fp32 accumulator with vector reductions --------------------
     const int dq_first_row = q_start + query_column + lane / 4;
     auto dq_chunk = [&](auto chunk) {
       constexpr int kChunk = decltype(chunk)::value;
@@ -306,10 +353,8 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps)
           float* const target = dq_accumulator + static_cast<std::int64_t>(row) * C.d_head +
                                 dq_column + kChunk * Sh::kDqChunkColumns + 2 * (lane % 4);
 #pragma unroll
-          for (int n = 0; n < Sh::kDqChunkNTiles; ++n) {
-            atomicAdd(target + 8 * n, dQ[m][n][2 * half_row]);
-            atomicAdd(target + 8 * n + 1, dQ[m][n][2 * half_row + 1]);
-          }
+          for (int n = 0; n < Sh::kDqChunkNTiles; ++n)
+            ptx::red_add_v2_f32(target + 8 * n, dQ[m][n][2 * half_row], dQ[m][n][2 * half_row + 1]);
         }
       }
     };
@@ -339,7 +384,7 @@ std::size_t backward_workspace_bytes(const BackwardArgs& args) {
   return Workspace<C>::bytes(args);
 }
 
-// The three kernels in stream order. B1 runs multi-head attention only (n_kv_heads == n_heads);
+// The three kernels in stream order. B2 runs multi-head attention only (n_kv_heads == n_heads);
 // any other record is refused with cudaErrorInvalidValue before anything is launched.
 template <KernelConfig C>
 cudaError_t launch_backward(const BackwardArgs& args, cudaStream_t stream) {
@@ -369,7 +414,7 @@ cudaError_t launch_backward(const BackwardArgs& args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// B1 runs any head count and sequence length on any sm_80+ device and applies the causal mask on
+// B2 runs any head count and sequence length on any sm_80+ device and applies the causal mask on
 // request, as its descriptor declares. The entry's attributes are the main kernel's.
 template <KernelConfig C>
 void register_kernel(KernelRegistry& registry, int step) {

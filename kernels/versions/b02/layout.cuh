@@ -1,5 +1,5 @@
-// Compile-time shape of one instantiation of backward step B1, its warp roles, its shared-memory
-// tiles and its workspace (backward-track.md §4, B1).
+// Compile-time shape of one instantiation of backward step B2, its warp roles, its shared-memory
+// tiles and its workspace (backward-track.md §4, B2).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -59,6 +59,9 @@ template <KernelConfig C>
 struct Shape {
   static_assert(backward_layout_violation(C)[0] == '\0',
                 "invalid backward config (see backward_layout_violation)");
+  static_assert(C.swizzled && C.eager_load_blocks,
+                "step B2's tiles are swizzled and its query blocks double-buffered (swizzled, "
+                "eager)");
 
   using Element = typename ElementOf<C.dtype>::type;
 
@@ -98,20 +101,25 @@ struct Shape {
   static_assert(kDqChunkColumns % 16 == 0, "dQ chunks are whole 16-column ldmatrix tiles");
 
   // ---- Shared memory ---------------------------------------------------------------------
-  // Element offsets of the 16-bit tiles: K and V (B_c x d_head, loaded once), Q and dO (B_r x
-  // d_head, one query block), P and dS (B_c x B_r, stored transposed: a row per key). Then the
-  // fp32 vectors of the query block: L·log2(e) and D (B_r each). After the loop dK and dV go out
-  // through K's and V's tiles.
+  // Element offsets of the 16-bit tiles: K and V (B_c x d_head, loaded once), then kStages
+  // stages of Q and dO (B_r x d_head each, one query block a stage: the next block loads into
+  // one stage while the current one is computed from the other), then P and dS (B_c x B_r,
+  // stored transposed: a row per key). Then kStages stages of the fp32 vectors of a query block,
+  // L·log2(e) and D (B_r each). After the loop dK and dV go out through K's and V's tiles.
+  static constexpr int kStages = 2;
   static constexpr int kKTile = 0;
   static constexpr int kVTile = kKTile + C.B_c * kDHead;
-  static constexpr int kQTile = kVTile + C.B_c * kDHead;
+  static constexpr int kQTile =
+      kVTile + C.B_c * kDHead;  // stage 0; stage s adds s x kStageElements
   static constexpr int kdOTile = kQTile + C.B_r * kDHead;
-  static constexpr int kPTile = kdOTile + C.B_r * kDHead;
+  static constexpr int kStageElements = 2 * C.B_r * kDHead;
+  static constexpr int kPTile = kQTile + kStages * kStageElements;
   static constexpr int kdSTile = kPTile + C.B_c * C.B_r;
   static constexpr int kTileElements = kdSTile + C.B_c * C.B_r;
-  static constexpr int kLseByteOffset = kTileElements * kElementBytes;
+  static constexpr int kLseByteOffset = kTileElements * kElementBytes;  // stage 0
   static constexpr int kRowDByteOffset = kLseByteOffset + C.B_r * 4;
-  static constexpr int kSmemBytes = kRowDByteOffset + C.B_r * 4;
+  static constexpr int kVectorStageBytes = 2 * C.B_r * 4;
+  static constexpr int kSmemBytes = kLseByteOffset + kStages * kVectorStageBytes;
 
   // P = exp(s / sqrt(d) - L) = exp2(s · log2(e) / sqrt(d) - L · log2(e)): the preprocess stores
   // L · log2(e), and each probability is one FFMA and one ex2.
@@ -121,13 +129,19 @@ struct Shape {
 };
 
 // Every SMEM tile of kRows rows is stored as (columns / 64) sub-tiles of kRows x 64 elements,
-// sub-tile h starting at element h·kRows·64 (a row of a sub-tile is 128 bytes). B1 stores them
-// unswizzled.
+// sub-tile h starting at element h·kRows·64: a row of a sub-tile is 128 bytes, the width of one
+// swizzle pattern, so the swizzle permutes all eight chunks of every row.
 inline constexpr int kSubTileColumns = 64;
 
+// Element offset of (row, col) inside one sub-tile (col < 64). The tiles are swizzled: the row's
+// low three bits are XOR-ed into the 16-byte chunk index, so whole chunks move and the position
+// inside a chunk (col % 8) is kept. The eight rows an ldmatrix phase or a fragment store touches
+// at one column then sit in eight different chunks, which spread over all 32 banks; unswizzled,
+// their 128-byte rows start in the same bank and the accesses of one instruction conflict
+// eight ways. Only per-thread base addresses are computed with it.
 template <KernelConfig C>
 __device__ __forceinline__ int sub_tile_offset(int row, int col) {
-  return row * kSubTileColumns + col;
+  return row * kSubTileColumns + (col ^ ((row & 7) << 3));
 }
 
 // Element offset of (row, col) in a tile of kRows rows.
@@ -137,17 +151,21 @@ __device__ __forceinline__ int smem_offset(int row, int col) {
          sub_tile_offset<C>(row, col % kSubTileColumns);
 }
 
-// Moving an ldmatrix address by 16-column tile t selects sub-tile t / 4 (a constant offset) and
-// adds 16 elements per unit of t % 4: a thread's address of any tile is its base plus a sum
-// chosen at compile time (the forward's step 8 form, kernels/versions/v16/layout.cuh).
+// The constant-stride form of the swizzle for 16-column tiles (the forward's step 8,
+// kernels/versions/v16/layout.cuh). Moving an address by 16-column tile t selects sub-tile t / 4
+// (a constant offset) and sets logical chunk bits 1 and 2 from t's bits 0 and 1. The swizzle
+// XORs those chunk bits with row bits 1 and 2, so for a fixed row setting such a bit moves the
+// chunk up (+16 or +32 elements) where the row bit is 0 and down (-16 or -32) where it is 1. A
+// thread therefore needs its two signed steps once, and every tile's address is its base plus a
+// sum chosen at compile time.
 struct TileSteps {
-  int bit1;  // elements added when the tile index has bit 1 set
-  int bit0;  // elements added when the tile index has bit 0 set
+  int bit1;  // elements added when the tile index has bit 1 set: ±32
+  int bit0;  // elements added when the tile index has bit 0 set: ±16
 };
 
 template <KernelConfig C>
-__device__ __forceinline__ TileSteps tile_steps(int /*row*/) {
-  return {32, 16};
+__device__ __forceinline__ TileSteps tile_steps(int row) {
+  return {(row & 4) ? -32 : 32, (row & 2) ? -16 : 16};
 }
 
 template <int kRows>
@@ -156,16 +174,18 @@ __device__ __forceinline__ int tile_offset(const TileSteps& steps, int tile) {
          ((tile & 1) ? steps.bit0 : 0);
 }
 
-// The same for the 8-column fragments of the accumulator stores.
+// The same for 8-column fragments (the accumulator stores): fragment f selects sub-tile f / 8 and
+// sets logical chunk bits 0-2 from its own bits 0-2, each XOR-ed with the same row bit, so a
+// thread needs three signed steps.
 struct FragmentSteps {
-  int bit2;  // elements added when the fragment index has bit 2 set
-  int bit1;  // ... bit 1 set
-  int bit0;  // ... bit 0 set
+  int bit2;  // elements added when the fragment index has bit 2 set: ±32
+  int bit1;  // ... bit 1 set: ±16
+  int bit0;  // ... bit 0 set: ±8
 };
 
 template <KernelConfig C>
-__device__ __forceinline__ FragmentSteps fragment_steps(int /*row*/) {
-  return {32, 16, 8};
+__device__ __forceinline__ FragmentSteps fragment_steps(int row) {
+  return {(row & 4) ? -32 : 32, (row & 2) ? -16 : 16, (row & 1) ? -8 : 8};
 }
 
 template <int kRows>

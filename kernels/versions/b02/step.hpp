@@ -8,12 +8,12 @@
 
 namespace flashscope::versions {
 
-// Backward step B1 (docs/spec/backward-track.md §4, docs/versions/B1.md): FlashAttention-2's
-// backward on Ampere instructions. Numbered 101 so the backward progression (B1, B2, ...) never
-// shares a number with the forward's.
+// Backward step B2 (docs/spec/backward-track.md §4, docs/versions/B2.md): step B1 with the
+// forward track's memory techniques: swizzled tiles, double-buffered query blocks, P and dS kept
+// in registers for the warp's own half of dV and dK.
 inline constexpr StepDescriptor kStepB2{
     .number = 102,
-    .title = "FlashAttention-2's backward on Ampere instructions",
+    .title = "Swizzled tiles, double-buffered query blocks, P and dS kept in registers",
     .track = Track::ampere,
     .pass = Pass::backward,
     .source_folder = "b02",
@@ -25,10 +25,11 @@ inline constexpr StepDescriptor kStepB2{
     .causal = true,
     .static_head_counts = {},
     // Four warps in two key pairs: B_c = 16 x n_warps keys, B_r = 64 queries per inner step.
-    .picks = {.progression = "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles",
-              .progression_at_other_d_heads = {"(FP16, 64, 64, 64, 4): async+load_0_0_0_tiles"}},
+    .picks = {.progression = "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_0_0_tiles",
+              .progression_at_other_d_heads =
+                  {"(FP16, 64, 64, 64, 4): async+eager+swizzled+load_0_0_0_tiles"}},
     .tuning = {},
-    .rules = step_rules::backward_b1,
+    .rules = step_rules::backward_b2,
     .kernel = {.header = "kernel.cuh", .register_function = "register_kernel"},
 };
 
