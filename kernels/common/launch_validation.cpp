@@ -38,9 +38,11 @@ std::array<std::int64_t, 4> contiguous_strides(const std::array<std::int64_t, 4>
 // (kernels/versions/vNN/step.hpp) declares them. A step without a descriptor has no rules to
 // fall back on: it is rejected by name.
 std::optional<std::string> unsupported_combination(int step, const KernelConfig& c) {
-  if (const char* violation = static_config_violation(c); violation[0] != '\0')
-    return std::string("invalid config ") + to_short_form(c) + ": " + violation;
   const StepDescriptor* descriptor = versions::find(step);
+  // The compile-time rules of the step's pass (a backward step's warps split the KV block).
+  const Pass pass = descriptor != nullptr ? descriptor->pass : Pass::forward;
+  if (const char* violation = static_config_violation(c, pass); violation[0] != '\0')
+    return std::string("invalid config ") + to_short_form(c) + ": " + violation;
   if (descriptor == nullptr)
     return "step " + std::to_string(step) + " does not exist (steps are " +
            std::to_string(versions::kFirst) + "–" + std::to_string(versions::kLast) +
