@@ -24,9 +24,10 @@ inline constexpr StepDescriptor kStepB1{
     .d_heads = {64, 128},
     .causal = true,
     .static_head_counts = {},
-    // Four warps in two key pairs: B_c = 16 x n_warps keys, B_r = 64 queries per inner step.
-    .picks = {.progression = "(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles",
-              .progression_at_other_d_heads = {"(FP16, 64, 64, 64, 4): async+load_0_0_0_tiles"}},
+    // Eight warps in four key pairs: B_c = 16 x n_warps = 128 keys a CTA, B_r = 64 queries an
+    // inner step (docs/versions/B1.md says why 128 keys: half the dQ reductions of 64).
+    .picks = {.progression = "(FP16, 128, 64, 128, 8): async+load_0_0_0_tiles",
+              .progression_at_other_d_heads = {"(FP16, 64, 64, 128, 8): async+load_0_0_0_tiles"}},
     .tuning = {},
     .rules = step_rules::backward_b1,
     .kernel = {.header = "kernel.cuh", .register_function = "register_kernel"},
