@@ -17,29 +17,38 @@ namespace flashscope::b02 {
 
 // Sᵀ (or dPᵀ) for the warp's 32 keys against its B_r / 2 query rows: `keys` is K (or V) read
 // row-major as the A operand, `queries` Q (or dO) read paired as the B operand, both along
-// d_head.
+// d_head. The fragment loads are double-buffered (mma_double_buffer_loads, the forward's step 5):
+// slice s + 1's ldmatrix is issued before slice s's mmas, so its latency hides behind them
+// instead of stalling the warp at every slice. Fully unrolled, every buffer index is a
+// compile-time constant.
 template <KernelConfig C>
 __device__ __forceinline__ void compute_transposed_scores(
     Accumulators<Shape<C>::kKeyMTiles, Shape<C>::kScoreNTiles>& S,
     const LdmatrixLane<C, C.B_c>& keys, const LdmatrixLane<C, C.B_r>& queries) {
   using Sh = Shape<C>;
-  // Two slices per loop iteration, not all of them: fully unrolled, ptxas hoists the loads of
-  // later slices and runs out of registers beside dK and dV (spills at d_head 128).
-#pragma unroll 2
-  for (int slice = 0; slice < Sh::kDSlices; ++slice) {
-    std::uint32_t a[Sh::kKeyMTiles][4];
+  std::uint32_t a[2][Sh::kKeyMTiles][4];
+  BPair b[2][Sh::kScoreNTiles / 2];
+  auto load_slice = [&](int slice, int buffer) {
 #pragma unroll
     for (int m = 0; m < Sh::kKeyMTiles; ++m)
-      load_A<C>(a[m], keys, 16 * m, slice);
+      load_A<C>(a[buffer][m], keys, 16 * m, slice);
+#pragma unroll
+    for (int pair = 0; pair < Sh::kScoreNTiles / 2; ++pair)
+      load_B_pair<C>(b[buffer][pair], queries, 16 * pair, slice);
+  };
+  load_slice(0, 0);
+#pragma unroll
+  for (int slice = 0; slice < Sh::kDSlices; ++slice) {
+    if (slice + 1 < Sh::kDSlices) load_slice(slice + 1, (slice + 1) % 2);
+    const int buffer = slice % 2;
 #pragma unroll
     for (int pair = 0; pair < Sh::kScoreNTiles / 2; ++pair) {
-      BPair b;
-      load_B_pair<C>(b, queries, 16 * pair, slice);
 #pragma unroll
       for (int n = 0; n < 2; ++n) {
 #pragma unroll
         for (int m = 0; m < Sh::kKeyMTiles; ++m)
-          ptx::mma_m16n8k16<C.dtype>(S[m][2 * pair + n], a[m], b[n][0], b[n][1]);
+          ptx::mma_m16n8k16<C.dtype>(S[m][2 * pair + n], a[buffer][m], b[buffer][pair][n][0],
+                                     b[buffer][pair][n][1]);
       }
     }
   }
@@ -103,29 +112,37 @@ __device__ __forceinline__ void accumulate_gradient_from_registers(
 // Chunk kChunk of dQ = dS·K for the warp's B_r / 2 query rows and kDqChunkColumns of its d_head
 // columns, reduced over the whole KV block. dS (a row per key) is read transposed through the
 // paired lanes, which yields the A operand of the query rows; K is read transposed as the B
-// operand, the reduction running down its rows.
+// operand, the reduction running down its rows. Double-buffered like compute_transposed_scores:
+// the next key slice's fragments are loaded before this slice's mmas.
 template <KernelConfig C, int kChunk>
 __device__ __forceinline__ void compute_dq_chunk(
     Accumulators<Shape<C>::kDqMTiles, Shape<C>::kDqChunkNTiles>& dQ,
     const LdmatrixLane<C, C.B_c>& dS_paired, const LdmatrixLane<C, C.B_c>& keys) {
   using Sh = Shape<C>;
-  // Two slices per loop iteration (see compute_transposed_scores); the slice only moves the row
-  // of each address, which costs no swizzle arithmetic.
-#pragma unroll 2
-  for (int slice = 0; slice < Sh::kKeySlices; ++slice) {
-    std::uint32_t a[Sh::kDqMTiles][4];
+  std::uint32_t a[2][Sh::kDqMTiles][4];
+  BPair b[2][Sh::kDqChunkNTiles / 2];
+  auto load_slice = [&](int slice, int buffer) {
 #pragma unroll
     for (int m = 0; m < Sh::kDqMTiles; ++m)
-      load_A_transposed<C>(a[m], dS_paired, 16 * slice, m);
+      load_A_transposed<C>(a[buffer][m], dS_paired, 16 * slice, m);
+#pragma unroll
+    for (int pair = 0; pair < Sh::kDqChunkNTiles / 2; ++pair)
+      load_B_pair_transposed<C>(b[buffer][pair], keys, 16 * slice,
+                                kChunk * Sh::kDqChunkNTiles / 2 + pair);
+  };
+  load_slice(0, 0);
+#pragma unroll
+  for (int slice = 0; slice < Sh::kKeySlices; ++slice) {
+    if (slice + 1 < Sh::kKeySlices) load_slice(slice + 1, (slice + 1) % 2);
+    const int buffer = slice % 2;
 #pragma unroll
     for (int pair = 0; pair < Sh::kDqChunkNTiles / 2; ++pair) {
-      BPair b;
-      load_B_pair_transposed<C>(b, keys, 16 * slice, kChunk * Sh::kDqChunkNTiles / 2 + pair);
 #pragma unroll
       for (int n = 0; n < 2; ++n) {
 #pragma unroll
         for (int m = 0; m < Sh::kDqMTiles; ++m)
-          ptx::mma_m16n8k16<C.dtype>(dQ[m][2 * pair + n], a[m], b[n][0], b[n][1]);
+          ptx::mma_m16n8k16<C.dtype>(dQ[m][2 * pair + n], a[buffer][m], b[buffer][pair][n][0],
+                                     b[buffer][pair][n][1]);
       }
     }
   }

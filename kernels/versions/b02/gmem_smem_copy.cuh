@@ -41,7 +41,9 @@ struct CopyLane {
 
 // Copies the kRows rows starting at `gmem_block` (row stride `gmem_row_stride` elements) into
 // `tile` with cp.async; rows from `valid_rows` on are zero-filled (and read from the block's first
-// row, an address that exists). The caller commits the copies.
+// row, an address that exists). A whole block (every block but a sequence's last, partial one)
+// takes a branch without the per-row checks: one address and fixed steps. The caller commits the
+// copies.
 template <KernelConfig C, int kRows>
 __device__ __forceinline__ void copy_block_to_smem(typename Shape<C>::Element* tile,
                                                    const typename Shape<C>::Element* gmem_block,
@@ -49,6 +51,21 @@ __device__ __forceinline__ void copy_block_to_smem(typename Shape<C>::Element* t
                                                    const CopyLane<C>& lane) {
   constexpr int kRowSteps = kRows / Shape<C>::kCopyRows;
   constexpr int kSubTiles = C.d_head / kSubTileColumns;
+  if (valid_rows >= kRows) {
+    const typename Shape<C>::Element* const first =
+        gmem_block + lane.row * gmem_row_stride + lane.column;
+    const std::int64_t row_step_stride = Shape<C>::kCopyRows * gmem_row_stride;
+#pragma unroll
+    for (int row_step = 0; row_step < kRowSteps; ++row_step) {
+#pragma unroll
+      for (int sub_tile = 0; sub_tile < kSubTiles; ++sub_tile) {
+        ptx::cp_async_16(tile + lane.smem_first_chunk + sub_tile * kRows * kSubTileColumns +
+                             row_step * Shape<C>::kCopyRows * kSubTileColumns,
+                         first + row_step * row_step_stride + sub_tile * kSubTileColumns);
+      }
+    }
+    return;
+  }
 #pragma unroll
   for (int row_step = 0; row_step < kRowSteps; ++row_step) {
     const int row = lane.row + row_step * Shape<C>::kCopyRows;

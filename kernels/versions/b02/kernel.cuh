@@ -13,6 +13,8 @@
 //    ldmatrix phases of a warp spread over all banks;
 //  - Q, dO, L and D have two stages: the next query block's copy is issued right after the
 //    barrier that opens a block and lands while the block is computed;
+//  - the fragment loads of Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ are double-buffered: the next slice's
+//    ldmatrix is issued before this slice's mmas (block_gemms.cuh);
 //  - a warp's own half of P and dS stays in the registers it computed them in for dV += Pᵀ·dO
 //    and dK += dSᵀ·Q; only the pair's other half (and dS for dQ) goes through shared memory;
 //  - dQ is added with 8-byte vector reductions (red.global.add.v2.f32) on sm_90.
@@ -274,24 +276,33 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps)
       Accumulators<Sh::kKeyMTiles, Sh::kScoreNTiles> S;
       zero(S);
       compute_transposed_scores<C>(S, K_rows, Q_paired.shifted(stage_bytes));
+      // Templated on whether the block masks anything, so the blocks that do not (all but the
+      // diagonal ones and a partial last KV block) carry no per-element mask code.
+      auto probabilities = [&](auto masked) {
+        constexpr bool kMasked = decltype(masked)::value;
 #pragma unroll
-      for (int n = 0; n < Sh::kScoreNTiles; ++n) {
-        const int column = thread_query_column + 8 * n;
-        const float2 lse2 = *reinterpret_cast<const float2*>(lse_stage + column);
+        for (int n = 0; n < Sh::kScoreNTiles; ++n) {
+          const int column = thread_query_column + 8 * n;
+          const float2 lse2 = *reinterpret_cast<const float2*>(lse_stage + column);
 #pragma unroll
-        for (int m = 0; m < Sh::kKeyMTiles; ++m) {
+          for (int m = 0; m < Sh::kKeyMTiles; ++m) {
 #pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            float p =
-                ptx::exp2_approx(S[m][n][i] * Sh::kScaleLog2 - (i % 2 == 0 ? lse2.x : lse2.y));
-            if (masked_block) {
-              const int key = thread_key + 16 * m + 8 * (i / 2);
-              if (key >= args.seq_len || (diagonal && key > q_start + column + i % 2)) p = 0.0f;
+            for (int i = 0; i < 4; ++i) {
+              float p =
+                  ptx::exp2_approx(S[m][n][i] * Sh::kScaleLog2 - (i % 2 == 0 ? lse2.x : lse2.y));
+              if constexpr (kMasked) {
+                const int key = thread_key + 16 * m + 8 * (i / 2);
+                if (key >= args.seq_len || (diagonal && key > q_start + column + i % 2)) p = 0.0f;
+              }
+              S[m][n][i] = p;
             }
-            S[m][n][i] = p;
           }
         }
-      }
+      };
+      if (masked_block)
+        probabilities(std::true_type{});
+      else
+        probabilities(std::false_type{});
       // Rounded once, here: the A operand of dV += Pᵀ·dO and the P of dS = P ∘ (dP - D) are the
       // same 16-bit values (as in the low-precision reference), and P lives in 16 registers
       // instead of 32 while dPᵀ is computed.
@@ -344,19 +355,28 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps)
       Accumulators<Sh::kDqMTiles, Sh::kDqChunkNTiles> dQ;
       zero(dQ);
       compute_dq_chunk<C, kChunk>(dQ, dS_paired, K_columns);
+      // Rows past the sequence's end are skipped; a whole query block needs no check.
+      auto add = [&](auto checked) {
+        constexpr bool kChecked = decltype(checked)::value;
 #pragma unroll
-      for (int m = 0; m < Sh::kDqMTiles; ++m) {
+        for (int m = 0; m < Sh::kDqMTiles; ++m) {
 #pragma unroll
-        for (int half_row = 0; half_row < 2; ++half_row) {
-          const int row = dq_first_row + 16 * m + 8 * half_row;
-          if (row >= args.seq_len) continue;
-          float* const target = dq_accumulator + static_cast<std::int64_t>(row) * C.d_head +
-                                dq_column + kChunk * Sh::kDqChunkColumns + 2 * (lane % 4);
+          for (int half_row = 0; half_row < 2; ++half_row) {
+            const int row = dq_first_row + 16 * m + 8 * half_row;
+            if (kChecked && row >= args.seq_len) continue;
+            float* const target = dq_accumulator + static_cast<std::int64_t>(row) * C.d_head +
+                                  dq_column + kChunk * Sh::kDqChunkColumns + 2 * (lane % 4);
 #pragma unroll
-          for (int n = 0; n < Sh::kDqChunkNTiles; ++n)
-            ptx::red_add_v2_f32(target + 8 * n, dQ[m][n][2 * half_row], dQ[m][n][2 * half_row + 1]);
+            for (int n = 0; n < Sh::kDqChunkNTiles; ++n)
+              ptx::red_add_v2_f32(target + 8 * n, dQ[m][n][2 * half_row],
+                                  dQ[m][n][2 * half_row + 1]);
+          }
         }
-      }
+      };
+      if (q_start + C.B_r > args.seq_len)
+        add(std::true_type{});
+      else
+        add(std::false_type{});
     };
     [&]<int... kChunks>(std::integer_sequence<int, kChunks...>) {
       (dq_chunk(std::integral_constant<int, kChunks>{}), ...);
@@ -418,7 +438,8 @@ cudaError_t launch_backward(const BackwardArgs& args, cudaStream_t stream) {
 // request, as its descriptor declares. The entry's attributes are the main kernel's.
 template <KernelConfig C>
 void register_kernel(KernelRegistry& registry, int step) {
-  static_assert(is_statically_valid(C), "invalid KernelConfig (see static_config_violation)");
+  static_assert(is_statically_valid(C, Pass::backward),
+                "invalid KernelConfig (see static_config_violation)");
   KernelEntry entry = make_backward_kernel_entry<C>(
       step, &launch_backward<C>, &backward_workspace_bytes<C>,
       reinterpret_cast<const void*>(&flash_backward_kernel<StaticConfig<C>>), Shape<C>::kSmemBytes,

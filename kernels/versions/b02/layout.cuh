@@ -37,9 +37,9 @@ constexpr double constexpr_sqrt(double x) {
 //  - The warps work in pairs on 32-key groups of the KV block: B_c = 16 · n_warps.
 //  - A warp keeps dK and dV of its 32 keys x d_head / 2 columns in fp32 registers (d_head
 //    registers a thread) and the transposed scores Sᵀ and dPᵀ of its 32 keys x B_r / 2 queries
-//    (B_r registers): d_head + B_r <= 192 leaves room for fragments and addresses under the
-//    255-register ceiling. d_head = 256 alone would need 256.
-//  - P and dS are B_c x B_r tiles of 64-column sub-tiles (B_r a multiple of 64).
+//    (B_r registers): at most 192 at d_head 128 and B_r 64, which leaves room for fragments and
+//    addresses under the 255-register ceiling. d_head = 256 alone would need 256.
+//  - The query blocks have 64 rows: B_r = 128 doubles Sᵀ and dPᵀ, and B2 spilled there.
 constexpr const char* backward_layout_violation(const KernelConfig& c) {
   if (is_hopper_config(c)) return "the backward Ampere steps need an Ampere config (stages = 0)";
   if (c.d_head != 64 && c.d_head != 128)
@@ -47,11 +47,8 @@ constexpr const char* backward_layout_violation(const KernelConfig& c) {
            "fp32 registers (256 registers a thread at d_head = 256)";
   if (c.n_warps < 2 || c.n_warps % 2 != 0 || c.B_c != 16 * c.n_warps)
     return "B_c must be 16 x n_warps with n_warps even: warps work in pairs on 32-key groups";
-  if (c.B_r % 64 != 0 || c.B_r <= 0)
-    return "B_r must be a multiple of 64 (P and dS tiles of 64-column sub-tiles)";
-  if (c.B_r + c.d_head > 192)
-    return "B_r + d_head must be at most 192: the fp32 accumulators of Sᵀ, dPᵀ (B_r) and dK, dV "
-           "(d_head) a thread holds";
+  if (c.B_r != 64)
+    return "B_r must be 64: Sᵀ and dPᵀ of a warp's 32 keys x 32 queries beside dK and dV";
   return "";
 }
 
@@ -59,9 +56,9 @@ template <KernelConfig C>
 struct Shape {
   static_assert(backward_layout_violation(C)[0] == '\0',
                 "invalid backward config (see backward_layout_violation)");
-  static_assert(C.swizzled && C.eager_load_blocks,
-                "step B2's tiles are swizzled and its query blocks double-buffered (swizzled, "
-                "eager)");
+  static_assert(C.swizzled && C.eager_load_blocks && C.mma_double_buffer_loads,
+                "step B2's tiles are swizzled, its query blocks and fragment loads double-buffered "
+                "(swizzled, eager, buffer)");
 
   using Element = typename ElementOf<C.dtype>::type;
 

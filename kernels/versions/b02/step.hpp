@@ -9,11 +9,11 @@
 namespace flashscope::versions {
 
 // Backward step B2 (docs/spec/backward-track.md §4, docs/versions/B2.md): step B1 with the
-// forward track's memory techniques: swizzled tiles, double-buffered query blocks, P and dS kept
-// in registers for the warp's own half of dV and dK.
+// forward track's memory techniques: swizzled tiles, double-buffered query blocks and fragment
+// loads, P and dS kept in registers for the warp's own half of dV and dK.
 inline constexpr StepDescriptor kStepB2{
     .number = 102,
-    .title = "Swizzled tiles, double-buffered query blocks, P and dS kept in registers",
+    .title = "Swizzled tiles, double-buffered loads, P and dS kept in registers",
     .track = Track::ampere,
     .pass = Pass::backward,
     .source_folder = "b02",
@@ -24,10 +24,12 @@ inline constexpr StepDescriptor kStepB2{
     .d_heads = {64, 128},
     .causal = true,
     .static_head_counts = {},
-    // Four warps in two key pairs: B_c = 16 x n_warps keys, B_r = 64 queries per inner step.
-    .picks = {.progression = "(FP16, 128, 64, 64, 4): async+eager+swizzled+load_0_0_0_tiles",
+    // Eight warps in four key pairs: B_c = 16 x n_warps = 128 keys a CTA, B_r = 64 queries an
+    // inner step (docs/versions/B2.md says why 128 keys: half the dQ reductions of 64).
+    .picks = {.progression =
+                  "(FP16, 128, 64, 128, 8): async+eager+swizzled+load_0_0_0_tiles+buffer",
               .progression_at_other_d_heads =
-                  {"(FP16, 64, 64, 64, 4): async+eager+swizzled+load_0_0_0_tiles"}},
+                  {"(FP16, 64, 64, 128, 8): async+eager+swizzled+load_0_0_0_tiles+buffer"}},
     .tuning = {},
     .rules = step_rules::backward_b2,
     .kernel = {.header = "kernel.cuh", .register_function = "register_kernel"},
