@@ -13,8 +13,8 @@
 //    ldmatrix phases of a warp spread over all banks;
 //  - Q, dO, L and D have two stages: the next query block's copy is issued right after the
 //    barrier that opens a block and lands while the block is computed;
-//  - the fragment loads of Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ are double-buffered: the next slice's
-//    ldmatrix is issued before this slice's mmas (block_gemms.cuh);
+//  - the fragment loads of Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ and dQ = dS·K are double-buffered: the next
+//    slice's ldmatrix is issued before this slice's mmas (block_gemms.cuh);
 //  - a warp's own half of P and dS stays in the registers it computed them in for dV += Pᵀ·dO
 //    and dK += dSᵀ·Q; only the pair's other half (and dS for dQ) goes through shared memory;
 //  - dQ is added with 8-byte vector reductions (red.global.add.v2.f32) on sm_90.
