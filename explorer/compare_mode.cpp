@@ -1,5 +1,7 @@
 #include "explorer/compare_mode.hpp"
 
+#include "kernels/common/problem_axes.hpp"
+
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -25,8 +27,8 @@ std::string format(const char* pattern, double value) {
 
 std::string describe(const ComparedRow& row) {
   const ResultRow& a = *row.a;
-  return a.subject.text() + (a.config ? " " + config_text(a) : "") + " " + dtype_text(a) +
-         " N=" + std::to_string(a.seq_len) + " (A " + format("%.1f", a.tflops) + ", B " +
+  return a.subject.text() + (a.config ? " " + config_text(a) : "") + " " +
+         problem_label(a.problem) + " (A " + format("%.1f", a.tflops) + ", B " +
          format("%.1f", row.b->tflops) + " TFLOP/s)";
 }
 

@@ -97,7 +97,7 @@ CeilingOptions ceiling_options_from_cli(const PeakCli& cli) {
 
 std::string describe(const ResultRow& row) {
   char text[256];
-  const std::string name = row.subject.text() + (row.dtype ? " " + dtype_text(row) : "");
+  const std::string name = row.subject.text() + (row_dtype(row) ? " " + dtype_text(row) : "");
   const std::string verdict(verdict_name(row.verdict));
   if (!row.status.ok()) {
     std::snprintf(text, sizeof text, "%-22s %s", name.c_str(), row.status.text().c_str());

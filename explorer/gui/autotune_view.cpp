@@ -103,7 +103,6 @@ void AutotuneView::draw(ExplorerState& state) {
   ImGui::SetNextItemWidth(80);
   string_combo("##autotune_dtype", query_.dtype, set.dtypes(), "all");
   ImGui::SameLine();
-  d_head_controls(state);
   workload_controls(state);
   ImGui::SetNextItemWidth(130);
   seq_len_combo("##autotune_n", query_.seq_len, set.seq_lens(query_.dtype), "every N");
@@ -229,7 +228,7 @@ void AutotuneView::draw_chart(ExplorerState& state, float width) {
         model_.points[placed[static_cast<std::size_t>(*interaction.hovered)].point];
     ImGui::BeginTooltip();
     if (point.fastest_at_seq_len)
-      ImGui::TextColored(kBetterColour, "fastest at N = %d", point.row->seq_len);
+      ImGui::TextColored(kBetterColour, "fastest at N = %d", point.row->problem.seq_len);
     row_details(set, *point.row);
     ImGui::EndTooltip();
   }

@@ -274,7 +274,7 @@ void CompareView::draw(ExplorerState& state) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(dtype_text(either).c_str());
         ImGui::TableNextColumn();
-        ImGui::Text("%d", either.seq_len);
+        ImGui::Text("%d", either.problem.seq_len);
         for (const ResultRow* side : {row.a, row.b}) {
           ImGui::TableNextColumn();
           if (side == nullptr)

@@ -1,5 +1,8 @@
 #include "explorer/gui/gui_app.hpp"
 
+#include "kernels/common/problem_axes.hpp"
+#include "kernels/common/text.hpp"
+
 #include <CLI/CLI.hpp>
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -58,9 +61,11 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
   in_group(app.add_option("--gpu", options.gpu,
                           "GPU whose rows the views show first: a device index (e.g. 1) or a UUID "
                           "or its prefix (e.g. GPU-8e5b); its model becomes the device filter"));
-  in_group(app.add_option("--d-head", options.d_head,
-                          "Head dimension the views show first (64, 128, 256); default 128 when "
-                          "the loaded rows have it, else their smallest"));
+  in_group(
+      app.add_option("--workload", options.workload,
+                     "The workload the views show first, one axis=value each (repeatable): "
+                     "d_head=64, heads=32, heads_kv=8, causal=1, pass=backward; an axis not "
+                     "named starts at its plain value (d_head 128, no mask, ...) when loaded"));
   in_group(app.add_option_function<std::string>(
       "--compare-gpus",
       [&options](const std::string& pair) {
@@ -189,7 +194,8 @@ class ExplorerWindow {
     if (options.detail_tab == "diff") detail_.select_tab(DetailView::Tab::source_diff);
     if (options.detail_tab == "sass") detail_.select_tab(DetailView::Tab::sass);
     if (!options.gpu.empty()) choose_gpu(options.gpu);
-    if (options.d_head != 0) choose_d_head(options.d_head);
+    for (const std::string& item : options.workload)
+      choose_workload_value(item);
     if (!options.compare_gpu_a.empty() || !options.compare_gpu_b.empty()) {
       for (const std::string& gpu : {options.compare_gpu_a, options.compare_gpu_b})
         if (!gpu.empty() && !any_row_on(gpu))
@@ -248,28 +254,48 @@ class ExplorerWindow {
                        "' (give a device index such as 1 or a UUID prefix such as GPU-8e5b)");
   }
 
-  void choose_d_head(int d_head) {
-    const std::vector<int>& d_heads = state_.d_heads();
-    if (std::find(d_heads.begin(), d_heads.end(), d_head) != d_heads.end()) {
-      state_.set_d_head(d_head);
+  // "d_head=64": selects that value when a loaded workload has it (with the values chosen so
+  // far), else lists the values there are under Problems.
+  void choose_workload_value(const std::string& item) {
+    const std::size_t equals = item.find('=');
+    const AxisSpec* spec =
+        equals == std::string::npos ? nullptr : find_axis(std::string_view(item).substr(0, equals));
+    const auto& selectable = selectable_workload_axes();
+    if (spec == nullptr ||
+        std::find(selectable.begin(), selectable.end(), spec->axis) == selectable.end()) {
+      std::vector<std::string> names;
+      for (const Axis axis : selectable)
+        names.emplace_back(axis_spec(axis).name);
+      state_.add_problem("--workload: " + text::quoted(item) + " is not axis=value with an axis " +
+                         "of " + text::join(names, ", "));
       return;
     }
-    std::string present;
-    for (const int value : d_heads)
-      present += (present.empty() ? "" : ", ") + std::to_string(value);
-    state_.add_problem("--d-head: no loaded row has d_head " + std::to_string(d_head) +
-                       " (the loaded rows have " + (present.empty() ? "none" : present) + ")");
+    int value = 0;
+    try {
+      value = spec->parse(std::string_view(item).substr(equals + 1));
+    } catch (const std::invalid_argument& error) {
+      state_.add_problem("--workload: " + std::string(spec->name) + ": " + error.what());
+      return;
+    }
+    const std::vector<int> values = state_.workload_values(spec->axis);
+    if (std::find(values.begin(), values.end(), value) != values.end()) {
+      state_.set_workload_value(spec->axis, value);
+      return;
+    }
+    std::vector<std::string> present;
+    for (const int other : values)
+      present.push_back(spec->text(other));
+    state_.add_problem("--workload: no loaded row has " + std::string(spec->name) + " " +
+                       spec->text(value) + " (the loaded rows have " +
+                       (present.empty() ? "none" : text::join(present, ", ")) + ")");
   }
 
  public:
   void draw() {
-    if (state_.requested_d_head) {
-      state_.set_d_head(*state_.requested_d_head);
-      state_.requested_d_head.reset();
-    }
-    if (state_.requested_causal) {
-      state_.set_causal(*state_.requested_causal);
-      state_.requested_causal.reset();
+    if (state_.requested_workload_value) {
+      state_.set_workload_value(state_.requested_workload_value->first,
+                                state_.requested_workload_value->second);
+      state_.requested_workload_value.reset();
     }
     run_panel_.stream_rows(state_);
     const ImGuiViewport* viewport = ImGui::GetMainViewport();

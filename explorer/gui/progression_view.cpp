@@ -52,7 +52,7 @@ std::optional<CeilingShare> value_share(ExplorerState& state, const Ceilings& ce
   row.tflops = value.tflops;  // the harmonic mean where the value is one
   std::optional<InstructionFamily> family;
   if (const auto step = row.step_number())
-    family = kernel_family(state.sass, *step, value.config, row.dtype);
+    family = kernel_family(state.sass, *step, value.config, row_dtype(row));
   return share_of_ceiling(ceilings, row, family);
 }
 

@@ -15,15 +15,13 @@ namespace {
 
 // A reference measured twice at a shape (before and after the kernels) is two measurements;
 // a file from before the passes existed has pass 1 only.
-// The workload is part of the key: a causal row is compared with the causal row of the other file
-// only.
-using MeasurementKey = std::tuple<RowSubject, std::optional<KernelConfig>, std::optional<DType>,
-                                  int, int, int, int, bool, int>;
+// The problem is part of the key: a causal row is compared with the causal row of the other file
+// only, a grouped one with the grouped one.
+using MeasurementKey = std::tuple<RowSubject, std::optional<KernelConfig>, Problem, int>;
 
 MeasurementKey key_of(const ResultRow& row) {
   const int pass = row.is_baseline_or_ceiling() ? row.reference_pass.value_or(1) : 0;
-  return {row.subject, row.config,  row.dtype,  row.d_head, row.batch,
-          row.heads,   row.seq_len, row.causal, pass};
+  return {row.subject, row.config, row.problem, pass};
 }
 
 int sign(std::partial_ordering order) {
@@ -131,7 +129,7 @@ const ResultRow& either(const ComparedRow& row) {
 std::optional<double> numeric_column(const ComparedRow& row, CompareColumn column) {
   switch (column) {
     case CompareColumn::seq_len:
-      return either(row).seq_len;
+      return either(row).problem.seq_len;
     case CompareColumn::a_tflops:
       return row.a && is_usable(*row.a) ? std::optional<double>(row.a->tflops) : std::nullopt;
     case CompareColumn::b_tflops:
@@ -151,7 +149,7 @@ int compare_column(const ComparedRow& x, const ComparedRow& y, CompareColumn col
     case CompareColumn::config:
       return sign(either(x).config <=> either(y).config);
     case CompareColumn::dtype:
-      return sign(either(x).dtype <=> either(y).dtype);
+      return sign(row_dtype(either(x)) <=> row_dtype(either(y)));
     default:
       break;
   }

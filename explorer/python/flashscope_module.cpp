@@ -19,13 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/problem_axes.hpp"
 #include "configs/config_sets.hpp"
 #include "explorer/python/dlpack.hpp"
 #include "explorer/python/kernel_selection.hpp"
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/config.hpp"
 #include "kernels/common/cuda_check.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
 #include "kernels/common/registry.hpp"
 #include "kernels/common/tensor_map.hpp"
 #include "profiling/nvtx_ranges.hpp"
@@ -240,30 +241,23 @@ std::string step_list_text(const std::vector<int>& steps) {
   return text.empty() ? "none" : text;
 }
 
-std::vector<int> built_steps_with_causal() {
-  std::vector<int> steps;
-  for (const KernelEntry* entry : built_kernels().entries())
-    if (entry->supports_causal && (steps.empty() || steps.back() != entry->step))
-      steps.push_back(entry->step);
-  return steps;
-}
-
-// ValueError unless `entry` (or, with no entry yet, `step`, or any built step) applies the causal
-// mask. A named step without it gets launch validation's message (unsupported_causal_message),
-// the one `explorer check --causal` and a causal sweep give.
-void require_causal_support(std::optional<int> step, const KernelEntry* entry) {
-  if (entry && !entry->supports_causal)
-    throw py::value_error("causal=True: " + unsupported_causal_message(entry->step));
-  if (step && !configs::step_descriptor(*step).causal)
-    throw py::value_error("causal=True: " + unsupported_causal_message(*step));
-  const std::vector<int> causal_steps = built_steps_with_causal();
-  if (causal_steps.empty())
-    throw py::value_error(
-        "causal=True: no step built into this module has the causal mask; causal attention runs "
-        "on " +
-        configs::step_list_text(configs::steps_supporting_causal()) +
-        " (the .causal of kernels/versions/vNN/step.hpp; built steps: " +
-        step_list_text(built_kernels().steps()) + ")");
+// ValueError unless the named step (or, with none named, some built step) runs every axis' value
+// of the problem the arrays pose — the mask, grouped K/V heads, the head dimension — as its
+// descriptor declares: the message launch validation, `explorer check` and a sweep give, naming
+// the steps that run it.
+void require_problem_support(std::optional<int> step, const Problem& problem) {
+  if (step) {
+    if (auto reason = configs::step_refusal_message(*step, problem)) throw py::value_error(*reason);
+    return;
+  }
+  const std::vector<int> built = built_kernels().steps();
+  for (const int candidate : built)
+    if (!configs::step_refusal_message(candidate, problem)) return;
+  const std::optional<std::string> newest =
+      built.empty() ? std::nullopt : configs::step_refusal_message(built.back(), problem);
+  throw py::value_error("no step built into this module runs the problem " +
+                        problem_label(problem) + (newest ? ": " + *newest : std::string()) +
+                        " (built steps: " + step_list_text(built) + ")");
 }
 
 void require_step_built(int step) {
@@ -280,6 +274,7 @@ void require_step_built(int step) {
 }
 
 AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays, bool causal) {
+  // K and V have their own head count (grouped-query attention); O has Q's shape.
   // Until the output exists, Q stands in for it: every rule about O compares it with Q.
   const TensorView& o = arrays.size() > 3 ? arrays[3].view : arrays[0].view;
   return {arrays[0].view, arrays[1].view, arrays[2].view, o, causal};
@@ -319,8 +314,8 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
     // The kernels read every K and V row from every block, and forward_timed launches again on
     // the same inputs, so an output that overlaps an input would silently change the result.
     const auto end_of = [](const TensorView& view) {
-      return static_cast<const char*>(view.data) +
-             view.shape[0] * view.shape[1] * view.shape[2] * view.shape[3] * kElementBytes;
+      return static_cast<const char*>(view.data) + view.shape[0] * view.shape[1] * view.shape[2] *
+                                                       view.shape[3] * element_bytes(view.dtype);
     };
     const TensorView& o = arrays[3].view;
     for (int i = 0; i < 3; ++i) {
@@ -332,9 +327,11 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
     }
   }
   if (step) require_step_built(*step);
-  if (causal) require_causal_support(step, nullptr);
-
   const AttentionTensors tensors = attention_tensors(arrays, causal);
+  const Problem problem = problem_of(tensors);
+  if (const auto violation = problem_violation(problem))
+    throw py::value_error("q, k, v: " + *violation);
+  require_problem_support(step, problem);
   if (step && config) {
     // The rules of launch validation that do not depend on the device, for the lowest GPU the
     // kernel was compiled for; the device itself is checked below.
@@ -351,7 +348,6 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
   const int capability = resolved.gpu.compute_capability;
   if (step) {
     resolved.entry = &kernel_of_step(*step, config, tensors.q, resolved.gpu);
-    if (causal) require_causal_support(std::nullopt, resolved.entry);
     validate_launch(*resolved.entry, tensors, capability, resolved.device);
     return resolved;
   }
@@ -366,7 +362,7 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
       continue;
     try {
       const KernelEntry& entry = kernel_of_step(*it, config, tensors.q, resolved.gpu);
-      if (causal && !entry.supports_causal) continue;
+      if (configs::step_refusal_message(*it, problem)) continue;
       validate_launch(entry, tensors, capability, resolved.device);
       resolved.entry = &entry;
       return resolved;
@@ -452,8 +448,8 @@ class DeviceArray {
       if (extent <= 0) throw py::value_error("DeviceArray: every extent must be positive");
       count *= extent;
     }
-    allocation_ =
-        std::make_shared<DeviceAllocation>(static_cast<std::size_t>(count) * kElementBytes, device);
+    allocation_ = std::make_shared<DeviceAllocation>(
+        static_cast<std::size_t>(count) * element_bytes(dtype), device);
   }
 
   void* data() const { return allocation_->data; }

@@ -1,5 +1,7 @@
 #include "explorer/report/results_report.hpp"
 
+#include "kernels/common/problem_axes.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -82,7 +84,8 @@ std::string busiest_run(const RowSet& set, Wanted wanted) {
       items;
   for (const ResultRow* row : set.rows())
     if (is_usable(*row) && wanted(*row))
-      items[run_key(*row)].insert({row->subject, row->config, row->dtype, row->seq_len});
+      items[run_key(*row)].insert(
+          {row->subject, row->config, row_dtype(*row), row->problem.seq_len});
   std::string best;
   std::size_t most = 0;
   for (const auto& [run, measured] : items)
@@ -100,7 +103,8 @@ template <typename Wanted>
 std::string widest_run(const RowSet& set, Wanted wanted) {
   std::map<std::string, std::set<std::pair<RowSubject, std::optional<DType>>>> covered;
   for (const ResultRow* row : set.rows())
-    if (is_usable(*row) && wanted(*row)) covered[run_key(*row)].insert({row->subject, row->dtype});
+    if (is_usable(*row) && wanted(*row))
+      covered[run_key(*row)].insert({row->subject, row_dtype(*row)});
   std::string best;
   std::size_t most = 0;
   for (const auto& [run, pairs] : covered)
@@ -118,7 +122,7 @@ std::string widest_kernel_run(const RowSet& set, int first_step) {
   std::map<std::string, std::set<std::tuple<int, std::optional<DType>, int>>> covered;
   for (const ResultRow* row : set.rows())
     if (const auto step = row->step_number(); step && *step >= first_step && is_usable(*row))
-      covered[run_key(*row)].insert({*step, row->dtype, row->seq_len});
+      covered[run_key(*row)].insert({*step, row_dtype(*row), row->problem.seq_len});
   std::string best;
   std::size_t most = 0;
   for (const auto& [run, cells] : covered)
@@ -290,7 +294,7 @@ std::string per_n_block(const RowSet& all, int step) {
 std::string d_heads_block(const std::vector<const ResultRow*>& rows) {
   std::map<int, std::vector<const ResultRow*>> by_d_head;
   for (const ResultRow* row : rows)
-    if (!row->is_ceiling()) by_d_head[row->d_head].push_back(row);
+    if (!row->is_ceiling()) by_d_head[row->problem.d_head].push_back(row);
   if (by_d_head.size() < 2) return "";
   std::string out =
       "| d_head | dtype | N | fastest step | config | TFLOP/s | % FA2 | % cuDNN by time | % cuDNN "
@@ -455,7 +459,7 @@ std::string ceilings_block(const RowSet& all) {
            fixed(ceiling.row->sm_clock_mhz, 0) + " | " + run_label(*ceiling.row) + " |\n";
 
   const std::string run = widest_run(all, [](const ResultRow& row) {
-    return row.seq_len == kHeadlineSeqLen && arithmetic_intensity(row).has_value();
+    return row.problem.seq_len == kHeadlineSeqLen && arithmetic_intensity(row).has_value();
   });
   if (run.empty()) return out;
   const RowSet set(rows_of_run(all, run));
@@ -518,7 +522,8 @@ std::string references_block(const RowSet& set) {
     const auto baseline = row->subject.which_baseline();
     if (!baseline || !is_usable(*row)) continue;
     const ResultRow* paired = set.baseline_for(*row, *baseline);
-    if (paired == row) by_run[run_label(*row)][row->seq_len][{dtype_text(*row), *baseline}] = row;
+    if (paired == row)
+      by_run[run_label(*row)][row->problem.seq_len][{dtype_text(*row), *baseline}] = row;
   }
   const auto ratio = [](std::optional<double> value) {
     if (!value) return std::string("–");
@@ -537,7 +542,7 @@ std::string references_block(const RowSet& set) {
         };
         for (const Baseline baseline : kBaselines) {
           const ResultRow* row = row_of(baseline);
-          if (row) batch = row->batch;
+          if (row) batch = row->problem.batch;
           line += " " + fixed(row ? std::optional<double>(row->tflops) : std::nullopt, 1) + " |";
         }
         const ResultRow* fa2 = row_of(Baseline::fa2);
@@ -610,11 +615,11 @@ std::string versus_fa2_block(const RowSet& all, int step) {
   const RowSet set(rows_of_run(all, progression_run(all)));
   std::vector<const ResultRow*> rows;
   for (const ResultRow* row : set.rows())
-    if (row->step_number() == step && row->seq_len == kHeadlineSeqLen && is_usable(*row))
+    if (row->step_number() == step && row->problem.seq_len == kHeadlineSeqLen && is_usable(*row))
       rows.push_back(row);
   if (rows.empty()) return "";
   std::sort(rows.begin(), rows.end(), [&](const ResultRow* a, const ResultRow* b) {
-    if (a->dtype != b->dtype) return a->dtype < b->dtype;  // fp16 first
+    if (row_dtype(*a) != row_dtype(*b)) return row_dtype(*a) < row_dtype(*b);  // fp16 first
     return a->median_ms < b->median_ms;
   });
   std::string out =
@@ -675,7 +680,7 @@ std::string warnings_block(const RowSet& set) {
   for (const ResultRow* row : set.rows())
     if (!row->warnings.empty())
       out += "| " + run_label(*row) + " | " + row->subject.label() + " | " + config_cell(*row) +
-             " | " + dtype_text(*row) + " | " + std::to_string(row->seq_len) + " | " +
+             " | " + dtype_text(*row) + " | " + std::to_string(row->problem.seq_len) + " | " +
              row->warnings + " |\n";
   if (out.empty()) return "No row carries a warning.\n";
   return "| run | step | config | dtype | N | warning |\n| --- | --- | --- | --- | ---: | --- |\n" +
@@ -697,16 +702,16 @@ std::string autotune_block(const RowSet& all, int step) {
   const AutotuneModel model = build_autotune_model(set, {step, "", std::nullopt});
   std::map<std::pair<std::optional<DType>, int>, int> configs_measured;
   for (const AutotunePoint& point : model.points)
-    ++configs_measured[{point.row->dtype, point.row->seq_len}];
+    ++configs_measured[{row_dtype(*point.row), point.row->problem.seq_len}];
   std::string out =
       "| dtype | N | configs measured | fastest config | TFLOP/s | % FA2 by time | % FA2 by "
       "cycles | registers |\n"
       "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n";
   for (const ResultRow* row : model.fastest) {
     out +=
-        "| " + dtype_text(*row) + " | " + std::to_string(row->seq_len) + " | " +
-        std::to_string(configs_measured[{row->dtype, row->seq_len}]) + " | " + config_cell(*row) +
-        " | " + fixed(row->tflops, 1) + " | " +
+        "| " + dtype_text(*row) + " | " + std::to_string(row->problem.seq_len) + " | " +
+        std::to_string(configs_measured[{row_dtype(*row), row->problem.seq_len}]) + " | " +
+        config_cell(*row) + " | " + fixed(row->tflops, 1) + " | " +
         percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::time)) + " | " +
         percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::cycles)) + " | " +
         fixed(row->registers ? std::optional<double>(*row->registers) : std::nullopt, 0) + " |\n";
@@ -776,8 +781,8 @@ std::string autotune_summary_block(const RowSet& all, int step) {
   for (const ResultRow* fastest : model.fastest) {
     std::vector<const AutotunePoint*> points;
     for (const AutotunePoint& point : model.points)
-      if (point.row->dtype == fastest->dtype && point.row->seq_len == fastest->seq_len &&
-          is_usable(*point.row))
+      if (row_dtype(*point.row) == row_dtype(*fastest) &&
+          point.row->problem.seq_len == fastest->problem.seq_len && is_usable(*point.row))
         points.push_back(&point);
     int within = 0;
     double slowest = 0;
@@ -801,7 +806,7 @@ std::string autotune_summary_block(const RowSet& all, int step) {
     const auto relative = [&](std::optional<double> ms) {
       return ms ? time_change_text(*ms / fastest->median_ms) : std::string("–");
     };
-    out += "| " + dtype_text(*fastest) + " | " + std::to_string(fastest->seq_len) + " | " +
+    out += "| " + dtype_text(*fastest) + " | " + std::to_string(fastest->problem.seq_len) + " | " +
            std::to_string(points.size()) + " | " + std::to_string(within) + " | " +
            relative(slowest) + " |";
     for (const BlockShape& shape : model.shapes) {
@@ -825,8 +830,9 @@ std::string run_comparison_block(const RowSet& set) {
   std::map<std::string, std::map<Item, const ResultRow*>> by_run;
   for (const ResultRow* row : set.rows()) {
     if (!is_usable(*row) || row->reference_pass.value_or(1) != 1) continue;
-    const ResultRow*& slot = by_run[run_label(*row)][{row->subject, row->config, row->dtype,
-                                                      row->batch, row->heads, row->seq_len}];
+    const ResultRow*& slot =
+        by_run[run_label(*row)][{row->subject, row->config, row_dtype(*row), row->problem.batch,
+                                 row->problem.heads, row->problem.seq_len}];
     if (!slot || row->median_ms < slot->median_ms) slot = row;
   }
   std::string out;
@@ -964,8 +970,31 @@ std::string device_slug(const std::string& device) {
   return slug;
 }
 
-// The head dimension of the unsuffixed block names: the one every step runs.
-constexpr int kReportDHead = 128;
+// The suffix of a workload's block names: a token per workload axis off its plain value, in table
+// order ("-d64", "-h32-kv8", "-causal", "-backward"), so the plain workload (d_head 128, 16 heads,
+// no grouping, no mask, forward) keeps the names the documents have always used. The dtype is not
+// a workload of its own here: a block shows both. `skipped` leaves one axis out (the d-heads
+// block compares head dimensions).
+std::string workload_suffix(const Problem& workload, std::optional<Axis> skipped = std::nullopt) {
+  std::string suffix;
+  for (const AxisSpec& spec : problem_axes()) {
+    if (!spec.workload || spec.axis == Axis::dtype || spec.axis == skipped) continue;
+    std::string token;
+    for (const char c : spec.fragment(workload))
+      if (c != '=') token += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!token.empty()) suffix += "-" + token;
+  }
+  return suffix;
+}
+
+// The workload a row's blocks go with; a ceiling, which measures no problem, goes with the plain
+// one.
+Problem report_workload(const ResultRow& row) {
+  Problem workload =
+      row.is_ceiling() ? multi_head_problem(DType::FP16, 0, 0, 16, 128) : workload_of(row.problem);
+  workload.dtype = DType::FP16;
+  return workload;
+}
 
 // The blocks measured on one device.
 std::map<std::string, std::string> device_blocks(const RowSet& set) {
@@ -1023,30 +1052,28 @@ std::map<std::string, std::string> report_blocks(const RowSet& set) {
     if (primary.empty() || measured_rows[device] > measured_rows[primary]) primary = device;
   std::map<std::string, std::string> blocks;
   for (const auto& [device, rows] : rows_by_device) {
-    // The two workloads never share a block: the causal rows (half the FLOP, their own
-    // references) give every block again with "-causal" appended to its name.
-    std::map<bool, std::vector<const ResultRow*>> by_workload;
-    for (const ResultRow* row : rows)
-      by_workload[!row->is_ceiling() && row->causal].push_back(row);
-    for (const auto& [causal, workload_rows] : by_workload) {
-      const std::string workload = causal ? "-causal" : "";
+    // Two workloads never share a block: the rows of each (the causal ones, a head grouping,
+    // another d_head, …: half the FLOP or other references) give every block again with the
+    // workload's suffix ("per-n-22-d64@h100-80gb-hbm3", "per-n-23-d64-causal",
+    // "progression-h32-kv8-causal").
+    std::map<Problem, std::vector<const ResultRow*>> by_workload;
+    // The head dimensions side by side: one d-heads block per workload but for its d_head.
+    std::map<std::string, std::vector<const ResultRow*>> across_d_heads;
+    for (const ResultRow* row : rows) {
+      const Problem workload = report_workload(*row);
+      by_workload[workload].push_back(row);
+      across_d_heads[workload_suffix(workload, Axis::d_head)].push_back(row);
+    }
+    for (const auto& [suffix, workload_rows] : across_d_heads)
       if (std::string block = d_heads_block(workload_rows); !block.empty()) {
-        blocks["d-heads" + workload + "@" + device_slug(device)] = block;
-        if (device == primary) blocks["d-heads" + workload] = block;
+        blocks["d-heads" + suffix + "@" + device_slug(device)] = block;
+        if (device == primary) blocks["d-heads" + suffix] = block;
       }
-      // One head dimension per block: rows of d_head 128 (and the ceilings) give the names the
-      // documents have always used; another d_head adds "-d<d_head>" to every name
-      // ("per-n-22-d64@h100-80gb-hbm3", "per-n-23-d64-causal").
-      std::map<int, std::vector<const ResultRow*>> by_d_head;
-      for (const ResultRow* row : workload_rows)
-        by_d_head[row->is_ceiling() ? kReportDHead : row->d_head].push_back(row);
-      for (const auto& [d_head, head_rows] : by_d_head) {
-        const std::string suffix =
-            (d_head == kReportDHead ? "" : "-d" + std::to_string(d_head)) + workload;
-        for (const auto& [name, text] : device_blocks(RowSet(head_rows))) {
-          blocks[name + suffix + "@" + device_slug(device)] = text;
-          if (device == primary) blocks[name + suffix] = text;
-        }
+    for (const auto& [workload, workload_rows] : by_workload) {
+      const std::string suffix = workload_suffix(workload);
+      for (const auto& [name, text] : device_blocks(RowSet(workload_rows))) {
+        blocks[name + suffix + "@" + device_slug(device)] = text;
+        if (device == primary) blocks[name + suffix] = text;
       }
     }
   }

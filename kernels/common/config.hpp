@@ -51,7 +51,12 @@ constexpr bool is_hopper_config(const KernelConfig& c) {
 
 // ---- Derived quantities (spec §2.4, §2.5) -------------------------------------------------
 
-constexpr int kElementBytes = 2;  // fp16 and bf16
+constexpr int kElementBytes = 2;  // fp16 and bf16: the kernels' SMEM arithmetic
+
+// Bytes of one element of `dtype` in a tensor the host allocates.
+constexpr int element_bytes(DType dtype) {
+  return dtype == DType::FP16 || dtype == DType::BF16 ? 2 : 0;
+}
 
 constexpr int threads_per_block(const KernelConfig& c) {
   return 32 * c.n_warps;

@@ -13,8 +13,22 @@
 #include <string_view>
 
 #include "config.hpp"
+#include "problem.hpp"
 
 namespace flashscope {
+
+// Backward steps are numbered from 101 so that they sort after, and never mix with, the forward
+// steps 1, 2, …: step 101 is shown as "B1" everywhere a person reads it (the CSV's step column,
+// views, messages); the number is only how the tools key it.
+inline constexpr int kFirstBackwardStep = 101;
+constexpr bool is_backward_step_number(int step) {
+  return step >= kFirstBackwardStep;
+}
+// "7", "B1": a step as people and the CSV's step column spell it.
+inline std::string step_name(int step) {
+  return is_backward_step_number(step) ? "B" + std::to_string(step - kFirstBackwardStep + 1)
+                                       : std::to_string(step);
+}
 
 // The two instruction families of the progression: steps on the Ampere track run mma.sync and
 // cp.async configs (stages = 0) on sm_80+; steps on the Hopper track run wgmma configs
@@ -134,6 +148,9 @@ struct StepDescriptor {
   Track track;
   std::string_view source_folder;  // under kernels/versions/
   std::string_view cpp_namespace;  // inside flashscope::
+  // The pass the step computes: forward steps (1, 2, …) compute O, backward steps (B1, B2, …)
+  // compute dQ, dK and dV; a step runs problems of its own pass only.
+  Pass pass = Pass::forward;
   // The dtypes and head dimensions configs/ instantiates the step's picks and tune set in. A
   // config at another d_head is refused by launch validation (unsupported_combination), naming
   // the steps that declare it.

@@ -68,12 +68,14 @@ ResultRow identity_row(const std::string& benchmark, std::optional<DType> dtype,
   const DeviceDescription& device = measurement.device;
   const std::string& run_id = measurement.run_id;
   ResultRow row;
-  row.subject = RowSubject::ceiling(benchmark);
-  row.dtype = dtype;
-  row.d_head = 0;
-  row.batch = 0;
-  row.heads = 0;
-  row.seq_len = 0;
+  row.subject = RowSubject::ceiling(benchmark, dtype);
+  // A ceiling computes no attention problem: its shape columns are 0.
+  row.problem = Problem{.dtype = dtype.value_or(DType::FP16),
+                        .batch = 0,
+                        .seq_len = 0,
+                        .heads = 0,
+                        .heads_kv = 0,
+                        .d_head = 0};
   row.verdict = Verdict::unchecked;
   row.device = device.name;
   // Which GPU of a multi-GPU host, as sweep rows say it (docs/csv-schema.md): ceilings of two

@@ -185,10 +185,10 @@ bool metrics_available(const SweepOptions& options, std::ostream& log) {
 // Reference medians are paired with kernel rows of the same device only: another GPU, even of the
 // same model, runs at its own clock. And of the same workload: a causal kernel row is compared
 // with the causal references alone.
-using BaselineKey = std::tuple<int, Baseline, std::optional<DType>, int, int, int, int, bool>;
+using BaselineKey = std::tuple<int, Baseline, Problem>;
 
 BaselineKey pairing_key(int device, Baseline baseline, const ResultRow& row) {
-  return {device, baseline, row.dtype, row.d_head, row.batch, row.heads, row.seq_len, row.causal};
+  return {device, baseline, row.problem};
 }
 
 std::string describe_row(const ResultRow& row) {
@@ -354,6 +354,9 @@ class SweepParent {
 
   void start_worker(Slot& slot) {
     slot.worker = std::make_unique<WorkerProcess>(start_worker_(slot.device, kWorkerRowFd));
+    // The job first: the worker measures with these settings and this plan, as data (a worker
+    // that died already fails the send; its end of the pipe then tells why).
+    slot.worker->send(format_worker_job(slot.device.options, plan_));
     slot.parser = std::make_unique<ResultsCsvParser>("the sweep worker on " + tag(slot));
     slot.rows_from_worker = 0;
     slot.bytes_from_worker = 0;
@@ -461,11 +464,11 @@ class SweepParent {
                              " wrote a row it was not asked for");
     const SweepUnit& unit = plan_.units[slot.assignment->unit];
     const MeasurementItem& item = unit.items[slot.assignment->next];
-    if (row.subject != item.subject || row.seq_len != item.shape.seq_len ||
-        row.config != item.config || row.reference_pass.value_or(0) != item.reference_pass)
+    if (row.subject != item.subject || row.problem != item.problem || row.config != item.config ||
+        row.reference_pass.value_or(0) != item.reference_pass)
       throw std::logic_error("the sweep worker on " + tag(slot) + " measured " +
-                             row.subject.text() + " " + config_text(row) + " N=" +
-                             std::to_string(row.seq_len) + " but the plan says " + item.label());
+                             row.subject.text() + " " + config_text(row) + " " +
+                             problem_label(row.problem) + " but the plan says " + item.label());
     reset_deadline(slot);
     finish_item(slot, std::move(row));
   }

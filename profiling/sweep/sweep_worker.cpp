@@ -19,7 +19,11 @@
 #include <streambuf>
 
 #include "kernels/common/cuda_check.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "kernels/common/device_buffer.hpp"
+#include "kernels/common/problem_axes.hpp"
+#include "kernels/common/reference.hpp"
+#include "kernels/common/text.hpp"
+#include "configs/launch_validation.hpp"
 #include "profiling/cupti_metrics.hpp"
 #include "profiling/device.hpp"
 #include "profiling/kernel_attributes.hpp"
@@ -60,49 +64,37 @@ class FdOutputBuffer : public std::streambuf {
   int fd_;
 };
 
-class DeviceArray {
- public:
-  explicit DeviceArray(std::size_t bytes) { FS_CUDA_CHECK(cudaMalloc(&data_, bytes)); }
-  ~DeviceArray() { cudaFree(data_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  void* get() const { return data_; }
-
- private:
-  void* data_ = nullptr;
-};
-
-// Q, K, V drawn once per (dtype, shape), an output buffer, and the two §1.4 references.
+// Q, K, V drawn once per problem, an output buffer, and the two §1.4 references.
 class InputSet {
  public:
-  InputSet(DType dtype, const AttentionShape& shape, std::uint64_t seed, cudaStream_t stream)
-      : dtype_(dtype),
-        shape_(shape),
+  InputSet(const Problem& problem, std::uint64_t seed, cudaStream_t stream)
+      : problem_(problem),
         seed_(seed),
-        q_(bytes(shape)),
-        k_(bytes(shape)),
-        v_(bytes(shape)),
-        o_(bytes(shape)) {
+        q_(bytes(problem.query_elements())),
+        k_(bytes(problem.key_value_elements())),
+        v_(bytes(problem.key_value_elements())),
+        o_(bytes(problem.query_elements())) {
     // The same derivation as `explorer check --seed`, so a row's input_seed reproduces its inputs.
-    fill_random_normal(q_.get(), dtype, shape.elements(), seed * 3 + 0, 1.0f, stream);
-    fill_random_normal(k_.get(), dtype, shape.elements(), seed * 3 + 1, 1.0f, stream);
-    fill_random_normal(v_.get(), dtype, shape.elements(), seed * 3 + 2, 1.0f, stream);
-    references_ =
-        std::make_unique<ReferenceOutputs>(shape, dtype, q_.get(), k_.get(), v_.get(), stream);
+    const DType dtype = problem.dtype;
+    fill_random_normal(q_.get(), dtype, problem.query_elements(), seed * 3 + 0, 1.0f, stream);
+    fill_random_normal(k_.get(), dtype, problem.key_value_elements(), seed * 3 + 1, 1.0f, stream);
+    fill_random_normal(v_.get(), dtype, problem.key_value_elements(), seed * 3 + 2, 1.0f, stream);
+    references_ = std::make_unique<ReferenceOutputs>(problem, q_.get(), k_.get(), v_.get(), stream);
   }
 
-  bool matches(DType dtype, const AttentionShape& shape) const {
-    return dtype == dtype_ && shape.batch == shape_.batch && shape.seq_len == shape_.seq_len &&
-           shape.heads == shape_.heads && shape.d_head == shape_.d_head &&
-           shape.causal == shape_.causal;  // the references differ with the mask
-  }
+  // The references differ with every axis of the problem (the mask included).
+  bool matches(const Problem& problem) const { return problem == problem_; }
   AttentionTensors tensors() const {
-    const std::array<std::int64_t, 4> dims{shape_.batch, shape_.seq_len, shape_.heads,
-                                           shape_.d_head};
-    const auto view = [&](const void* data) {
-      return TensorView{data, dtype_, MemoryLocation::device, dims, contiguous_strides(dims)};
+    const std::array<std::int64_t, 4> q_dims{problem_.batch, problem_.seq_len, problem_.heads,
+                                             problem_.d_head};
+    const std::array<std::int64_t, 4> kv_dims{problem_.batch, problem_.seq_len, problem_.heads_kv,
+                                              problem_.d_head};
+    const auto view = [&](const void* data, const std::array<std::int64_t, 4>& dims) {
+      return TensorView{data, problem_.dtype, MemoryLocation::device, dims,
+                        contiguous_strides(dims)};
     };
-    return {view(q_.get()), view(k_.get()), view(v_.get()), view(o_.get()), shape_.causal};
+    return {view(q_.get(), q_dims), view(k_.get(), kv_dims), view(v_.get(), kv_dims),
+            view(o_.get(), q_dims), problem_.causal};
   }
   const void* q() const { return q_.get(); }
   const void* k() const { return k_.get(); }
@@ -112,13 +104,12 @@ class InputSet {
   const ReferenceOutputs& references() const { return *references_; }
 
  private:
-  static std::size_t bytes(const AttentionShape& shape) {
-    return static_cast<std::size_t>(shape.elements()) * kElementBytes;
+  std::size_t bytes(std::int64_t elements) const {
+    return static_cast<std::size_t>(elements) * element_bytes(problem_.dtype);
   }
-  DType dtype_;
-  AttentionShape shape_;
+  Problem problem_;
   std::uint64_t seed_;
-  DeviceArray q_, k_, v_, o_;
+  DeviceBuffer q_, k_, v_, o_;
   std::unique_ptr<ReferenceOutputs> references_;
 };
 
@@ -256,11 +247,11 @@ class UnitRunner {
 
  private:
   void measure_into(const MeasurementItem& item, ResultRow& row) {
-    const std::uint64_t seed = input_seed_for(options_.seed, item.dtype, item.shape);
-    if (!inputs_ || !inputs_->matches(item.dtype, item.shape)) {
+    const std::uint64_t seed = input_seed_for(options_.seed, item.problem);
+    if (!inputs_ || !inputs_->matches(item.problem)) {
       const PhaseClock::Scope scope(phases_, PhaseClock::inputs);
       inputs_.reset();  // free the previous shape's buffers first
-      inputs_ = std::make_unique<InputSet>(item.dtype, item.shape, seed, stream_);
+      inputs_ = std::make_unique<InputSet>(item.problem, seed, stream_);
     }
     InputSet& inputs = *inputs_;
     std::optional<PhaseClock::Scope> setup_scope(std::in_place, phases_, PhaseClock::setup);
@@ -271,13 +262,13 @@ class UnitRunner {
     if (item.is_baseline()) {
       const Baseline which = *item.subject.which_baseline();
       BaselineAttention& baseline = baseline_named(std::string(baseline_key(which)));
-      baseline.prepare(item.shape, item.dtype);
+      baseline.prepare(item.problem);
       if (which == Baseline::fa2) row.fa2_entry_point = baseline.variant();
       launch = [&baseline, &inputs](cudaStream_t stream) {
         baseline.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
       };
-      range_name = measurement_range_name(item.subject.text(), std::string(dtype_name(item.dtype)),
-                                          item.shape.seq_len);
+      range_name = measurement_range_name(
+          item.subject.text(), std::string(dtype_name(item.problem.dtype)), item.problem.seq_len);
     } else {
       const KernelEntry& entry = built_kernels().find(*item.subject.step(), *item.config);
       const AttentionTensors tensors = inputs.tensors();
@@ -289,14 +280,14 @@ class UnitRunner {
       row.smem_bytes = resources.shared_bytes_per_cta;
       row.local_bytes = resources.local_bytes_per_thread;
       range_name = measurement_range_name(item.subject.text(), to_short_form(*item.config),
-                                          item.shape.seq_len);
+                                          item.problem.seq_len);
       inject_test_fault_if_requested(item, stream_);
     }
 
     setup_scope.reset();
     // §1.4 before timing: a poisoned output, one launch, both references.
     std::optional<PhaseClock::Scope> check_scope(std::in_place, phases_, PhaseClock::check);
-    poison_output(inputs.o(), item.dtype, item.shape.elements(), stream_);
+    poison_output(inputs.o(), item.problem.dtype, item.problem.query_elements(), stream_);
     launch(stream_);
     FS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const CorrectnessVerdict verdict = inputs.references().check(inputs.o(), stream_);
@@ -315,8 +306,8 @@ class UnitRunner {
     row.min_ms = timing.min_ms;
     row.max_ms = timing.max_ms;
     // A causal row counts half the FLOP (docs/spec/kernel-progression.md §1.3).
-    row.tflops = tflops_of(matmul_flops(item.shape), timing.median_ms);
-    row.seed_attn_tflops = tflops_of(seed_attention_flops(item.shape), timing.median_ms);
+    row.tflops = tflops_of(matmul_flops(item.problem), timing.median_ms);
+    row.seed_attn_tflops = tflops_of(seed_attention_flops(item.problem), timing.median_ms);
     row.sm_clock_mhz = timing.sm_clock_mhz;
 
     if (profiler_) {
@@ -371,7 +362,7 @@ class UnitRunner {
     return *found->second;
   }
 
-  const SweepOptions& options_;
+  const SweepOptions options_;  // a copy: the job it came from may end first
   std::ostream& log_;
   std::vector<std::string> metric_names_;
   DeviceDescription device_;
@@ -398,12 +389,7 @@ ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
   ResultRow row;
   row.subject = item.subject;
   row.config = item.config;
-  row.dtype = item.dtype;
-  row.d_head = item.shape.d_head;
-  row.batch = item.shape.batch;
-  row.heads = item.shape.heads;
-  row.seq_len = item.shape.seq_len;
-  row.causal = item.shape.causal;
+  row.problem = item.problem;
   row.verdict = Verdict::unchecked;
   row.device = device.name;
   row.device_index = device.index;
@@ -415,8 +401,157 @@ ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
   row.run_id = options.run_id;
   row.locked_sm_clock_mhz = options.locked_sm_clock_mhz;
   if (item.is_baseline()) row.reference_pass = item.reference_pass;
-  row.input_seed = input_seed_for(options.seed, item.dtype, item.shape);
+  row.input_seed = input_seed_for(options.seed, item.problem);
   return row;
+}
+
+// ---- The job: settings and plan as data -----------------------------------------------------
+
+namespace {
+
+constexpr std::string_view kJobHeader = "flashscope-worker-job 1";
+constexpr std::string_view kJobEnd = "end";
+
+// A double that reads back as the same value.
+std::string exact_number(double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+[[noreturn]] void reject_job_line(std::size_t index, const std::string& line,
+                                  const std::string& problem) {
+  throw std::invalid_argument("sweep worker job, line " + std::to_string(index + 1) + " " +
+                              text::quoted(line) + ": " + problem);
+}
+
+}  // namespace
+
+std::string format_worker_job(const SweepOptions& options, const SweepPlan& plan) {
+  std::string job = std::string(kJobHeader) + "\n";
+  const auto setting = [&job](std::string_view name, const std::string& value) {
+    job += "setting " + std::string(name) + " " + value + "\n";
+  };
+  setting("device", std::to_string(options.device));
+  setting("seed", std::to_string(options.seed));
+  setting("run_id", options.run_id);
+  if (options.locked_sm_clock_mhz)
+    setting("locked_sm_clock_mhz", std::to_string(*options.locked_sm_clock_mhz));
+  setting("timing.warmup_runs", std::to_string(options.timing.warmup_runs));
+  setting("timing.timed_runs", std::to_string(options.timing.timed_runs));
+  setting("timing.min_timed_runs", std::to_string(options.timing.min_timed_runs));
+  setting("timing.target_ms", exact_number(options.timing.target_ms));
+  setting("timing.cache_mode", std::string(cache_mode_name(options.timing.cache_mode)));
+  setting("metrics", options.collect_metrics ? "on" : "off");
+  for (const std::string& metric : options.extra_metrics)
+    setting("extra_metric", metric);
+  setting("metric_runs", std::to_string(options.metric_runs));
+  for (const SweepUnit& unit : plan.units) {
+    job += "unit " + unit.name + "\n";
+    for (const MeasurementItem& item : unit.items)
+      job += "item " + item.subject.text() + "\t" +
+             (item.config ? to_short_form(*item.config) : std::string()) + "\t" +
+             problem_record(item.problem) + "\t" + (item.recorded ? "1" : "0") + "\t" +
+             std::to_string(item.reference_pass) + "\n";
+  }
+  job += std::string(kJobEnd) + "\n";
+  return job;
+}
+
+WorkerJob parse_worker_job(const std::vector<std::string>& lines) {
+  WorkerJob job;
+  job.options.extra_metrics.clear();
+  if (lines.empty() || lines.front() != kJobHeader)
+    throw std::invalid_argument("sweep worker job: the first line is not '" +
+                                std::string(kJobHeader) + "'");
+  const auto integer = [](std::size_t index, const std::string& line, std::string_view text) {
+    bool negative = text.starts_with('-');
+    const auto value = text::parse_decimal(negative ? text.substr(1) : text, std::int64_t{1} << 62);
+    if (!value) reject_job_line(index, line, "not an integer");
+    return negative ? -*value : *value;
+  };
+  bool ended = false;
+  for (std::size_t index = 1; index < lines.size(); ++index) {
+    const std::string& line = lines[index];
+    if (ended) reject_job_line(index, line, "after the end of the job");
+    if (line == kJobEnd) {
+      ended = true;
+      continue;
+    }
+    const std::size_t space = line.find(' ');
+    const std::string_view kind = std::string_view(line).substr(0, space);
+    const std::string_view rest =
+        space == std::string::npos ? std::string_view() : std::string_view(line).substr(space + 1);
+    if (kind == "setting") {
+      const std::size_t separator = rest.find(' ');
+      if (separator == std::string_view::npos)
+        reject_job_line(index, line, "a setting needs a value");
+      const std::string_view name = rest.substr(0, separator);
+      const std::string_view value = rest.substr(separator + 1);
+      SweepOptions& o = job.options;
+      if (name == "device") {
+        o.device = static_cast<int>(integer(index, line, value));
+      } else if (name == "seed") {
+        const auto seed = text::parse_decimal(value, INT64_MAX);
+        if (!seed) reject_job_line(index, line, "not a seed");
+        o.seed = static_cast<std::uint64_t>(*seed);
+      } else if (name == "run_id") {
+        o.run_id = std::string(value);
+      } else if (name == "locked_sm_clock_mhz") {
+        o.locked_sm_clock_mhz = static_cast<int>(integer(index, line, value));
+      } else if (name == "timing.warmup_runs") {
+        o.timing.warmup_runs = static_cast<int>(integer(index, line, value));
+      } else if (name == "timing.timed_runs") {
+        o.timing.timed_runs = static_cast<int>(integer(index, line, value));
+      } else if (name == "timing.min_timed_runs") {
+        o.timing.min_timed_runs = static_cast<int>(integer(index, line, value));
+      } else if (name == "timing.target_ms") {
+        char* end = nullptr;
+        const std::string copy(value);
+        o.timing.target_ms = std::strtod(copy.c_str(), &end);
+        if (end != copy.c_str() + copy.size() || copy.empty())
+          reject_job_line(index, line, "not a number");
+      } else if (name == "timing.cache_mode") {
+        if (value != "warm" && value != "cold") reject_job_line(index, line, "not warm or cold");
+        o.timing.cache_mode = value == "cold" ? CacheMode::cold : CacheMode::warm;
+      } else if (name == "metrics") {
+        if (value != "on" && value != "off") reject_job_line(index, line, "not on or off");
+        o.collect_metrics = value == "on";
+      } else if (name == "extra_metric") {
+        o.extra_metrics.emplace_back(value);
+      } else if (name == "metric_runs") {
+        o.metric_runs = static_cast<int>(integer(index, line, value));
+      } else {
+        reject_job_line(index, line, "unknown setting");
+      }
+    } else if (kind == "unit") {
+      job.units.push_back({std::string(rest), {}});
+    } else if (kind == "item") {
+      if (job.units.empty()) reject_job_line(index, line, "an item before the first unit");
+      const std::vector<std::string> fields = text::split_list(rest, '\t');
+      if (fields.size() != 5) reject_job_line(index, line, "an item has 5 tab-separated fields");
+      MeasurementItem item;
+      const auto subject = RowSubject::from_text(fields[0]);
+      if (!subject || subject->is_ceiling()) reject_job_line(index, line, "not a step or baseline");
+      item.subject = *subject;
+      try {
+        if (!fields[1].empty()) item.config = parse_short_form(fields[1]);
+        item.problem = parse_problem_record(fields[2]);
+      } catch (const std::invalid_argument& error) {
+        reject_job_line(index, line, error.what());
+      }
+      if (item.subject.is_kernel() != item.config.has_value())
+        reject_job_line(index, line, "a kernel item has a config, a baseline item none");
+      if (fields[3] != "0" && fields[3] != "1") reject_job_line(index, line, "recorded is 0 or 1");
+      item.recorded = fields[3] == "1";
+      item.reference_pass = static_cast<int>(integer(index, line, fields[4]));
+      job.units.back().items.push_back(std::move(item));
+    } else {
+      reject_job_line(index, line, "not a setting, unit, item or end line");
+    }
+  }
+  if (!ended) throw std::invalid_argument("sweep worker job: it ends before its 'end' line");
+  return job;
 }
 
 std::string format_worker_command(const WorkerCommand& command) {
@@ -474,7 +609,7 @@ class LineReader {
 
 }  // namespace
 
-int run_sweep_worker(const SweepOptions& options, int row_fd, int command_fd) {
+int run_sweep_worker(int row_fd, int command_fd) {
   // If the sweep is killed (a timeout, a signal to its process alone), its worker goes too instead
   // of measuring on; should the parent die before this line, the closed pipe stops the worker.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -483,18 +618,24 @@ int run_sweep_worker(const SweepOptions& options, int row_fd, int command_fd) {
   std::size_t written = 0;
   std::unique_ptr<UnitRunner> runner;
   try {
-    const SweepPlan plan = plan_sweep(options, built_kernels(), built_baselines());
-    runner = std::make_unique<UnitRunner>(options, std::cerr);
-    ResultsCsvWriter writer(rows, extra_metric_columns(options));
     LineReader commands(command_fd);
     std::string line;
+    // The job first: settings and the plan's units, up to its "end" line.
+    std::vector<std::string> job_lines;
+    while (commands.next(line)) {
+      job_lines.push_back(line);
+      if (line == kJobEnd) break;
+    }
+    const WorkerJob job = parse_worker_job(job_lines);
+    runner = std::make_unique<UnitRunner>(job.options, std::cerr);
+    ResultsCsvWriter writer(rows, extra_metric_columns(job.options));
     while (commands.next(line)) {
       const WorkerCommand command = parse_worker_command(line);
-      if (command.unit >= plan.units.size())
+      if (command.unit >= job.units.size())
         throw std::invalid_argument("sweep worker: unit " + std::to_string(command.unit) +
                                     " does not exist (the plan has " +
-                                    std::to_string(plan.units.size()) + ")");
-      const SweepUnit& unit = plan.units[command.unit];
+                                    std::to_string(job.units.size()) + ")");
+      const SweepUnit& unit = job.units[command.unit];
       for (std::size_t i = command.start; i < unit.items.size(); ++i) {
         const ResultRow row = runner->measure(unit.items[i]);
         writer.write(row);
@@ -511,7 +652,7 @@ int run_sweep_worker(const SweepOptions& options, int row_fd, int command_fd) {
     // pipe, the writer) cost only the item being measured, like a crash.
     return written == 0 ? kWorkerSetupFailed : kWorkerUnexpectedError;
   }
-  std::cerr << runner->time_summary() << "\n";
+  if (runner) std::cerr << runner->time_summary() << "\n";
   return kWorkerDone;
 }
 

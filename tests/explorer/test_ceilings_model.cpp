@@ -25,11 +25,13 @@ struct Rows {
     ResultRow row;
     row.subject = *RowSubject::from_text(step);
     if (!config.empty()) row.config = parse_short_form(config);
-    row.dtype = dtype_from_string(dtype);
-    row.d_head = 128;
-    row.batch = 16;
-    row.heads = 16;
-    row.seq_len = seq_len;
+    row.problem.dtype = dtype_from_string(dtype).value_or(DType::FP16);
+    if (row.subject.is_ceiling()) row.subject.set_element_type(dtype_from_string(dtype));
+    row.problem.d_head = 128;
+    row.problem.batch = 16;
+    row.problem.heads = 16;
+    row.problem.heads_kv = row.problem.heads;
+    row.problem.seq_len = seq_len;
     row.tflops = tflops;
     row.runs = 30;
     row.median_ms = 1000.0 / (tflops > 0 ? tflops : 1);
@@ -45,7 +47,7 @@ struct Rows {
   ResultRow& ceiling(const std::string& name, const std::string& dtype, double tflops,
                      std::optional<double> gbytes_per_s = std::nullopt) {
     ResultRow& row = add("peak:" + name, "", 0, tflops, dtype);
-    row.d_head = row.batch = row.heads = 0;
+    row.problem.d_head = row.problem.batch = row.problem.heads = 0;
     row.gbytes_per_s = gbytes_per_s;
     return row;
   }

@@ -23,11 +23,12 @@ struct Rows {
     ResultRow row;
     row.subject = *RowSubject::from_text(step);
     if (!std::string_view(config).empty()) row.config = parse_short_form(config);
-    row.dtype = DType::FP16;
-    row.d_head = 128;
-    row.batch = 16;
-    row.heads = 16;
-    row.seq_len = 4096;
+    row.problem.dtype = DType::FP16;
+    row.problem.d_head = 128;
+    row.problem.batch = 16;
+    row.problem.heads = 16;
+    row.problem.heads_kv = row.problem.heads;
+    row.problem.seq_len = 4096;
     row.runs = 30;
     row.tflops = tflops;
     row.median_ms = 1000.0 / tflops;
@@ -71,7 +72,7 @@ TEST_CASE("blocks never mix head dimensions: d_head 128 keeps the names, others 
   // The same configs' names at d_head 64 (as a step that runs it would record them), far faster:
   // they must not enter the d_head 128 tables.
   ResultRow& fast = rows.add("7", kTuneB, 900, "run");
-  fast.d_head = 64;
+  fast.problem.d_head = 64;
   const auto blocks = report_blocks(rows.set());
   const std::string& at_128 = blocks.at("autotune-7");
   CAPTURE(at_128);
@@ -90,10 +91,10 @@ TEST_CASE("blocks never mix workloads: causal rows get every block again with -c
   rows.add("7", kPick, 300, "run");
   rows.add("7", kTuneA, 305, "run");
   // Causal rows of another config, at a throughput the unmasked tables must not show.
-  rows.add("7", kTuneB, 900, "run").causal = true;
-  rows.add("7", kPick, 950, "run").causal = true;
-  rows.add("7", kTuneB, 700, "run").d_head = 64;
-  rows.storage.back().causal = true;
+  rows.add("7", kTuneB, 900, "run").problem.causal = true;
+  rows.add("7", kPick, 950, "run").problem.causal = true;
+  rows.add("7", kTuneB, 700, "run").problem.d_head = 64;
+  rows.storage.back().problem.causal = true;
   const auto blocks = report_blocks(rows.set());
   const std::string& unmasked = blocks.at("autotune-7");
   CAPTURE(unmasked);
@@ -122,8 +123,8 @@ TEST_CASE(
   rows.add("22", config_128, 600, "run");
   rows.add("21", config_128, 590, "run");
   rows.add("cudnn", "", 580, "run");
-  rows.add("22", config_64, 400, "run").d_head = 64;
-  rows.add("cudnn", "", 500, "run").d_head = 64;  // 400 / 500: 80 % of cuDNN at d_head 64
+  rows.add("22", config_64, 400, "run").problem.d_head = 64;
+  rows.add("cudnn", "", 500, "run").problem.d_head = 64;  // 400 / 500: 80 % of cuDNN at d_head 64
   const auto blocks = report_blocks(rows.set());
   REQUIRE(blocks.count("d-heads") == 1);
   const std::string& block = blocks.at("d-heads");
@@ -286,11 +287,13 @@ TEST_CASE("the autotune summary and the run comparison come from the rows") {
 TEST_CASE("the ceilings block lists the peaks and each step's share of its family's ceiling") {
   Rows rows;
   ResultRow& mma = rows.add("peak:mma.sync", "", 600, "peak");
-  mma.seq_len = 0;
+  mma.problem.seq_len = 0;
+  mma.subject.set_element_type(DType::FP16);
   ResultRow& wgmma = rows.add("peak:wgmma", "", 900, "peak");
-  wgmma.seq_len = 0;
+  wgmma.problem.seq_len = 0;
+  wgmma.subject.set_element_type(DType::FP16);
   ResultRow& hbm = rows.add("peak:hbm.read", "", 0, "peak");
-  hbm.seq_len = 0;
+  hbm.problem.seq_len = 0;
   hbm.gbytes_per_s = 3000;
   // 4·B·H·N²·d = 4·16·16·4096²·128 FLOP over 2^30 bytes: 2048 FLOP per byte.
   const auto with_dram = [](ResultRow& row) {

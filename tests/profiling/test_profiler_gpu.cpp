@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "kernels/common/cuda_check.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
 #include "kernels/common/registry.hpp"
 #include "profiling/cupti_metrics.hpp"
 #include "profiling/timing.hpp"
@@ -40,9 +40,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 TEST_CASE("one profiler session serves many collections and leaves timings alone") {
   const KernelEntry& entry = kernel_under_test();
-  AttentionShape shape{8, 2048, 16, entry.config.d_head};  // steps 22+ come in several d_head
+  Problem shape = multi_head_problem(DType::FP16, 8, 2048, 16,
+                                     entry.config.d_head);  // steps 22+ come in several d_head
   if (!entry.static_head_counts.empty()) shape.heads = entry.static_head_counts.front();
-  const AttentionInputs inputs(shape, DType::FP16, fresh_seed(), 1.0f);
+  const AttentionInputs inputs(shape, fresh_seed(), 1.0f);
   const ForwardArgs args = make_forward_args(entry, inputs.tensors());
   cudaStream_t stream = nullptr;
   FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

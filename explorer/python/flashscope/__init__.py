@@ -5,8 +5,9 @@
     o = flashscope.forward(q, k, v)                      # newest step built for this GPU, its pick
     o, ms = flashscope.forward_timed(q, k, v, step=16)   # median of CUDA-event timings
 
-Inputs are [batch, seq_len, heads, d_head], contiguous, fp16 or bf16, on one GPU, taken through
-DLPack without a copy. The C++ extension (_core) checks every rule and launches; this file only
+Q is [batch, seq_len, heads, d_head] and K, V [batch, seq_len, heads_kv, d_head] (heads_kv =
+heads, or a divisor of it for grouped-query attention), contiguous, fp16 or bf16, on one GPU,
+taken through DLPack without a copy. The C++ extension (_core) checks every rule and launches; this file only
 adds what depends on the caller's framework: its current stream and its output allocator.
 """
 
@@ -133,8 +134,11 @@ def _run(q, k, v, step, config, o, causal, stream, timing):
 def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None):
     """Attention forward pass O = softmax(Q K^T / sqrt(d)) V with one flashscope kernel.
 
-    q, k, v: [batch, seq_len, heads, d_head] CUDA arrays (PyTorch, CuPy, JAX, anything with
-    __dlpack__), contiguous, one dtype (float16 or bfloat16), one shape, one GPU.
+    q, k, v: CUDA arrays (PyTorch, CuPy, JAX, anything with __dlpack__), contiguous, one dtype
+    (float16 or bfloat16), one GPU: q [batch, seq_len, heads, d_head], k and v [batch, seq_len,
+    heads_kv, d_head]. heads_kv < heads is grouped-query attention (query head h reads K/V head
+    h // (heads // heads_kv)), run by the steps whose descriptor has `.grouped_kv`; heads must be
+    a multiple of heads_kv.
     step: the step to run (None: the newest step built for this GPU that takes the inputs).
     config: a Config or its short form (None: the step's pick for this GPU).
     o: where to write the output (like q); None allocates it in q's framework.

@@ -44,7 +44,7 @@ TEST_CASE("every ceiling is measured, verified and below the device's bound") {
     CHECK(row.min_ms <= row.median_ms);
     CHECK(row.sm_clock_mhz > 0);
     if (row.subject.text() == "peak:hbm.read" || row.subject.text() == "peak:hbm.copy") {
-      CHECK_FALSE(row.dtype);
+      CHECK_FALSE(row.problem.dtype);
       REQUIRE(row.gbytes_per_s);
       CHECK(*row.gbytes_per_s > 100);    // any HBM or GDDR device
       CHECK(*row.gbytes_per_s < 20000);  // beyond every GPU flashscope runs on

@@ -20,10 +20,11 @@ namespace {
 ResultRow reference_row(int seq_len) {
   ResultRow row;
   row.subject = RowSubject::baseline(Baseline::fa2);
-  row.dtype = DType::FP16;
-  row.batch = 16;
-  row.heads = 16;
-  row.seq_len = seq_len;
+  row.problem.dtype = DType::FP16;
+  row.problem.batch = 16;
+  row.problem.heads = 16;
+  row.problem.heads_kv = row.problem.heads;
+  row.problem.seq_len = seq_len;
   row.runs = 30;
   row.median_ms = 2;
   row.min_ms = 1.5;

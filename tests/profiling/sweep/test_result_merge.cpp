@@ -52,11 +52,12 @@ ResultRow row_for(const MeasurementItem& item, int device, double tflops = 100) 
   ResultRow row;
   row.subject = item.subject;
   row.config = item.config;
-  row.dtype = item.dtype;
-  row.d_head = item.shape.d_head;
-  row.batch = item.shape.batch;
-  row.heads = item.shape.heads;
-  row.seq_len = item.shape.seq_len;
+  row.problem.dtype = item.problem.dtype;
+  row.problem.d_head = item.problem.d_head;
+  row.problem.batch = item.problem.batch;
+  row.problem.heads = item.problem.heads;
+  row.problem.heads_kv = row.problem.heads;
+  row.problem.seq_len = item.problem.seq_len;
   row.runs = 10;
   row.tflops = tflops;
   row.median_ms = 1000 / tflops;
@@ -90,8 +91,8 @@ std::string selection_arguments() {
 SweepOptions selection_options() {
   SweepOptions options;
   options.steps = {first_fp16_kernel().step};
-  options.dtypes = {DType::FP16};
-  options.seq_lens = {512, 1024, 2048, 4096};
+  options.axes[Axis::dtype] = {static_cast<int>(DType::FP16)};
+  options.axes[Axis::seq_len] = {512, 1024, 2048, 4096};
   options.baselines = {"cudnn"};
   options.set_key = "built";
   return options;
@@ -142,7 +143,7 @@ TEST_CASE("merge joins shards that fit and lists the plan cells none of them has
   for (std::size_t i = 0; i + 1 < items.size(); ++i)
     (i % 2 == 0 ? first : second).push_back(row_for(items[i], static_cast<int>(i % 2)));
   ResultRow outside = row_for(items[0], 0);
-  outside.seq_len = 777;  // a cell the selection does not have
+  outside.problem.seq_len = 777;  // a cell the selection does not have
   second.push_back(outside);
   const MergeOutcome outcome =
       merge_result_files({contents_of(first, "a.csv"), contents_of(second, "b.csv")}, &plan);
@@ -173,7 +174,7 @@ TEST_CASE("merge refuses a measurement twice and columns that differ, naming the
   REQUIRE(twice.errors.size() == 1);
   CHECK(twice.errors[0] == "measured twice: " + item.subject.text() + " " +
                                to_short_form(*item.config) +
-                               " fp16 B=16 H=16 N=512 on NVIDIA H200 is in a.csv row 1 and in "
+                               " fp16 N=512 B=16 on NVIDIA H200 is in a.csv row 1 and in "
                                "b.csv row 2");
   // Another GPU model is another measurement.
   ResultRow other_model = row_for(item, 0);

@@ -87,7 +87,7 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
   // The plan the binary followed, recomputed here from the same options.
   SweepOptions options;
   options.steps = {kernel.step};
-  options.seq_lens = {512, 1024};
+  options.axes[Axis::seq_len] = {512, 1024};
   const SweepPlan plan = plan_sweep(options, built_kernels(), built_baselines());
   const std::vector<ResultRow> rows = read_results_file(output);
   REQUIRE(rows.size() == plan.item_count());
@@ -100,7 +100,7 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
     CAPTURE(row.subject.text());
     CAPTURE(config_text(row));
     CAPTURE(dtype_text(row));
-    CAPTURE(row.seq_len);
+    CAPTURE(row.problem.seq_len);
     CAPTURE(row.status.text());
     REQUIRE(row.status.ok());
     ++ok_rows;
@@ -117,8 +117,8 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
     CHECK(row.device == device.name);
     CHECK(row.cache_mode == "warm");
     CHECK(row.max_error.has_value());
-    CHECK(row.batch == seed_batch_for(row.seq_len));
-    CHECK(row.heads == 16);
+    CHECK(row.problem.batch == seed_batch_for(row.problem.seq_len));
+    CHECK(row.problem.heads == 16);
     // Provenance: the build's commit and dirty state, this machine, no locked clock claimed.
     CHECK(row.git_commit == source_state().commit);
     CHECK(row.git_dirty == source_state().dirty);
@@ -199,15 +199,15 @@ TEST_CASE("a faulting kernel costs its own row; the rows before and after are ke
     CHECK(run.exit_code == 1);  // a fault makes the sweep fail, after finishing it
     const std::vector<ResultRow> rows = read_results_file(output);
     REQUIRE(rows.size() == 3);
-    CHECK(rows[0].seq_len == 512);
+    CHECK(rows[0].problem.seq_len == 512);
     CHECK(rows[0].status.ok());
     CHECK(rows[0].verdict == Verdict::pass);
-    CHECK(rows[1].seq_len == 1024);
+    CHECK(rows[1].problem.seq_len == 1024);
     CHECK(rows[1].status.text().starts_with("fault: "));
     CHECK(contains(rows[1].status.text(), fault.expected));
     CHECK(rows[1].verdict == Verdict::unchecked);
     CHECK(rows[1].config == kernel.config);
-    CHECK(rows[2].seq_len == 2048);
+    CHECK(rows[2].problem.seq_len == 2048);
     CHECK(rows[2].status.ok());
     CHECK(rows[2].verdict == Verdict::pass);
   }

@@ -1,14 +1,12 @@
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
 
 #include <algorithm>
 
-#include "kernels/versions/steps.hpp"
+#include "configs/config_sets.hpp"
 
 namespace flashscope {
 
 namespace {
-
-constexpr const char* kTensorNames[] = {"Q", "K", "V", "O"};
 
 [[noreturn]] void reject(const std::string& message) {
   throw LaunchValidationError(message);
@@ -28,10 +26,28 @@ void check_placement(const TensorView& tensor, const char* name) {
            shape_string(tensor.shape) + " has strides " + shape_string(tensor.strides));
 }
 
+std::string dtype_text(DType dtype) {
+  return std::string(dtype_lower_name(dtype));
+}
+
 }  // namespace
 
 std::array<std::int64_t, 4> contiguous_strides(const std::array<std::int64_t, 4>& shape) {
   return {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
+}
+
+Problem problem_of(const AttentionTensors& tensors) {
+  const auto& q = tensors.q.shape;
+  Problem problem;
+  problem.dtype = tensors.q.dtype;
+  problem.batch = static_cast<int>(q[0]);
+  problem.seq_len = static_cast<int>(q[1]);
+  problem.heads = static_cast<int>(q[2]);
+  problem.heads_kv = static_cast<int>(tensors.k.shape[2]);
+  problem.d_head = static_cast<int>(q[3]);
+  problem.causal = tensors.causal;
+  problem.pass = Pass::forward;
+  return problem;
 }
 
 // The rules every step of a track shares come first; then the step's own, as its descriptor
@@ -42,32 +58,66 @@ std::optional<std::string> unsupported_combination(int step, const KernelConfig&
     return std::string("invalid config ") + to_short_form(c) + ": " + violation;
   const StepDescriptor* descriptor = versions::find(step);
   if (descriptor == nullptr)
-    return "step " + std::to_string(step) + " does not exist (steps are " +
-           std::to_string(versions::kFirst) + "–" + std::to_string(versions::kLast) +
-           ", kernels/versions/steps.hpp)";
+    return "step " + step_name(step) + " does not exist (steps are " +
+           configs::step_list_text(configs::step_numbers()) + ", kernels/versions/steps.hpp)";
   if (descriptor->track == Track::hopper) {
     if (!is_hopper_config(c))
-      return "step " + std::to_string(step) + " is a Hopper step and needs a Hopper config " +
+      return "step " + step_name(step) + " is a Hopper step and needs a Hopper config " +
              "(stages_N); " + to_short_form(c) + " is an Ampere config";
   } else if (is_hopper_config(c)) {
-    return "step " + std::to_string(step) + " is an Ampere step (mma.sync, cp.async); " +
+    return "step " + step_name(step) + " is an Ampere step (mma.sync, cp.async); " +
            to_short_form(c) + " is a Hopper config (stages_N) for steps " +
            std::to_string(kFirstHopperStep) + "+";
   }
   if (!descriptor->d_heads.contains(c.d_head))
-    return unsupported_d_head_message(*descriptor, c.d_head);
+    return configs::step_refusal_message(step, configs::problem_at_d_head(c.d_head));
   return descriptor->rules(step, c);
+}
+
+std::optional<std::string> launch_refusal(const KernelEntry& entry, const Problem& problem) {
+  const KernelConfig& c = entry.config;
+  if (const auto violation = problem_violation(problem)) return *violation;
+  if (problem.d_head != c.d_head)
+    return "d_head " + std::to_string(problem.d_head) +
+           " does not match the kernel's d_head = " + std::to_string(c.d_head);
+  if (problem.dtype != c.dtype)
+    return "kernel config dtype " + dtype_text(c.dtype) + " does not match the input dtype " +
+           dtype_text(problem.dtype);
+  if (problem.seq_len % c.B_r != 0)
+    return "seq_len " + std::to_string(problem.seq_len) +
+           " is not a multiple of B_r = " + std::to_string(c.B_r);
+  if (problem.seq_len % c.B_c != 0)
+    return "seq_len " + std::to_string(problem.seq_len) +
+           " is not a multiple of B_c = " + std::to_string(c.B_c);
+  if (auto reason = unsupported_combination(entry.step, c)) return reason;
+  if (auto reason = configs::step_refusal_message(entry.step, problem)) return reason;
+  const auto& heads = entry.static_head_counts;
+  if (!heads.empty() && std::find(heads.begin(), heads.end(), problem.heads) == heads.end()) {
+    std::string list;
+    for (const int h : heads)
+      list += (list.empty() ? "" : ", ") + std::to_string(h);
+    return "step " + step_name(entry.step) +
+           " is compiled for a static GMEM row stride of d_head x heads with heads in {" + list +
+           "}; heads = " + std::to_string(problem.heads) +
+           " would read the wrong rows (add it to configs/ to instantiate it)";
+  }
+  const std::int64_t row_elements =
+      static_cast<std::int64_t>(problem.seq_len) * problem.heads * problem.d_head;
+  if (row_elements > INT32_MAX)
+    return "seq_len x heads x d_head = " + std::to_string(row_elements) +
+           " exceeds the 32-bit range the kernels index with";
+  return std::nullopt;
 }
 
 void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
                      int compute_capability, int device) {
-  const KernelConfig& c = entry.config;
+  constexpr const char* kInputNames[] = {"Q", "K", "V"};
   const TensorView* inputs[] = {&tensors.q, &tensors.k, &tensors.v};
   for (int i = 0; i < 3; ++i)
-    check_placement(*inputs[i], kTensorNames[i]);
+    check_placement(*inputs[i], kInputNames[i]);
 
   if (entry.exact_compute_capability != 0 && compute_capability != entry.exact_compute_capability)
-    reject("step " + std::to_string(entry.step) + " needs an sm_" +
+    reject("step " + step_name(entry.step) + " needs an sm_" +
            std::to_string(entry.exact_compute_capability) + "a (Hopper) GPU; " +
            (device >= 0 ? "device " + std::to_string(device) : std::string("this device")) +
            " is sm_" + std::to_string(compute_capability));
@@ -82,86 +132,38 @@ void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
            std::to_string(static_cast<int>(dtype)));
   for (int i = 1; i < 3; ++i)
     if (inputs[i]->dtype != dtype)
-      reject(std::string(kTensorNames[i]) + " has dtype " +
-             std::string(dtype_lower_name(inputs[i]->dtype)) + " but Q has " +
-             std::string(dtype_lower_name(dtype)) + "; Q, K and V must share one dtype");
-  if (c.dtype != dtype)
-    reject("kernel config dtype " + std::string(dtype_lower_name(c.dtype)) +
-           " does not match the input dtype " + std::string(dtype_lower_name(dtype)));
-  for (int i = 1; i < 3; ++i)
-    if (inputs[i]->shape != tensors.q.shape)
-      reject(std::string(kTensorNames[i]) + " has shape " + shape_string(inputs[i]->shape) +
-             " but Q has " + shape_string(tensors.q.shape) + "; they must be equal");
+      reject(std::string(kInputNames[i]) + " has dtype " + dtype_text(inputs[i]->dtype) +
+             " but Q has " + dtype_text(dtype) + "; Q, K and V must share one dtype");
 
   const auto& shape = tensors.q.shape;
   for (int axis = 0; axis < 4; ++axis)
     if (shape[axis] <= 0) reject("Q has an empty dimension: shape " + shape_string(shape));
-  if (shape[3] != c.d_head)
-    reject("d_head " + std::to_string(shape[3]) +
-           " does not match the kernel's d_head = " + std::to_string(c.d_head));
-  const std::int64_t seq_len = shape[1];
-  if (seq_len % c.B_r != 0)
-    reject("seq_len " + std::to_string(seq_len) +
-           " is not a multiple of B_r = " + std::to_string(c.B_r));
-  if (seq_len % c.B_c != 0)
-    reject("seq_len " + std::to_string(seq_len) +
-           " is not a multiple of B_c = " + std::to_string(c.B_c));
+  // K and V: Q's batch, length and d_head, and heads_kv heads (a divisor of Q's head count).
+  const auto& kv = tensors.k.shape;
+  if (kv[0] != shape[0] || kv[1] != shape[1] || kv[3] != shape[3] || kv[2] <= 0 ||
+      kv[2] > shape[2] || shape[2] % kv[2] != 0)
+    reject("K has shape " + shape_string(kv) + " but Q has " + shape_string(shape) +
+           "; K and V must be [batch, seq_len, heads_kv, d_head] with Q's batch, seq_len and "
+           "d_head and heads_kv a divisor of Q's heads (equal: multi-head attention)");
+  if (tensors.v.shape != kv)
+    reject("V has shape " + shape_string(tensors.v.shape) + " but K has " + shape_string(kv) +
+           "; they must be equal");
 
   check_placement(tensors.o, "O");
   if (tensors.o.dtype != dtype)
-    reject("O has dtype " + std::string(dtype_lower_name(tensors.o.dtype)) +
-           " but the inputs have " + std::string(dtype_lower_name(dtype)));
+    reject("O has dtype " + dtype_text(tensors.o.dtype) + " but the inputs have " +
+           dtype_text(dtype));
   if (tensors.o.shape != shape)
     reject("O has shape " + shape_string(tensors.o.shape) + " but Q has " + shape_string(shape) +
            "; they must be equal");
-
-  if (auto reason = unsupported_combination(entry.step, c)) reject(*reason);
-  if (tensors.causal && !entry.supports_causal) reject(unsupported_causal_message(entry.step));
-  const auto& heads = entry.static_head_counts;
-  if (!heads.empty() && std::find(heads.begin(), heads.end(), shape[2]) == heads.end()) {
-    std::string list;
-    for (const int h : heads)
-      list += (list.empty() ? "" : ", ") + std::to_string(h);
-    reject("step " + std::to_string(entry.step) + " is compiled for a static GMEM row stride of " +
-           "d_head x heads with heads in {" + list + "}; heads = " + std::to_string(shape[2]) +
-           " would read the wrong rows (add it to configs/ to instantiate it)");
+  if (tensors.softmax_lse != nullptr) {
+    const StepDescriptor* descriptor = versions::find(entry.step);
+    if (descriptor == nullptr || !descriptor->writes_lse)
+      reject("step " + step_name(entry.step) +
+             " does not write the log-sum-exp; the steps that do: " +
+             configs::step_list_text(configs::steps_writing_lse()));
   }
-  if (shape[1] * shape[2] * shape[3] > INT32_MAX || shape[1] > INT32_MAX)
-    reject("seq_len x heads x d_head = " + std::to_string(shape[1] * shape[2] * shape[3]) +
-           " exceeds the 32-bit range the kernels index with");
-}
-
-// The head dimensions a step's descriptor declares are the ones its tiles, budgets and tests were
-// made for.
-std::string unsupported_d_head_message(const StepDescriptor& descriptor, int d_head) {
-  std::string own;
-  for (const int d : descriptor.d_heads)
-    own += (own.empty() ? "" : ", ") + std::to_string(d);
-  std::string others;
-  int count = 0;
-  for (const StepDescriptor& step : versions::kAll)
-    if (step.d_heads.contains(d_head)) {
-      others += (others.empty() ? "" : ", ") + std::to_string(step.number);
-      ++count;
-    }
-  return "step " + std::to_string(descriptor.number) + " runs d_head " + own +
-         (descriptor.d_heads.size() == 1 ? " only" : "") + "; d_head = " + std::to_string(d_head) +
-         " runs on " +
-         (count == 0 ? std::string("no step") : (count == 1 ? "step " : "steps ") + others) +
-         " (the .d_heads of kernels/versions/vNN/step.hpp)";
-}
-
-std::string unsupported_causal_message(int step) {
-  std::string steps;
-  int count = 0;
-  for (const StepDescriptor& descriptor : versions::kAll)
-    if (descriptor.causal) {
-      steps += (steps.empty() ? "" : ", ") + std::to_string(descriptor.number);
-      ++count;
-    }
-  return "step " + std::to_string(step) + " has no causal mask; causal attention runs on " +
-         (count == 0 ? std::string("no step") : (count == 1 ? "step " : "steps ") + steps) +
-         " (the .causal of kernels/versions/vNN/step.hpp)";
+  if (auto reason = launch_refusal(entry, problem_of(tensors))) reject(*reason);
 }
 
 ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& tensors) {
@@ -186,7 +188,7 @@ ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& 
   args.kv_batch_stride = tensors.k.strides[0];
   args.kv_seq_stride = tensors.k.strides[1];
   args.kv_head_stride = tensors.k.strides[2];
-  args.softmax_lse = nullptr;
+  args.softmax_lse = tensors.softmax_lse;
   return args;
 }
 
