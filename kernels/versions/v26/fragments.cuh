@@ -1,8 +1,8 @@
 // Register fragments (spec §3.2). From step 17 the tensor cores read K, V and Q from SMEM
 // themselves (wgmma descriptors), so no ldmatrix fragments remain: what is left is the
 // accumulator layout, which wgmma's D registers share with the mma.sync m16n8 C fragment, the A
-// fragment P is rebuilt into, and the O store (from step 25 straight to GMEM). Lanes: g = lane / 4
-// (row within an 8-row group), t = lane % 4.
+// fragment P is rebuilt into, and the O store (from step 25 straight to GMEM, from step 26 to each
+// row's own address). Lanes: g = lane / 4 (row within an 8-row group), t = lane % 4.
 #pragma once
 
 #include <cstdint>
@@ -76,38 +76,40 @@ __device__ __forceinline__ void transpose_quad(std::uint32_t (&pairs)[4], int t)
 }
 
 // Writes this warp's O accumulators, rounded to 16 bits, straight from the registers to GMEM:
-// `row_g` points at column 0 of the lane's row g of O, `row_stride` elements before the next
-// sequence position (row g + 8 is 8 strides on). The m16n8 layout gives a lane one 4-byte pair
-// per 8-column fragment and row, a quad 16 bytes: stored as they are, a warp instruction would
-// write 8 rows x 16 bytes. A quad transpose of four fragments first gives each lane 16 contiguous
-// bytes, so one 16-byte store per lane writes 8 rows x 64 bytes: a quarter of the store
-// instructions and of the L1 wavefronts, which matters because the stores occupy the consumer
-// while the other consumer's GEMMs run (docs/versions/25.md). Nothing waits for the stores: the
+// `rows[half]` points at column 0 of the lane's row g (half 0) or g + 8 (half 1) of O, or is
+// nullptr where that row is not stored (step 26: a packed tile's rows are (position, head) pairs,
+// so each row has its own address, and idle rows or positions past seq_len have none). The m16n8
+// layout gives a lane one 4-byte pair per 8-column fragment and row, a quad 16 bytes: stored as
+// they are, a warp instruction would write 8 rows x 16 bytes. A quad transpose of four fragments
+// first gives each lane 16 contiguous bytes, so one 16-byte store per lane writes 8 rows x 64
+// bytes: a quarter of the store instructions and of the L1 wavefronts, which matters because the
+// stores occupy the consumer while the other consumer's GEMMs run (docs/versions/25.md). The four
+// lanes of a quad share a row, so a row's pointer is the same in all four: every lane takes part
+// in the transpose's shuffles, and only the stores are skipped. Nothing waits for the stores: the
 // registers are read as they issue, and no SMEM tile, barrier or proxy fence stands between the
 // accumulators and memory.
 template <KernelConfig C>
 __device__ __forceinline__ void store_O_to_global(
-    typename Shape<C>::Element* row_g, std::int64_t row_stride,
+    typename Shape<C>::Element* const (&rows)[2],
     const Accumulators<Shape<C>::kMTiles, Shape<C>::kOutputNTiles>& O, int lane) {
   static_assert(Shape<C>::kOutputNTiles % 4 == 0, "fragments are transposed in fours");
+  static_assert(Shape<C>::kMTiles == 1, "two rows per thread: one m-tile");
   const int t = lane % 4;
 #pragma unroll
-  for (int m = 0; m < Shape<C>::kMTiles; ++m) {
+  for (int half = 0; half < 2; ++half) {
+    typename Shape<C>::Element* const row = rows[half];
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      typename Shape<C>::Element* const row = row_g + (16 * m + 8 * half) * row_stride;
+    for (int group = 0; group < Shape<C>::kOutputNTiles / 4; ++group) {
+      std::uint32_t pairs[4];
 #pragma unroll
-      for (int group = 0; group < Shape<C>::kOutputNTiles / 4; ++group) {
-        std::uint32_t pairs[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const float(&fragment)[4] = O[m][4 * group + j];
-          pairs[j] = ptx::pack_pair<C.dtype>(fragment[2 * half], fragment[2 * half + 1]);
-        }
-        transpose_quad(pairs, t);
+      for (int j = 0; j < 4; ++j) {
+        const float(&fragment)[4] = O[0][4 * group + j];
+        pairs[j] = ptx::pack_pair<C.dtype>(fragment[2 * half], fragment[2 * half + 1]);
+      }
+      transpose_quad(pairs, t);
+      if (row != nullptr)
         *reinterpret_cast<uint4*>(row + 8 * (4 * group + t)) =
             make_uint4(pairs[0], pairs[1], pairs[2], pairs[3]);
-      }
     }
   }
 }

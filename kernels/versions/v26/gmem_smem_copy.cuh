@@ -16,7 +16,10 @@
 
 namespace flashscope::v26 {
 
-// Where a tile's rows come from: rows [first_row, first_row + kRows) of one (sample, head).
+// Where a tile's rows come from: the box of the map whose first sequence position is first_row,
+// first head `head`, in one sample. A K or V box is B_c rows of one head; step 26's Q box is
+// P positions x g heads (the map's box[2] and box[1], packing.cuh), starting at the group's first
+// query head.
 struct TileCoordinates {
   int first_row;
   int head;
@@ -27,8 +30,19 @@ struct TileCoordinates {
 template <KernelConfig C, int kRows>
 inline constexpr std::uint32_t kTileBytes = kRows* C.d_head* kElementBytes;
 
+// Bytes of a packed Q tile of `rows` = P·g rows: each 64-column box writes P·g rows of 128 bytes
+// at the start of its sub-tile. The count is the whole box's even where the box reaches past
+// seq_len (the last packed block, when P does not divide seq_len): the TMA unit writes those
+// elements too, as zeros, and they complete their bytes on the barrier like the others.
+template <KernelConfig C>
+__device__ __forceinline__ std::uint32_t packed_tile_bytes(int rows) {
+  return static_cast<std::uint32_t>(rows) * C.d_head * kElementBytes;
+}
+
 // Issues the tile's boxes; their bytes complete transactions on `full_barrier`, whose expected
-// byte count the pipeline announced (MbarrierPipeline::producer_expect_bytes, kTileBytes).
+// byte count the pipeline announced (MbarrierPipeline::producer_expect_bytes, kTileBytes or
+// packed_tile_bytes). kRows is the SMEM tile's row count (sub-tile h starts at row h·kRows), which
+// a packed Q box may not fill.
 template <KernelConfig C, int kRows>
 __device__ __forceinline__ void load_tile(std::uint32_t tile, const CUtensorMap* map,
                                           std::uint32_t full_barrier, const TileCoordinates& from) {

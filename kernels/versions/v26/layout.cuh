@@ -1,5 +1,6 @@
-// Compile-time shape of one kernel instantiation of step 25 and the SMEM tile layout
-// (spec §3.1, §4.2, §4.15; hopper-track.md §3, steps 17–21; docs/versions/25.md).
+// Compile-time shape of one kernel instantiation of step 26 and the SMEM tile layout
+// (spec §3.1, §4.2, §4.15; hopper-track.md §3, steps 17–21; docs/versions/25.md, 26.md). Step 26
+// packs the query heads of a group into the Q tile (packing.cuh); the layout is step 25's.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -35,9 +36,9 @@ template <KernelConfig C>
 struct Shape {
   // At class scope, so the host-only constexpr config helpers need no relaxed-constexpr flag.
   static_assert(is_statically_valid(C), "invalid KernelConfig (see static_config_violation)");
-  static_assert(is_hopper_config(C), "step 25 runs Hopper configs (stages_N)");
+  static_assert(is_hopper_config(C), "step 26 runs Hopper configs (stages_N)");
   static_assert(producer_warpgroups(C) == 1 && C.consumer_regs != 0,
-                "step 25 has a producer warpgroup and reallocates registers (regs_N)");
+                "step 26 has a producer warpgroup and reallocates registers (regs_N)");
   static_assert(consumer_warpgroups(C) == 2, "ping-pong alternates exactly two consumers");
   static constexpr int kStages = C.stages;
 
@@ -86,11 +87,12 @@ struct Shape {
   // Dynamic SMEM of a launch: the tiles, the barriers and the slack that aligns the base.
   static constexpr int kSmemBytes = smem_bytes(C);
   static_assert(kSmemBytes <= kHopperMaxSmemBytes,
-                "step 25's Q + stages x (K + V) tiles exceed the 227 KB a block may opt in to");
+                "step 26's Q + stages x (K + V) tiles exceed the 227 KB a block may opt in to");
   // Every tile and every 64-column sub-tile starts on a 128-byte-swizzle boundary (8 rows).
   static_assert(C.B_r % 8 == 0 && C.B_c % 8 == 0);
 
-  // Bytes one TMA transaction set delivers: a whole Q tile, or one K or V tile.
+  // Bytes one TMA transaction set delivers: a whole Q tile (g = 1; a packed tile's are
+  // packed_tile_bytes, gmem_smem_copy.cuh), or one K or V tile.
   static constexpr int kQTileBytes = C.B_r * kDHead * 2;
   static constexpr int kKVTileBytes = kKVTileElements * 2;
 

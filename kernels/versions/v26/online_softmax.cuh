@@ -110,13 +110,15 @@ class OnlineSoftmax {
   }
 
   // Scales each O row by the reciprocal of its full row sum, once, after the last KV block: one
-  // division per row instead of one per element.
+  // division per row instead of one per element. The quad's partial sums are combined here, and
+  // the full sum stays for log_sum_exp.
   __device__ __forceinline__ void normalize(Accumulators<Sh::kMTiles, Sh::kOutputNTiles>& O) {
 #pragma unroll
     for (int m = 0; m < Sh::kMTiles; ++m) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const float inverse_row_sum = 1.0f / quad_sum(row_sum_[m][half]);
+        row_sum_[m][half] = quad_sum(row_sum_[m][half]);
+        const float inverse_row_sum = 1.0f / row_sum_[m][half];
 #pragma unroll
         for (int n = 0; n < Sh::kOutputNTiles; ++n) {
           O[m][n][2 * half] *= inverse_row_sum;
@@ -124,6 +126,16 @@ class OnlineSoftmax {
         }
       }
     }
+  }
+
+  // The natural-log log-sum-exp of row `half` of m-tile m's scaled scores s = Q·Kᵀ / sqrt(d), for
+  // the backward pass: L = ln sum_j exp(s_j) = m / sqrt(d) + ln l, where m is the row maximum in
+  // unscaled score units and l = sum_j exp2((S_j - m) · scale · log2(e)) = sum_j exp(s_j -
+  // m / sqrt(d)) the full row sum. In base 2: L = (m · scale · log2(e) + log2 l) · ln 2. Valid
+  // after normalize(); every lane of the quad holds the same value.
+  __device__ __forceinline__ float log_sum_exp(int m, int half) const {
+    constexpr float kLn2 = 0.6931471805599453f;
+    return (row_max_[m][half] * Sh::kSoftmaxScaleLog2 + __log2f(row_sum_[m][half])) * kLn2;
   }
 
  private:

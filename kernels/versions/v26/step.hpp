@@ -10,27 +10,28 @@ namespace flashscope::versions {
 
 inline constexpr StepDescriptor kStep26{
     .number = 26,
-    .title = "O stored from registers: its shared memory goes to the K/V ring",
+    .title = "Grouped-query attention by packing: a group's query heads share one tile",
     .track = Track::hopper,
     .source_folder = "v26",
     .cpp_namespace = "v26",
     .dtypes = {DType::FP16, DType::BF16},
-    // Generic in d_head as steps 22-24 are; what changes is what fits (docs/versions/25.md).
+    // Generic in d_head as steps 22-25 are (docs/versions/25.md, 26.md).
     .d_heads = {64, 128, 256},
-    // Step 23's mask and step 24's paired schedule.
+    // Step 23's mask, against each packed row's own query position, and step 24's paired
+    // schedule over the packed blocks.
     .causal = true,
+    // Any n_kv_heads that divides n_heads, with groups of at most B_r query heads: the group's
+    // heads are packed into one tile, which loads each K/V tile once (docs/versions/26.md).
+    .grouped_kv = true,
+    // The epilogue writes the row log-sum-exp when ForwardArgs::softmax_lse is set.
+    .writes_lse = true,
     .static_head_counts = {},
-    // Step 24's progression config at 128 and 64. At 256 the freed O tile buys B_c = 64 with two
-    // stages, the configuration this step exists for. The per-GPU picks (d_head 128) are the tune
-    // configs with the highest harmonic mean of % cuDNN over N = 512…16384, fp16, in the runs of
-    // results/h100/d-heads-25.csv and results/h200/d-heads-25.csv: the third B_c = 128 stage the
-    // O tile's room allows wins on the H100 (103.9 %, two stages 102.3 %), not on the H200
-    // (two stages 103.2 %, three 102.7 %).
+    // Step 25's progression configs: packing changes neither the tiles nor their shared memory.
+    // No per-GPU picks yet: they wait for a measured sweep of this step's tune set.
     .picks = {.progression = "(FP16, 128, 128, 128, 12): stages_2+regs_240",
-              .hopper_h200 = "(FP16, 128, 128, 128, 12): stages_2+regs_240",
-              .hopper_h100 = "(FP16, 128, 128, 128, 12): stages_3+regs_224",
               .progression_at_other_d_heads = {"(FP16, 64, 128, 128, 12): stages_4+regs_240",
                                                "(FP16, 256, 128, 64, 12): stages_2+regs_240"}},
+    // Step 25's tune set: the packed Q tile is the B_r x d_head tile it always was.
     .tuning = {.by_default = true,
                .B_r = {128},
                .B_c = {64, 128},
@@ -43,8 +44,8 @@ inline constexpr StepDescriptor kStep26{
                // B_c = 32 stays for comparison with step 24. B_c = 128 (128 KB a stage) does not
                // fit twice.
                .by_d_head = {{{.d_head = 256, .B_c = {32, 64}, .stages = {2, 3}}}}},
-    // Steps 19-21's rules: without the O tile, smem_bytes() (Q + stages x (K + V)) is the whole
-    // footprint again.
+    // Step 25's rules: smem_bytes() (Q + stages x (K + V)) is the whole footprint, and packing
+    // adds none (the idle rows of a packed Q tile are part of it).
     .rules = step_rules::warp_specialized,
     .kernel = {.header = "kernel.cuh", .register_function = "register_kernel"},
 };
