@@ -91,6 +91,9 @@ std::optional<std::string> launch_refusal(const KernelEntry& entry, const Proble
            " is not a multiple of B_c = " + std::to_string(c.B_c);
   if (auto reason = unsupported_combination(entry.step, c)) return reason;
   if (auto reason = configs::step_refusal_message(entry.step, problem)) return reason;
+  if (const StepDescriptor* descriptor = versions::find(entry.step);
+      descriptor != nullptr && descriptor->problem_rules != nullptr)
+    if (auto reason = descriptor->problem_rules(entry.step, c, problem)) return reason;
   const auto& heads = entry.static_head_counts;
   if (!heads.empty() && std::find(heads.begin(), heads.end(), problem.heads) == heads.end()) {
     std::string list;

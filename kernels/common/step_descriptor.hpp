@@ -132,6 +132,12 @@ class StepRules {
   StepRuleFunction function_;
 };
 
+// A step's rules on the problem a config runs, beyond its axes (a group of query heads that must
+// fit one tile): the message of the first rule `problem` breaks for `config`, or nullopt. Launch
+// validation applies it after the step's axes and config rules; most steps have none.
+using StepProblemRuleFunction = std::optional<std::string> (*)(int step, const KernelConfig& config,
+                                                               const Problem& problem);
+
 // How the generator instantiates the step: each generated translation unit includes
 // kernels/versions/<source_folder>/<kernel_header> and calls
 // flashscope::<cpp_namespace>::<register_function><config, static head count...>(registry, step),
@@ -173,6 +179,7 @@ struct StepDescriptor {
   StepPickTexts picks;
   StepTuning tuning;
   StepRules rules;
+  StepProblemRuleFunction problem_rules = nullptr;
   StepKernel kernel;
 };
 

@@ -715,8 +715,9 @@ TEST_CASE("--heads-kv: grouped problems are units of their own, run by the steps
   bool noted = false;
   for (const std::string& note : plan.notes)
     noted = noted || contains(note,
-                              "step 25: 2 problems not measured: step 25 runs multi-head "
-                              "attention only (heads_kv = heads), not heads_kv 8");
+                              "step 25: 1 problem not measured: step 25 runs multi-head "
+                              "attention only (heads_kv = heads), not heads_kv 8 for 64 heads; "
+                              "grouped-query attention runs on step 26");
   CHECK(noted);
   // Without --heads-kv every problem is multi-head (heads_kv derived from heads), and the cell
   // keys are those of plans before the axis: no "kv=" tag.
