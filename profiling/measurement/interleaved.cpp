@@ -141,6 +141,7 @@ std::string InterleavedResult::summary() const {
   std::string text = std::to_string(rounds) + " rounds in " + seconds_text + " s (" +
                      std::string(stop_reason_name(stop_reason)) + "), " +
                      std::string(launch_pattern_name(pattern.pattern)) + " pattern";
+  if (resized) text += ", batches resized after the warm-up round";
   if (!pattern.note.empty()) text += " (" + pattern.note + ")";
   return text;
 }
@@ -174,10 +175,34 @@ InterleavedResult run_interleaved(BatchTimer& timer, const std::vector<RatioPair
   }
   result.pattern = timer.prepare(launches);
 
-  for (int round = 0; round < settings.warmup_rounds; ++round) {
-    for (const std::size_t c : round_order(n, round))
+  // Per contender, its per-launch time in the last warm-up round.
+  std::vector<double> warm_round_ms(n, 0.0);
+  const auto warm_up_round = [&](int round) {
+    const std::vector<std::size_t> order = round_order(n, round);
+    for (const std::size_t c : order)
       timer.enqueue_batch(c);
-    check_round(timer.finish_round(), n, "warm-up round");
+    const std::vector<double> times = timer.finish_round();
+    check_round(times, n, "warm-up round");
+    for (std::size_t k = 0; k < n; ++k)
+      warm_round_ms[order[k]] = times[k];
+  };
+  for (int round = 0; round < settings.warmup_rounds; ++round)
+    warm_up_round(round);
+
+  // Batches sized from a host-bound estimate are too short: size them again, once.
+  if (settings.launches_per_round == 0 && settings.warmup_rounds > 0) {
+    std::vector<int> resized = launches;
+    for (std::size_t c = 0; c < n; ++c)
+      if (launches[c] * warm_round_ms[c] < settings.batch_target_ms / 2)
+        resized[c] = std::max(launches[c], launches_per_batch(settings, warm_round_ms[c]));
+    if (resized != launches) {
+      launches = resized;
+      for (std::size_t c = 0; c < n; ++c)
+        result.contenders[c].launches_per_round = launches[c];
+      result.resized = true;
+      result.pattern = timer.prepare(launches);
+      warm_up_round(settings.warmup_rounds);
+    }
   }
 
   {

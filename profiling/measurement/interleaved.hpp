@@ -63,7 +63,11 @@ struct InterleavedSettings {
   // Warm-up, per contender before any round: one launch (timed, the first estimate), then
   // launches covering warmup_ms (at least min_warmup_launches in all, at most
   // max_warmup_launches), timed together for the estimate that sizes the batch. Then
-  // warmup_rounds untimed rounds of the real pattern (which also uploads a graph).
+  // warmup_rounds untimed rounds of the real pattern (which also uploads a graph). Launched
+  // back to back from the host, a short kernel's warm-up estimate can be the host's launch cost
+  // rather than the kernel's time; when the last warm-up round (in the real pattern) says a
+  // batch covers less than half of batch_target_ms, the batches are sized again from it, the
+  // pattern prepared again and one more warm-up round run (once; sized batches only).
   double warmup_ms = 25.0;
   int min_warmup_launches = 2;
   int max_warmup_launches = 100;
@@ -107,8 +111,9 @@ struct PatternChoice {
 };
 
 // The device side of an interleaved measurement. Implementations: CudaBatchTimer (below) and the
-// tests' fake. Calls come in this order: warm_up (any number), prepare (once), then rounds of
-// enqueue_batch (once per contender per round) each closed by finish_round.
+// tests' fake. Calls come in this order: warm_up (any number), prepare, then rounds of
+// enqueue_batch (once per contender per round) each closed by finish_round; prepare may come
+// again between rounds with larger batches (after the warm-up round, see run_interleaved).
 class BatchTimer {
  public:
   virtual ~BatchTimer() = default;
@@ -118,7 +123,8 @@ class BatchTimer {
   // around all of them).
   virtual double warm_up(std::size_t contender, int launches) = 0;
   // Fixes every contender's launches per batch (one entry per contender) and prepares the
-  // pattern (a graph capture). Returns the pattern used.
+  // pattern (a graph capture; again when called again). Returns the pattern used: once a capture
+  // failed, every later call returns the same fallback.
   virtual PatternChoice prepare(const std::vector<int>& launches_per_batch) = 0;
   // Enqueues one timed batch of `contender`; does not wait.
   virtual void enqueue_batch(std::size_t contender) = 0;
@@ -130,8 +136,8 @@ class BatchTimer {
 };
 
 struct ContenderResult {
-  std::vector<double> round_ms;  // per-launch time of each round, in round order
-  int launches_per_round = 0;
+  std::vector<double> round_ms;   // per-launch time of each round, in round order
+  int launches_per_round = 0;     // in the timed rounds (after any resizing)
   int warmup_launches = 0;        // before the rounds, the first one included
   double warmup_estimate_ms = 0;  // the estimate that sized the batch
   MedianEstimate time;            // median and interval of round_ms
@@ -149,6 +155,7 @@ struct InterleavedResult {
   std::vector<ContenderResult> contenders;
   std::vector<RatioResult> ratios;  // in the order of the pairs asked for
   int rounds = 0;                   // timed rounds (every contender has this many samples)
+  bool resized = false;             // batches were sized again after the warm-up round
   StopReason stop_reason = StopReason::keep_going;
   double seconds = 0;  // wall time of the timed rounds
   PatternChoice pattern;

@@ -51,6 +51,7 @@ struct CudaBatchTimer::State {
   double gap_us = 0;
   std::function<void(cudaStream_t)> between;
   bool prepared = false;
+  std::string fallback_note;  // why a graph capture failed; the cell stays stream from then on
 
   std::vector<int> launches;              // per contender, fixed by prepare()
   std::vector<Events> batch_events;       // per contender: 2 (stream, graph) or 2 x launches
@@ -185,7 +186,7 @@ double CudaBatchTimer::warm_up(std::size_t contender, int launches) {
 
 PatternChoice CudaBatchTimer::prepare(const std::vector<int>& launches_per_batch) {
   State& s = *state_;
-  if (s.prepared) throw std::logic_error("CudaBatchTimer::prepare called twice");
+  if (!s.enqueued.empty()) throw std::logic_error("CudaBatchTimer::prepare: a round is still open");
   if (launches_per_batch.size() != s.contenders.size())
     throw std::invalid_argument("CudaBatchTimer::prepare: one launch count per contender");
   for (const int launches : launches_per_batch)
@@ -193,20 +194,21 @@ PatternChoice CudaBatchTimer::prepare(const std::vector<int>& launches_per_batch
   s.launches = launches_per_batch;
   s.prepared = true;
 
-  PatternChoice choice{s.active, ""};
+  PatternChoice choice{s.active, s.fallback_note};
   if (s.requested == LaunchPattern::graph && s.active == LaunchPattern::gapped)
     choice.note = "graph asked for, but a hook runs between launches: timed gapped";
   if (s.active == LaunchPattern::graph) {
     FS_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+    s.destroy_graphs();
     s.graphs.assign(s.contenders.size(), nullptr);
     for (std::size_t c = 0; c < s.contenders.size(); ++c) {
       const std::string failure = s.capture(c);
       if (!failure.empty()) {
         s.destroy_graphs();
         s.active = LaunchPattern::stream;
-        choice = {LaunchPattern::stream, "graph capture failed for " + s.contenders[c].name + " (" +
-                                             failure +
-                                             "); every contender of the cell timed as stream"};
+        s.fallback_note = "graph capture failed for " + s.contenders[c].name + " (" + failure +
+                          "); every contender of the cell timed as stream";
+        choice = {LaunchPattern::stream, s.fallback_note};
         break;
       }
     }

@@ -33,8 +33,9 @@ class FakeTimer : public BatchTimer {
     return ms;
   }
   PatternChoice prepare(const std::vector<int>& launches) override {
-    CHECK_FALSE(prepared);
+    CHECK(pending.empty());
     prepared = true;
+    ++prepare_calls;
     batch_launches = launches;
     return choice;
   }
@@ -73,6 +74,7 @@ class FakeTimer : public BatchTimer {
   std::vector<std::size_t> pending, order_log;
   PatternChoice choice{LaunchPattern::stream, ""};
   bool prepared = false;
+  int prepare_calls = 0;
   int round = 0;
   int fail_in_round = -1;
   bool short_rounds = false;
@@ -214,6 +216,8 @@ TEST_CASE("steady contenders stop at the minimum, every round in rotated order")
   CHECK(result.rounds == 10);
   CHECK(result.stop_reason == StopReason::target_reached);
   CHECK(result.pattern.pattern == LaunchPattern::stream);
+  CHECK(timer.prepare_calls == 1);  // the warm-up round agreed with the estimates
+  CHECK_FALSE(result.resized);
   // One warm-up round, then ten timed ones; the hooks bracket the timed rounds exactly.
   REQUIRE(timer.order_log.size() == 33);
   CHECK(events == std::vector<std::string>{"before @3", "after @33"});
@@ -230,6 +234,37 @@ TEST_CASE("steady contenders stop at the minimum, every round in rotated order")
     CHECK(contender.time.interval->lower == ms[c]);
     CHECK(contender.within_target);
   }
+}
+
+TEST_CASE("batches sized from a host-bound warm-up are sized again after the warm-up round") {
+  // Launched back to back from the host, contender 0's warm-up takes 0.15 ms per launch (the
+  // host's launch cost); in its real pattern (a graph) it takes 0.02 ms. Contender 1 is honest.
+  FakeTimer timer(2, [](std::size_t c, int, std::size_t) { return c == 0 ? 0.02 : 1.0; });
+  timer.warmup_ms = [](std::size_t c, int) { return c == 0 ? 0.15 : 1.0; };
+  std::size_t enqueued_before_rounds = 0;
+  const InterleavedResult result = run_interleaved(
+      timer, {}, quick(), {[&] { enqueued_before_rounds = timer.order_log.size(); }, {}});
+  CHECK(timer.prepare_calls == 2);
+  CHECK(result.resized);
+  CHECK(timer.batch_launches == std::vector<int>{100, 2});  // 2 ms / 0.02 ms; 2 ms / 1 ms
+  CHECK(result.contenders[0].launches_per_round == 100);
+  CHECK(result.contenders[1].launches_per_round == 2);
+  CHECK(enqueued_before_rounds == 4);  // a warm-up round at each size
+  CHECK(result.summary().find("batches resized after the warm-up round") != std::string::npos);
+
+  // Never with a fixed batch, and never to fewer launches.
+  FakeTimer fixed(2, [](std::size_t c, int, std::size_t) { return c == 0 ? 0.02 : 1.0; });
+  fixed.warmup_ms = [](std::size_t c, int) { return c == 0 ? 0.15 : 1.0; };
+  InterleavedSettings settings = quick();
+  settings.launches_per_round = 3;
+  const InterleavedResult kept = run_interleaved(fixed, {}, settings);
+  CHECK(fixed.prepare_calls == 1);
+  CHECK_FALSE(kept.resized);
+  FakeTimer slower(1, [](std::size_t, int, std::size_t) { return 5.0; });
+  slower.warmup_ms = [](std::size_t, int) { return 0.5; };  // 4 launches of 5 ms: too long, kept
+  const InterleavedResult long_batches = run_interleaved(slower, {}, quick());
+  CHECK(slower.prepare_calls == 1);
+  CHECK(long_batches.contenders[0].launches_per_round == 4);
 }
 
 TEST_CASE("noisy contenders run until the time cap or the round cap") {
