@@ -117,6 +117,12 @@ __global__ void __launch_bounds__(kStreamThreads)
     __stcs(destination + i, __ldcs(source + i));
 }
 
+// The larger of `worst` and |x - x*|, NaN winning (fmaxf would drop a NaN chain).
+__device__ __forceinline__ float worse_deviation(float worst, float x) {
+  const float deviation = fabsf(x - static_cast<float>(kEx2FixedPoint));
+  return deviation > worst || deviation != deviation ? deviation : worst;
+}
+
 // x <- 2^(-x) on kEx2Chains chains of one float each.
 __global__ void __launch_bounds__(kEx2Threads) ex2_f32_kernel(int iterations, float* out) {
   float x[kEx2Chains];
@@ -131,7 +137,7 @@ __global__ void __launch_bounds__(kEx2Threads) ex2_f32_kernel(int iterations, fl
   float worst = 0;
 #pragma unroll
   for (int c = 0; c < kEx2Chains; ++c)
-    worst = fmaxf(worst, fabsf(x[c] - static_cast<float>(kEx2FixedPoint)));
+    worst = worse_deviation(worst, x[c]);
   out[blockIdx.x * blockDim.x + threadIdx.x] = worst;
 }
 
@@ -152,8 +158,7 @@ __global__ void __launch_bounds__(kEx2Threads) ex2_f16x2_kernel(int iterations, 
 #pragma unroll
   for (int c = 0; c < kEx2Chains; ++c) {
     const float2 pair = __half22float2(*reinterpret_cast<const __half2*>(&x[c]));
-    worst = fmaxf(worst, fmaxf(fabsf(pair.x - static_cast<float>(kEx2FixedPoint)),
-                               fabsf(pair.y - static_cast<float>(kEx2FixedPoint))));
+    worst = worse_deviation(worse_deviation(worst, pair.x), pair.y);
   }
   out[blockIdx.x * blockDim.x + threadIdx.x] = worst;
 }
