@@ -44,8 +44,8 @@
 # config and picks, with and without the causal mask where the kernel has it, plus synccheck on the Hopper steps 17+), sass (a build of its own for sm_80
 # and sm_90a with the CUDA 13 cuobjdump: the SASS artifact of every step's picks, exported to
 # LOG_DIR/results/<gpu>/sass with a raw cuobjdump sample and checked by test_sass_artifact;
-# commit it as results/<gpu>/sass), peak (explorer peak: the device's mma.sync, wgmma and HBM
-# ceilings into LOG_DIR/peak.csv), results (the shipped dataset: progression + tune + peak, each
+# commit it as results/<gpu>/sass), peak (explorer peak: the device's mma.sync, wgmma, HBM, ex2
+# and shared-memory ceilings into LOG_DIR/peak.csv), results (the shipped dataset: progression + tune + peak, each
 # also a stage of its own: the progression of every built step with the DRAM byte counts the
 # roofline needs, the tune sweeps of --tune-steps and the ceilings, written to LOG_DIR with a
 # manifest of device, driver, host, clocks, commit, date and each command and wall time),

@@ -108,6 +108,21 @@ TEST_CASE("ceilings: the best usable row per device, family and dtype") {
   CHECK(ceiling_step(InstructionFamily::wgmma) == "peak:wgmma");
 }
 
+TEST_CASE("ceilings: shared memory and ex2 are listed but are neither a roof nor a family") {
+  Rows rows;
+  rows.ceiling("mma.sync", "fp16", 500);
+  rows.ceiling("hbm.read", "", 0, 3000.0);
+  rows.ceiling("smem.read", "", 0, 30000.0);  // on-chip: ten times HBM, never the memory roof
+  rows.ceiling("ex2.f32", "", 3.7);           // 10^12 ex2 per second in tflops, not FLOP
+  const Ceilings ceilings(rows.set().ceiling_rows());
+  REQUIRE(ceilings.best_memory("GPU A"));
+  CHECK(ceilings.best_memory("GPU A")->name == "hbm.read");
+  REQUIRE(ceilings.memory().size() == 2);
+  CHECK(ceilings.memory()[1].name == "smem.read");
+  REQUIRE(ceilings.compute().size() == 1);
+  CHECK(ceilings.highest("GPU A", "fp16")->tflops == 500);
+}
+
 TEST_CASE("a row's share of its own family's ceiling") {
   Rows rows;
   rows.ceiling("mma.sync", "fp16", 400);
