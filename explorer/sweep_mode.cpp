@@ -114,10 +114,11 @@ void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
                                   "References to measure at every (dtype, N): fa2, cudnn, both, or "
                                   "none; one that is not built is noted on stderr and left out")
                        ->capture_default_str());
-  selection_option(app.add_flag("--no-reference-repeat", cli.no_reference_repeat,
-                                "Measure each reference once per (dtype, N), before the kernels, "
-                                "instead of again after them (the repeat shows the drift over "
-                                "the kernels' rows: reference_pass 2, summarised at the end)"));
+  selection_option(app.add_flag("--reference-repeat", cli.reference_repeat,
+                                "Time each reference twice in its problem's rounds (reference_pass "
+                                "1 and 2): two contenders computing the same thing, whose "
+                                "difference is the noise interleaving leaves (an A/A check, "
+                                "summarised at the end)"));
 }
 
 void add_sweep_options(CLI::App& app, SweepCli& cli) {
@@ -132,27 +133,38 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
     return option;
   };
   add_selection_options(app, cli, csv, group);
-  sweep_option(app.add_option("--runs", cli.runs,
-                              "Timed launches per measurement, at most; the row's runs column "
-                              "says how many were made")
+  // Timing: the kernels and references of one problem are timed interleaved, in rounds.
+  sweep_option(app.add_option("--ci-target", cli.ci_target_pct,
+                              "Rounds go on until every median's 95 % interval (and every "
+                              "% of a reference's) is at most this wide, in % of the median")
                    ->capture_default_str());
-  sweep_option(app.add_option("--min-runs", cli.min_runs,
-                              "Timed launches per measurement, at least (capped by --runs)")
+  sweep_option(app.add_option("--min-rounds", cli.min_rounds,
+                              "Timed rounds per problem, at least (6 or more: fewer have no 95 % "
+                              "interval)")
                    ->capture_default_str());
-  sweep_option(app.add_option("--target-ms", cli.target_ms,
-                              "GPU time the timed launches of one measurement aim to cover: "
-                              "ceil(target / duration) launches, within --min-runs..--runs; 0 "
-                              "always makes --runs (for a fixed count, or set --min-runs equal "
-                              "to --runs)")
+  sweep_option(
+      app.add_option("--max-rounds", cli.max_rounds, "Timed rounds per problem, at most")
+          ->capture_default_str());
+  sweep_option(app.add_option("--cell-seconds", cli.cell_seconds,
+                              "Time cap on one problem's timed rounds; the row says which limit "
+                              "stopped them (stop_reason)")
                    ->capture_default_str());
-  sweep_option(app.add_option("--warmup", cli.warmup,
-                              "Untimed launches before them, at most; they stop once they cover "
-                              "half of --target-ms (at least 2); the first one's duration sizes "
-                              "the rest")
+  sweep_option(app.add_option("--launch-pattern", cli.launch_pattern,
+                              "How a round's batch of launches is timed: graph (captured into a "
+                              "CUDA graph and replayed: no host launch cost timed), stream (back "
+                              "to back on a stream) or gapped (an event pair per launch, the GPU "
+                              "idle --gap-us before each, like a model's cadence)")
+                   ->capture_default_str());
+  sweep_option(app.add_option("--gap-us", cli.gap_us,
+                              "Idle microseconds before each launch (--launch-pattern gapped)")
+                   ->capture_default_str());
+  sweep_option(app.add_option("--batch-ms", cli.batch_ms,
+                              "GPU time one contender's batch of launches aims to cover per round")
                    ->capture_default_str());
   sweep_option(app.add_flag("--cold-l2", cli.cold_l2,
-                            "Evict L2 before every launch (memset of 2x the L2 size) instead of "
-                            "launching back to back; the mode is recorded in every row"));
+                            "Evict L2 before every launch (memset of 2x the L2 size, outside the "
+                            "timing; makes the pattern gapped); the mode is recorded in every "
+                            "row"));
   sweep_option(app.add_option(
       "--metrics", cli.metrics,
       "Extra CUPTI metrics, comma-separated, collected on top of gpu__time_duration.sum, "
@@ -238,11 +250,19 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
       }
     }
   }
-  options.timing.timed_runs = cli.runs;
-  options.timing.min_timed_runs = cli.min_runs;
-  options.timing.target_ms = cli.target_ms;
-  options.timing.warmup_runs = cli.warmup;
-  options.timing.cache_mode = cli.cold_l2 ? CacheMode::cold : CacheMode::warm;
+  measurement::InterleavedSettings& timing = options.interleaved;
+  timing.stopping.target_relative_width = cli.ci_target_pct / 100.0;
+  timing.stopping.min_rounds = cli.min_rounds;
+  timing.stopping.max_rounds = cli.max_rounds;
+  timing.stopping.max_seconds = cli.cell_seconds;
+  if (const auto pattern = measurement::launch_pattern_from_string(cli.launch_pattern))
+    timing.pattern = *pattern;
+  else
+    fail("--launch-pattern", text::quoted(cli.launch_pattern) +
+                                 " is not a launch pattern: graph, stream or gapped");
+  timing.gap_us = cli.gap_us;
+  timing.batch_target_ms = cli.batch_ms;
+  options.cache_mode = cli.cold_l2 ? CacheMode::cold : CacheMode::warm;
   if (cli.metrics == "none") {
     options.collect_metrics = false;
   } else if (!cli.metrics.empty()) {
@@ -268,7 +288,7 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
         options.baselines.push_back(name);
     }
   }
-  options.repeat_baselines = !cli.no_reference_repeat;
+  options.repeat_baselines = cli.reference_repeat;
   options.locked_sm_clock_mhz = cli.locked_sm_clock_mhz;
   options.run_id = cli.run_id;
   options.device = cli.device;

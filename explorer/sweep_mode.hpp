@@ -26,15 +26,19 @@ struct SweepCli {
   // option per axis of kernels/common/problem_axes.hpp), as given; an axis not given takes its
   // default.
   std::map<Axis, std::optional<std::string>> axes;
-  int runs = 30;
-  int min_runs = 10;
-  double target_ms = 200;
-  int warmup = 10;
+  // Interleaved timing (docs/profiling.md, "Interleaved measurement and intervals").
+  double ci_target_pct = 1.0;  // stop once every interval is this narrow (% of the median)
+  int min_rounds = 10;
+  int max_rounds = 400;
+  double cell_seconds = 2.0;  // time cap on one unit's timed rounds
+  std::string launch_pattern = "graph";
+  double gap_us = 0;
+  double batch_ms = 2.0;
   bool cold_l2 = false;
   std::string metrics;  // extra metrics, comma-separated, or "none"
   int metric_runs = 3;
   std::string reference = "fa2,cudnn";
-  bool no_reference_repeat = false;
+  bool reference_repeat = false;
   std::optional<int> locked_sm_clock_mhz;
   std::string run_id;
   int device = 0;

@@ -692,6 +692,32 @@ const std::vector<ResultColumnSpec>& column_table() {
       {FLASHSCOPE_AXIS_COLUMN(causal)},
       {FLASHSCOPE_AXIS_COLUMN(heads_kv)},
       {FLASHSCOPE_AXIS_COLUMN(pass)},
+      // Interleaved measurement and the GPU's state while it ran: optional on reading.
+      {FLASHSCOPE_OPTIONAL_COLUMN(int, rounds, true, "rounds")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, ci_low_ms, true, "median ms, 95 % low")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, ci_high_ms, true, "median ms, 95 % high")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_fa2_low, true, "% of FA2, 95 % low")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_fa2_high, true, "% of FA2, 95 % high")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_cudnn_low, true, "% of cuDNN, 95 % low")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_cudnn_high, true, "% of cuDNN, 95 % high")},
+      {ResultColumn::launch_pattern, "launch_pattern", true, "launch pattern",
+       &write_text<&ResultRow::launch_pattern>,
+       [](std::string_view text, ResultRow& row) {
+         if (!text.empty() && text != "graph" && text != "stream" && text != "gapped")
+           reject(in_quotes(text) + " is not graph, stream, gapped or empty");
+         row.launch_pattern = std::string(text);
+       },
+       nullptr},
+      {ResultColumn::stop_reason, "stop_reason", true, "rounds stopped by",
+       &write_text<&ResultRow::stop_reason>, &read_text<&ResultRow::stop_reason>, nullptr},
+      {FLASHSCOPE_OPTIONAL_COLUMN(int, sm_clock_min_mhz, true, "SM clock min (MHz)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(int, sm_clock_max_mhz, true, "SM clock max (MHz)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, power_mean_w, true, "power mean (W)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, power_max_w, true, "power max (W)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, power_limit_w, true, "power limit (W)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(int, temperature_max_c, true, "temperature max (C)")},
+      {ResultColumn::clock_reasons, "clock_reasons", true, "clock held by",
+       &write_text<&ResultRow::clock_reasons>, &read_text<&ResultRow::clock_reasons>, nullptr},
   };
   return table;
 }
@@ -701,7 +727,7 @@ const std::vector<ResultColumnSpec>& column_table() {
 #undef FLASHSCOPE_MEASUREMENT_COLUMN
 #undef FLASHSCOPE_AXIS_COLUMN
 
-constexpr std::size_t kColumnCount = static_cast<std::size_t>(ResultColumn::pass) + 1;
+constexpr std::size_t kColumnCount = static_cast<std::size_t>(ResultColumn::clock_reasons) + 1;
 
 // The step and status columns first: the rules of the config, dtype, measurement and
 // reference_pass columns depend on them.

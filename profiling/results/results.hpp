@@ -147,6 +147,28 @@ struct ResultRow {
   std::string warnings;  // sanity findings ("; "-separated), e.g. a ratio metric above 100 %
   std::uint64_t input_seed = 0;        // Q/K/V seed (explorer check --seed reproduces the inputs)
   std::optional<double> gbytes_per_s;  // memory ceilings: bytes moved / median, in 10^9 B/s
+  // Interleaved measurement (docs/profiling.md, "Interleaved measurement and intervals"): the
+  // row's contender was timed in rounds alternating with every other kernel and reference of its
+  // problem; median_ms is the median of its per-round times, with the 95 % order-statistic
+  // interval below, and pct_* the median of the per-round ratios, with theirs. Files written
+  // before these columns existed (sequential timing) leave them empty.
+  std::optional<int> rounds;            // timed rounds of the row's cell
+  std::optional<double> ci_low_ms;      // 95 % interval of median_ms
+  std::optional<double> ci_high_ms;
+  std::optional<double> pct_fa2_low;    // 95 % interval of pct_fa2
+  std::optional<double> pct_fa2_high;
+  std::optional<double> pct_cudnn_low;  // 95 % interval of pct_cudnn
+  std::optional<double> pct_cudnn_high;
+  std::string launch_pattern;  // how a batch was launched: "graph", "stream" or "gapped"
+  std::string stop_reason;     // why the rounds stopped: "target", "max rounds", "time cap"
+  // The GPU while the cell's rounds ran (NVML); sm_clock_mhz above is the median clock.
+  std::optional<int> sm_clock_min_mhz;
+  std::optional<int> sm_clock_max_mhz;
+  std::optional<double> power_mean_w;
+  std::optional<double> power_max_w;
+  std::optional<double> power_limit_w;  // the enforced power limit
+  std::optional<int> temperature_max_c;
+  std::string clock_reasons;  // what held the clock down: "power cap", "HW slowdown", ... (" + ")
   std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
 
   std::optional<int> step_number() const { return subject.step(); }  // kernels only
@@ -222,6 +244,22 @@ enum class ResultColumn : int {
   causal,
   heads_kv,
   pass,
+  rounds,
+  ci_low_ms,
+  ci_high_ms,
+  pct_fa2_low,
+  pct_fa2_high,
+  pct_cudnn_low,
+  pct_cudnn_high,
+  launch_pattern,
+  stop_reason,
+  sm_clock_min_mhz,
+  sm_clock_max_mhz,
+  power_mean_w,
+  power_max_w,
+  power_limit_w,
+  temperature_max_c,
+  clock_reasons,
 };
 
 // One column: the single place that knows its header name, whether older files may lack it,

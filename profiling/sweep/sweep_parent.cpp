@@ -324,10 +324,17 @@ class SweepParent {
     return true;
   }
 
+  // A worker times a unit's items together (interleaved rounds after every item's check) and
+  // writes their rows at the end: it has --timeout per item still to come.
   void reset_deadline(Slot& slot) {
-    slot.deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(slot.device.options.timeout_s));
+    std::size_t items_left = 1;
+    if (slot.assignment)
+      items_left = std::max<std::size_t>(
+          1, plan_.units[slot.assignment->unit].items.size() - slot.assignment->next);
+    slot.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(
+                                           slot.device.options.timeout_s *
+                                           static_cast<double>(items_left)));
   }
 
   // Gives every free device the next unit, starting its worker where it has none (or its last one
@@ -510,9 +517,11 @@ class SweepParent {
         };
         const ResultRow* fa2 = paired(Baseline::fa2);
         const ResultRow* cudnn = paired(Baseline::cudnn);
-        row.pct_fa2 = by_time(fa2);
+        // The worker's per-round ratios (with their intervals) stand where it timed the
+        // reference in the same rounds; a reference from elsewhere is paired by medians.
+        if (!row.pct_fa2) row.pct_fa2 = by_time(fa2);
         row.pct_fa2_cycles = by_cycles(fa2);
-        row.pct_cudnn = by_time(cudnn);
+        if (!row.pct_cudnn) row.pct_cudnn = by_time(cudnn);
         row.pct_cudnn_cycles = by_cycles(cudnn);
         if (fa2) row.fa2_entry_point = fa2->fa2_entry_point;
       }
@@ -648,10 +657,11 @@ SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& wor
     log << describe_device_line(device.description) << "\n";
     devices.push_back(std::move(device));
   }
-  log << plan.item_count() << " measurements in " << plan.units.size() << " units (one per dtype "
-      << "and N) over " << devices.size() << " device" << (devices.size() == 1 ? "" : "s")
-      << ", one worker each; " << cache_mode_name(options.timing.cache_mode) << " L2, "
-      << timing_summary(options.timing) << "; input seed " << options.seed << "\n";
+  log << plan.item_count() << " measurements in " << plan.units.size() << " units (one per problem, its "
+      << "kernels and references timed interleaved) over " << devices.size() << " device" << (devices.size() == 1 ? "" : "s")
+      << ", one worker each; " << cache_mode_name(options.cache_mode) << " L2, "
+      << measurement::interleaved_summary(options.interleaved) << "; input seed " << options.seed
+      << "\n";
   log << "run: " << run_options.run_id << "\n";
   if (options.locked_sm_clock_mhz)
     log << "clocks: the caller says the SM clock is locked at " << *options.locked_sm_clock_mhz

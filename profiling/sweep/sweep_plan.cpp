@@ -172,18 +172,28 @@ std::vector<std::string> sweep_option_problems(const SweepOptions& options) {
   }
   for (const std::string& problem : axis_value_problems(options.axes))
     fail(problem);
-  if (options.timing.timed_runs < 1)
-    fail("--runs: " + std::to_string(options.timing.timed_runs) +
-         " is below 1: at least one timed run is needed");
-  if (options.timing.min_timed_runs < 1)
-    fail("--min-runs: " + std::to_string(options.timing.min_timed_runs) +
-         " is below 1: at least one timed run is needed");
-  if (options.timing.warmup_runs < 1)
-    fail("--warmup: " + std::to_string(options.timing.warmup_runs) +
-         " is below 1: at least 1 is needed (the first warm-up launch sizes the timed batch)");
-  if (!(options.timing.target_ms >= 0))
-    fail("--target-ms: " + shortest(options.timing.target_ms) +
-         " must be 0 (always --runs) or a positive number of milliseconds");
+  const measurement::InterleavedSettings& timing = options.interleaved;
+  const measurement::StoppingRule& stopping = timing.stopping;
+  if (!(stopping.target_relative_width > 0))
+    fail("--ci-target: " + shortest(stopping.target_relative_width * 100) +
+         " must be a positive width in percent of the median (e.g. 1)");
+  // Six rounds are the fewest with a 95 % order-statistic interval of the median.
+  if (stopping.min_rounds < 6)
+    fail("--min-rounds: " + std::to_string(stopping.min_rounds) +
+         " is below 6, the fewest rounds with a 95 % interval");
+  if (stopping.max_rounds < stopping.min_rounds)
+    fail("--max-rounds: " + std::to_string(stopping.max_rounds) + " is below --min-rounds " +
+         std::to_string(stopping.min_rounds));
+  if (!(stopping.max_seconds > 0))
+    fail("--cell-seconds: " + shortest(stopping.max_seconds) +
+         " must be a positive number of seconds");
+  if (!(timing.batch_target_ms > 0))
+    fail("--batch-ms: " + shortest(timing.batch_target_ms) +
+         " must be a positive number of milliseconds");
+  if (!(timing.gap_us >= 0))
+    fail("--gap-us: " + shortest(timing.gap_us) + " must be 0 or a positive number of microseconds");
+  if (timing.gap_us > 0 && timing.pattern != measurement::LaunchPattern::gapped)
+    fail("--gap-us: a gap between launches needs --launch-pattern gapped");
   if (options.metric_runs < 1)
     fail("--metric-runs: " + std::to_string(options.metric_runs) +
          " is below 1: at least one profiled launch is needed");

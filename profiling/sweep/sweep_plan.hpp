@@ -17,6 +17,7 @@
 #include "kernels/common/problem_axes.hpp"
 #include "kernels/common/registry.hpp"
 #include "profiling/results/results.hpp"
+#include "profiling/measurement/interleaved.hpp"
 #include "profiling/timing.hpp"
 
 namespace flashscope {
@@ -54,7 +55,11 @@ struct SweepOptions {
   // its own dtype and d_head that its step runs, the others skipped with a note naming the rule.
   // With --config the dtypes and d_heads are the configs' own.
   AxisValues axes;
-  TimingSettings timing;
+  // How a unit's kernels and references are timed: interleaved in rounds until their intervals
+  // are narrow enough (docs/profiling.md, "Interleaved measurement and intervals").
+  measurement::InterleavedSettings interleaved;
+  // warm: back to back; cold: L2 evicted before every launch (the gapped pattern).
+  CacheMode cache_mode = CacheMode::warm;
   bool collect_metrics = true;
   std::vector<std::string> extra_metrics;  // on top of default_metrics()
   // Profiled launches per row; each metric is their median (counters such as the L2 hit rate
@@ -63,9 +68,10 @@ struct SweepOptions {
   // The speed baselines measured at each (dtype, N) (profiling/baselines), `--reference` on the
   // command line.
   std::vector<std::string> baselines = {"fa2", "cudnn"};
-  // Measure every baseline a second time after the kernels of its (dtype, N), so the drift of
-  // clocks and temperature over that stretch of the sweep shows in the data (reference_pass 2).
-  bool repeat_baselines = true;
+  // Time every baseline twice in its unit's rounds (reference_pass 1 and 2): two contenders that
+  // compute the same thing, whose difference shows the noise left after interleaving (an A/A
+  // check). Off by default: interleaving already spreads the drift over every contender.
+  bool repeat_baselines = false;
   // The SM clock the caller locked for this sweep (nvidia-smi -lgc), recorded in every row; the
   // sweep never changes clocks itself. Unset: clocks as the card sets them.
   std::optional<int> locked_sm_clock_mhz;
@@ -129,7 +135,8 @@ std::string plan_cell_key(const MeasurementItem& item);
 int shard_of_cell(const std::string& cell_key, int count);
 
 // The items one worker measures in a row on one input set: the references, every kernel, then the
-// references again (reference_pass 2, with repeat_baselines), of one problem.
+// references again (reference_pass 2, with repeat_baselines), of one problem. The worker checks
+// each item, then times them all interleaved.
 // Units are what the parent hands out to devices; a fault ends the worker and the parent restarts
 // the unit after the faulting item.
 struct SweepUnit {

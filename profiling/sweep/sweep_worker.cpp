@@ -28,6 +28,8 @@
 #include "profiling/device.hpp"
 #include "profiling/kernel_attributes.hpp"
 #include "profiling/baselines/baseline_attention.hpp"
+#include "profiling/measurement/interleaved.hpp"
+#include "profiling/measurement/nvml_sampler.hpp"
 #include "profiling/results/source_state.hpp"
 
 namespace flashscope {
@@ -186,8 +188,17 @@ class UnitRunner {
     activate_device(options.device);
     compute_capability_ = current_compute_capability(options.device);
     FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    if (options.timing.cache_mode == CacheMode::cold)
+    if (options.cache_mode == CacheMode::cold)
       flusher_ = std::make_unique<L2Flusher>(options.device);
+    try {
+      nvml_ = std::make_unique<measurement::NvmlSampler>(measurement::nvml_device_key(options.device));
+      if (!nvml_->available())
+        log_ << "note: no clock, power or throttling columns: " << nvml_->unavailable_reason()
+             << "\n";
+    } catch (const std::exception& error) {
+      log_ << "note: no clock, power or throttling columns: " << error.what() << "\n";
+      nvml_.reset();
+    }
     if (!metric_names_.empty()) {
       try {
         profiler_ = std::make_unique<KernelProfiler>(options.device, metric_names_);
@@ -204,11 +215,73 @@ class UnitRunner {
     if (stream_) cudaStreamDestroy(stream_);
   }
 
-  ResultRow measure(const MeasurementItem& item) {
-    ++measured_;
-    ResultRow row = row_skeleton(item, options_, device_);
+  // Measures items [start, end) of a unit: each item's setup and §1.4 check in turn, then every
+  // item that passed its setup timed interleaved with the others (their rounds alternate, so
+  // clock and power drift fall on all alike), then each one's hardware metrics. Returns one row
+  // per item measured, in order. A fault that loses the CUDA context ends the unit there: the
+  // rows up to it are returned and throw_after_ is set (a fault during the interleaved rounds
+  // cannot be pinned on one contender: every row of the rounds reports it).
+  std::vector<ResultRow> measure_unit(const std::vector<MeasurementItem>& items,
+                                      std::size_t start) {
+    std::vector<Prepared> prepared;
+    for (std::size_t i = start; i < items.size(); ++i) {
+      ++measured_;
+      prepared.push_back(prepare(items[i]));
+      if (throw_after_) break;
+    }
+    if (!throw_after_) time_interleaved(prepared);
+    if (throw_after_) {
+      // Items checked before the context was lost were never timed.
+      for (Prepared& item : prepared)
+        if (item.row.status.ok()) {
+          item.row.status = RowStatus::skipped("not timed: " + *throw_after_);
+          item.row.verdict = Verdict::unchecked;
+        }
+    } else if (profiler_) {
+      const PhaseClock::Scope scope(phases_, PhaseClock::metrics);
+      for (Prepared& item : prepared)
+        if (item.row.status.ok()) collect_metrics(*item.item, item.launch, item.row);
+    }
+    std::vector<ResultRow> rows;
+    for (Prepared& item : prepared) {
+      if (item.row.status.ok()) {
+        std::vector<std::string> warnings = sanity_warnings(item.row);
+        if (!cell_warning_.empty()) warnings.push_back(cell_warning_);
+        item.row.warnings = join_warnings(warnings);
+        if (!item.row.warnings.empty())
+          log_ << "warning: " << item.item->label() << ": " << item.row.warnings << "\n";
+      }
+      rows.push_back(std::move(item.row));
+    }
+    return rows;
+  }
+
+  // Set when a fault lost the CUDA context: the reason; the worker ends after its rows.
+  std::optional<std::string> throw_after_;
+
+  // "worker: 70 measurements in 31.2 s: inputs ... (CUPTI session kept)"
+  std::string time_summary() const {
+    std::string text = "worker: " + phases_.summary(measured_);
+    if (profiler_)
+      text += profiler_->reuses_session()
+                  ? " (one CUPTI session for all collections)"
+                  : " (a CUPTI session per collection: this driver refused to reconfigure one)";
+    return text;
+  }
+
+ private:
+  // One item after its setup and check: its row so far and how to launch it.
+  struct Prepared {
+    const MeasurementItem* item = nullptr;
+    ResultRow row;
+    std::function<void(cudaStream_t)> launch;  // set when the setup succeeded
+  };
+
+  Prepared prepare(const MeasurementItem& item) {
+    Prepared prepared{&item, row_skeleton(item, options_, device_), {}};
+    ResultRow& row = prepared.row;
     try {
-      measure_into(item, row);
+      prepared.launch = set_up_and_check(item, row);
       row.status = {};
     } catch (const LaunchValidationError& error) {
       row.status = RowStatus::skipped(error.what());
@@ -224,33 +297,22 @@ class UnitRunner {
     }
     if (!row.status.ok()) {
       row.verdict = Verdict::unchecked;
+      prepared.launch = nullptr;
       if (cuda_context_broken()) {
         row.status.reason += " (the CUDA context is lost; this worker ends here)";
-        throw_after_.emplace(row.status.text());
+        throw_after_.emplace("the CUDA context was lost at " + item.label());
       }
     }
-    return row;
+    return prepared;
   }
 
-  // Set by measure() when the row it returned reports a context-breaking fault.
-  std::optional<std::string> throw_after_;
-
-  // "worker: 70 measurements in 31.2 s: inputs ... (CUPTI session kept)"
-  std::string time_summary() const {
-    std::string text = "worker: " + phases_.summary(measured_);
-    if (profiler_)
-      text += profiler_->reuses_session()
-                  ? " (one CUPTI session for all collections)"
-                  : " (a CUPTI session per collection: this driver refused to reconfigure one)";
-    return text;
-  }
-
- private:
-  void measure_into(const MeasurementItem& item, ResultRow& row) {
+  // The item's inputs, launcher and resources, then §1.4 on one poisoned launch. Returns the
+  // launch the timing repeats.
+  std::function<void(cudaStream_t)> set_up_and_check(const MeasurementItem& item, ResultRow& row) {
     const std::uint64_t seed = input_seed_for(options_.seed, item.problem);
     if (!inputs_ || !inputs_->matches(item.problem)) {
       const PhaseClock::Scope scope(phases_, PhaseClock::inputs);
-      inputs_.reset();  // free the previous shape's buffers first
+      inputs_.reset();  // free the previous problem's buffers first
       inputs_ = std::make_unique<InputSet>(item.problem, seed, stream_);
     }
     InputSet& inputs = *inputs_;
@@ -258,7 +320,6 @@ class UnitRunner {
     row.input_seed = inputs.seed();
 
     std::function<void(cudaStream_t)> launch;
-    std::string range_name;
     if (item.is_baseline()) {
       const Baseline which = *item.subject.which_baseline();
       BaselineAttention& baseline = baseline_named(std::string(baseline_key(which)));
@@ -267,8 +328,6 @@ class UnitRunner {
       launch = [&baseline, &inputs](cudaStream_t stream) {
         baseline.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
       };
-      range_name = measurement_range_name(
-          item.subject.text(), std::string(dtype_name(item.problem.dtype)), item.problem.seq_len);
     } else {
       const KernelEntry& entry = built_kernels().find(*item.subject.step(), *item.config);
       const AttentionTensors tensors = inputs.tensors();
@@ -279,14 +338,12 @@ class UnitRunner {
       row.registers = resources.registers_per_thread;
       row.smem_bytes = resources.shared_bytes_per_cta;
       row.local_bytes = resources.local_bytes_per_thread;
-      range_name = measurement_range_name(item.subject.text(), to_short_form(*item.config),
-                                          item.problem.seq_len);
       inject_test_fault_if_requested(item, stream_);
     }
 
     setup_scope.reset();
     // §1.4 before timing: a poisoned output, one launch, both references.
-    std::optional<PhaseClock::Scope> check_scope(std::in_place, phases_, PhaseClock::check);
+    const PhaseClock::Scope check_scope(phases_, PhaseClock::check);
     poison_output(inputs.o(), item.problem.dtype, item.problem.query_elements(), stream_);
     launch(stream_);
     FS_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -295,27 +352,106 @@ class UnitRunner {
     row.max_error = verdict.vs_fp32.max_abs;
     if (!verdict.passed)
       log_ << "warning: " << item.label() << " fails the §1.4 check: " << verdict.summary() << "\n";
+    return launch;
+  }
 
-    check_scope.reset();
-    std::optional<PhaseClock::Scope> timing_scope(std::in_place, phases_, PhaseClock::timing);
-    const TimingStats timing = time_launches(launch, options_.timing, stream_, flusher_.get(),
-                                             MeasurementRangeName{range_name});
-    timing_scope.reset();
-    row.runs = static_cast<int>(timing.samples_ms.size());
-    row.median_ms = timing.median_ms;
-    row.min_ms = timing.min_ms;
-    row.max_ms = timing.max_ms;
-    // A causal row counts half the FLOP (docs/spec/kernel-progression.md §1.3).
-    row.tflops = tflops_of(matmul_flops(item.problem), timing.median_ms);
-    row.seed_attn_tflops = tflops_of(seed_attention_flops(item.problem), timing.median_ms);
-    row.sm_clock_mhz = timing.sm_clock_mhz;
-
-    if (profiler_) {
-      const PhaseClock::Scope scope(phases_, PhaseClock::metrics);
-      collect_metrics(item, launch, row);
+  // Times every prepared item that passed its setup, interleaved in rounds, and fills their
+  // rows: the median of the rounds with its interval, each kernel's % of each reference (pass 1)
+  // round by round with its interval, and the GPU's clock, power and throttling meanwhile.
+  void time_interleaved(std::vector<Prepared>& prepared) {
+    std::vector<measurement::Contender> contenders;
+    std::vector<Prepared*> timed;
+    for (Prepared& item : prepared)
+      if (item.row.status.ok() && item.launch) {
+        contenders.push_back({item.item->label(), item.launch});
+        timed.push_back(&item);
+      }
+    if (contenders.empty()) return;
+    // Each kernel against the first pass of each reference in the cell.
+    std::vector<measurement::RatioPair> pairs;
+    std::map<std::pair<std::size_t, Baseline>, std::size_t> pair_index;
+    for (std::size_t k = 0; k < timed.size(); ++k) {
+      if (timed[k]->item->is_baseline()) continue;
+      for (std::size_t b = 0; b < timed.size(); ++b) {
+        const MeasurementItem& reference = *timed[b]->item;
+        if (!reference.is_baseline() || reference.reference_pass > 1) continue;
+        pair_index[{k, *reference.subject.which_baseline()}] = pairs.size();
+        pairs.push_back({k, b});
+      }
     }
-    row.warnings = join_warnings(sanity_warnings(row));
-    if (!row.warnings.empty()) log_ << "warning: " << item.label() << ": " << row.warnings << "\n";
+    const PhaseClock::Scope scope(phases_, PhaseClock::timing);
+    cell_warning_.clear();
+    measurement::NvmlSummary nvml;
+    measurement::RoundHooks hooks;
+    if (nvml_ && nvml_->available()) {
+      hooks.before_timed_rounds = [this] { nvml_->start(); };
+      hooks.after_timed_rounds = [this, &nvml] { nvml = nvml_->stop(); };
+    }
+    std::function<void(cudaStream_t)> flush;
+    if (flusher_) flush = [this](cudaStream_t stream) { flusher_->flush(stream); };
+    measurement::InterleavedResult result;
+    try {
+      result = measurement::measure_interleaved(std::move(contenders), pairs,
+                                                options_.interleaved, stream_, hooks, flush);
+    } catch (const std::exception& error) {
+      const bool lost = cuda_context_broken();
+      for (Prepared* item : timed) {
+        item->row.status = RowStatus::fault(std::string("during the interleaved rounds of this "
+                                                        "problem's kernels and references: ") +
+                                            error.what());
+        item->row.verdict = Verdict::unchecked;
+      }
+      if (lost) throw_after_.emplace("the CUDA context was lost during the interleaved rounds");
+      return;
+    }
+    log_ << "rounds: " << timed.front()->item->problem.seq_len << " " << result.summary()
+         << (nvml.samples > 0 ? "; " + nvml.text() : std::string()) << "\n";
+    cell_warning_ = nvml.warning();
+    if (!result.pattern.note.empty())
+      cell_warning_ += (cell_warning_.empty() ? "" : "; ") + result.pattern.note;
+    for (std::size_t k = 0; k < timed.size(); ++k) {
+      ResultRow& row = timed[k]->row;
+      const measurement::ContenderResult& contender = result.contenders[k];
+      row.rounds = result.rounds;
+      row.runs = result.rounds * contender.launches_per_round;
+      row.median_ms = contender.time.median;
+      row.min_ms = contender.time.min;
+      row.max_ms = contender.time.max;
+      if (contender.time.interval) {
+        row.ci_low_ms = contender.time.interval->lower;
+        row.ci_high_ms = contender.time.interval->upper;
+      }
+      // A causal row counts half the FLOP, a backward one 2.5 times (problem.hpp).
+      row.tflops = tflops_of(matmul_flops(timed[k]->item->problem), row.median_ms);
+      row.seed_attn_tflops = tflops_of(seed_attention_flops(timed[k]->item->problem), row.median_ms);
+      row.launch_pattern = std::string(measurement::launch_pattern_name(result.pattern.pattern));
+      row.stop_reason = std::string(measurement::stop_reason_name(result.stop_reason));
+      for (const Baseline baseline : kBaselines) {
+        const auto found = pair_index.find({k, baseline});
+        if (found == pair_index.end()) continue;
+        const measurement::MedianEstimate& pct = result.ratios[found->second].pct;
+        (baseline == Baseline::fa2 ? row.pct_fa2 : row.pct_cudnn) = pct.median;
+        if (pct.interval) {
+          (baseline == Baseline::fa2 ? row.pct_fa2_low : row.pct_cudnn_low) = pct.interval->lower;
+          (baseline == Baseline::fa2 ? row.pct_fa2_high : row.pct_cudnn_high) =
+              pct.interval->upper;
+        }
+      }
+      if (nvml.sm_clock_median_mhz) row.sm_clock_mhz = static_cast<int>(*nvml.sm_clock_median_mhz);
+      if (nvml.sm_clock_min_mhz) row.sm_clock_min_mhz = static_cast<int>(*nvml.sm_clock_min_mhz);
+      if (nvml.sm_clock_max_mhz) row.sm_clock_max_mhz = static_cast<int>(*nvml.sm_clock_max_mhz);
+      row.power_mean_w = nvml.power_mean_w;
+      row.power_max_w = nvml.power_max_w;
+      row.power_limit_w = nvml.power_limit_w;
+      if (nvml.temperature_max_c) row.temperature_max_c = static_cast<int>(*nvml.temperature_max_c);
+      if (nvml.reasons_known) {
+        std::vector<std::string> held;
+        for (const std::string& name : measurement::clocks_event_reason_names(
+                 nvml.reasons_seen & measurement::kThrottleReasons))
+          held.push_back(name);
+        row.clock_reasons = text::join(held, " + ");
+      }
+    }
   }
 
   void collect_metrics(const MeasurementItem& item, const std::function<void(cudaStream_t)>& launch,
@@ -374,6 +510,9 @@ class UnitRunner {
   std::map<std::string, std::unique_ptr<BaselineAttention>> baselines_;
   PhaseClock phases_;
   std::size_t measured_ = 0;
+  // The GPU's clock, power and throttling while a cell's rounds run; null without NVML.
+  std::unique_ptr<measurement::NvmlSampler> nvml_;
+  std::string cell_warning_;  // the current cell's: measured under a power cap, a pattern fallback
 };
 
 }  // namespace
@@ -394,7 +533,7 @@ ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
   row.device = device.name;
   row.device_index = device.index;
   row.device_uuid = device.uuid;
-  row.cache_mode = std::string(cache_mode_name(options.timing.cache_mode));
+  row.cache_mode = std::string(cache_mode_name(options.cache_mode));
   row.git_commit = std::string(source_state().commit);
   row.git_dirty = source_state().dirty;
   row.host = host_name();
@@ -437,11 +576,15 @@ std::string format_worker_job(const SweepOptions& options, const SweepPlan& plan
   setting("run_id", options.run_id);
   if (options.locked_sm_clock_mhz)
     setting("locked_sm_clock_mhz", std::to_string(*options.locked_sm_clock_mhz));
-  setting("timing.warmup_runs", std::to_string(options.timing.warmup_runs));
-  setting("timing.timed_runs", std::to_string(options.timing.timed_runs));
-  setting("timing.min_timed_runs", std::to_string(options.timing.min_timed_runs));
-  setting("timing.target_ms", exact_number(options.timing.target_ms));
-  setting("timing.cache_mode", std::string(cache_mode_name(options.timing.cache_mode)));
+  const measurement::InterleavedSettings& timing = options.interleaved;
+  setting("timing.ci_target", exact_number(timing.stopping.target_relative_width));
+  setting("timing.min_rounds", std::to_string(timing.stopping.min_rounds));
+  setting("timing.max_rounds", std::to_string(timing.stopping.max_rounds));
+  setting("timing.cell_seconds", exact_number(timing.stopping.max_seconds));
+  setting("timing.pattern", std::string(measurement::launch_pattern_name(timing.pattern)));
+  setting("timing.gap_us", exact_number(timing.gap_us));
+  setting("timing.batch_ms", exact_number(timing.batch_target_ms));
+  setting("timing.cache_mode", std::string(cache_mode_name(options.cache_mode)));
   setting("metrics", options.collect_metrics ? "on" : "off");
   for (const std::string& metric : options.extra_metrics)
     setting("extra_metric", metric);
@@ -469,6 +612,14 @@ WorkerJob parse_worker_job(const std::vector<std::string>& lines) {
     const auto value = text::parse_decimal(negative ? text.substr(1) : text, std::int64_t{1} << 62);
     if (!value) reject_job_line(index, line, "not an integer");
     return negative ? -*value : *value;
+  };
+  const auto number = [](std::size_t index, const std::string& line, std::string_view text) {
+    const std::string copy(text);
+    char* end = nullptr;
+    const double value = std::strtod(copy.c_str(), &end);
+    if (copy.empty() || end != copy.c_str() + copy.size())
+      reject_job_line(index, line, "not a number");
+    return value;
   };
   bool ended = false;
   for (std::size_t index = 1; index < lines.size(); ++index) {
@@ -499,21 +650,25 @@ WorkerJob parse_worker_job(const std::vector<std::string>& lines) {
         o.run_id = std::string(value);
       } else if (name == "locked_sm_clock_mhz") {
         o.locked_sm_clock_mhz = static_cast<int>(integer(index, line, value));
-      } else if (name == "timing.warmup_runs") {
-        o.timing.warmup_runs = static_cast<int>(integer(index, line, value));
-      } else if (name == "timing.timed_runs") {
-        o.timing.timed_runs = static_cast<int>(integer(index, line, value));
-      } else if (name == "timing.min_timed_runs") {
-        o.timing.min_timed_runs = static_cast<int>(integer(index, line, value));
-      } else if (name == "timing.target_ms") {
-        char* end = nullptr;
-        const std::string copy(value);
-        o.timing.target_ms = std::strtod(copy.c_str(), &end);
-        if (end != copy.c_str() + copy.size() || copy.empty())
-          reject_job_line(index, line, "not a number");
+      } else if (name == "timing.ci_target") {
+        o.interleaved.stopping.target_relative_width = number(index, line, value);
+      } else if (name == "timing.min_rounds") {
+        o.interleaved.stopping.min_rounds = static_cast<int>(integer(index, line, value));
+      } else if (name == "timing.max_rounds") {
+        o.interleaved.stopping.max_rounds = static_cast<int>(integer(index, line, value));
+      } else if (name == "timing.cell_seconds") {
+        o.interleaved.stopping.max_seconds = number(index, line, value);
+      } else if (name == "timing.pattern") {
+        const auto pattern = measurement::launch_pattern_from_string(value);
+        if (!pattern) reject_job_line(index, line, "not a launch pattern");
+        o.interleaved.pattern = *pattern;
+      } else if (name == "timing.gap_us") {
+        o.interleaved.gap_us = number(index, line, value);
+      } else if (name == "timing.batch_ms") {
+        o.interleaved.batch_target_ms = number(index, line, value);
       } else if (name == "timing.cache_mode") {
         if (value != "warm" && value != "cold") reject_job_line(index, line, "not warm or cold");
-        o.timing.cache_mode = value == "cold" ? CacheMode::cold : CacheMode::warm;
+        o.cache_mode = value == "cold" ? CacheMode::cold : CacheMode::warm;
       } else if (name == "metrics") {
         if (value != "on" && value != "off") reject_job_line(index, line, "not on or off");
         o.collect_metrics = value == "on";
@@ -636,12 +791,14 @@ int run_sweep_worker(int row_fd, int command_fd) {
                                     " does not exist (the plan has " +
                                     std::to_string(job.units.size()) + ")");
       const SweepUnit& unit = job.units[command.unit];
-      for (std::size_t i = command.start; i < unit.items.size(); ++i) {
-        const ResultRow row = runner->measure(unit.items[i]);
+      if (command.start > unit.items.size())
+        throw std::invalid_argument("sweep worker: unit " + std::to_string(command.unit) +
+                                    " has no item " + std::to_string(command.start));
+      for (const ResultRow& row : runner->measure_unit(unit.items, command.start)) {
         writer.write(row);
         ++written;
-        if (runner->throw_after_) throw CudaContextLost(*runner->throw_after_);
       }
+      if (runner->throw_after_) throw CudaContextLost(*runner->throw_after_);
     }
   } catch (const CudaContextLost&) {
     std::cerr << runner->time_summary() << "\n";

@@ -129,16 +129,19 @@ TEST_CASE("sweep defaults follow the seed's benchmark shapes") {
   CHECK(axis_values(options, Axis::causal) == std::vector<int>{0});
   CHECK(axis_values(options, Axis::batch).empty());
   CHECK(axis_values(options, Axis::heads_kv).empty());
-  CHECK(options.timing.timed_runs == 30);
-  CHECK(options.timing.min_timed_runs == 10);
-  CHECK(options.timing.target_ms == 200);
-  CHECK(options.timing.warmup_runs == 10);
-  CHECK(options.timing.cache_mode == CacheMode::warm);
+  // Interleaved rounds until every interval is 1 % wide, 10 to 400 rounds, 2 s a problem, each
+  // contender's batch captured into a CUDA graph.
+  CHECK(options.interleaved.stopping.target_relative_width == 0.01);
+  CHECK(options.interleaved.stopping.min_rounds == 10);
+  CHECK(options.interleaved.stopping.max_rounds == 400);
+  CHECK(options.interleaved.stopping.max_seconds == 2.0);
+  CHECK(options.interleaved.pattern == measurement::LaunchPattern::graph);
+  CHECK(options.cache_mode == CacheMode::warm);
+  CHECK_FALSE(options.repeat_baselines);
   CHECK(options.collect_metrics);
   CHECK(options.extra_metrics.empty());
   CHECK(options.metric_runs == 3);
   CHECK(options.baselines == std::vector<std::string>{"fa2", "cudnn"});
-  CHECK(options.repeat_baselines);
   CHECK_FALSE(options.locked_sm_clock_mhz.has_value());
   // Spec §1.2's batch table, and the same rule beyond it.
   std::vector<int> batches;
@@ -162,14 +165,20 @@ TEST_CASE("sweep options are parsed and converted") {
                                             "2",
                                             "--heads",
                                             "8",
-                                            "--runs",
-                                            "5",
-                                            "--warmup",
-                                            "1",
-                                            "--min-runs",
-                                            "3",
-                                            "--target-ms",
-                                            "0",
+                                            "--ci-target",
+                                            "0.5",
+                                            "--min-rounds",
+                                            "8",
+                                            "--max-rounds",
+                                            "50",
+                                            "--cell-seconds",
+                                            "3.5",
+                                            "--launch-pattern",
+                                            "gapped",
+                                            "--gap-us",
+                                            "20",
+                                            "--batch-ms",
+                                            "4",
                                             "--cold-l2",
                                             "--metrics",
                                             "dram__bytes_read.sum,lts__t_sector_hit_rate.pct",
@@ -183,7 +192,7 @@ TEST_CASE("sweep options are parsed and converted") {
                                             "12.5",
                                             "--set",
                                             "128,64",
-                                            "--no-reference-repeat",
+                                            "--reference-repeat",
                                             "--locked-sm-clock",
                                             "1500",
                                             "--run-id",
@@ -193,11 +202,14 @@ TEST_CASE("sweep options are parsed and converted") {
   CHECK(options.axes.at(Axis::dtype) == std::vector<int>{static_cast<int>(DType::BF16)});
   CHECK(options.axes.at(Axis::batch) == std::vector<int>{2});
   CHECK(options.axes.at(Axis::heads) == std::vector<int>{8});
-  CHECK(options.timing.timed_runs == 5);
-  CHECK(options.timing.min_timed_runs == 3);
-  CHECK(options.timing.target_ms == 0);
-  CHECK(options.timing.warmup_runs == 1);
-  CHECK(options.timing.cache_mode == CacheMode::cold);
+  CHECK(options.interleaved.stopping.target_relative_width == doctest::Approx(0.005));
+  CHECK(options.interleaved.stopping.min_rounds == 8);
+  CHECK(options.interleaved.stopping.max_rounds == 50);
+  CHECK(options.interleaved.stopping.max_seconds == 3.5);
+  CHECK(options.interleaved.pattern == measurement::LaunchPattern::gapped);
+  CHECK(options.interleaved.gap_us == 20);
+  CHECK(options.interleaved.batch_target_ms == 4);
+  CHECK(options.cache_mode == CacheMode::cold);
   CHECK(options.extra_metrics ==
         std::vector<std::string>{"dram__bytes_read.sum", "lts__t_sector_hit_rate.pct"});
   // A default metric named again gets no second column.
@@ -208,7 +220,7 @@ TEST_CASE("sweep options are parsed and converted") {
   CHECK(options.seed == 42);
   CHECK(options.timeout_s == 12.5);
   CHECK(options.set_key == "128,64");
-  CHECK_FALSE(options.repeat_baselines);
+  CHECK(options.repeat_baselines);
   CHECK(options.locked_sm_clock_mhz == 1500);
   CHECK(options.run_id == "h200 night run");
 
@@ -258,15 +270,19 @@ TEST_CASE("invalid sweep options are refused with the option's name") {
                  "--set: invalid kernels key \"everything\""));
   CHECK(contains(sweep_error({"--csv", "--steps", "0-3"}), "--steps: invalid step list \"0-3\""));
   CHECK(contains(sweep_error({"--csv", "--config", "(FP16, 128): async"}), "--config: "));
-  CHECK(sweep_error({"--csv", "--runs", "0"}) ==
-        "--runs: 0 is below 1: at least one timed run is needed");
-  CHECK(sweep_error({"--csv", "--min-runs", "0"}) ==
-        "--min-runs: 0 is below 1: at least one timed run is needed");
-  CHECK(sweep_error({"--csv", "--warmup", "0"}) ==
-        "--warmup: 0 is below 1: at least 1 is needed (the first warm-up launch sizes the timed "
-        "batch)");
-  CHECK(sweep_error({"--csv", "--target-ms", "-1"}) ==
-        "--target-ms: -1 must be 0 (always --runs) or a positive number of milliseconds");
+  CHECK(sweep_error({"--csv", "--ci-target", "0"}) ==
+        "--ci-target: 0 must be a positive width in percent of the median (e.g. 1)");
+  CHECK(sweep_error({"--csv", "--min-rounds", "5"}) ==
+        "--min-rounds: 5 is below 6, the fewest rounds with a 95 % interval");
+  CHECK(sweep_error({"--csv", "--max-rounds", "9"}) == "--max-rounds: 9 is below --min-rounds 10");
+  CHECK(sweep_error({"--csv", "--cell-seconds", "0"}) ==
+        "--cell-seconds: 0 must be a positive number of seconds");
+  CHECK(sweep_error({"--csv", "--launch-pattern", "fast"}) ==
+        "--launch-pattern: 'fast' is not a launch pattern: graph, stream or gapped");
+  CHECK(sweep_error({"--csv", "--gap-us", "10"}) ==
+        "--gap-us: a gap between launches needs --launch-pattern gapped");
+  CHECK(sweep_error({"--csv", "--batch-ms", "0"}) ==
+        "--batch-ms: 0 must be a positive number of milliseconds");
   CHECK(sweep_error({"--csv", "--metric-runs", "0"}) ==
         "--metric-runs: 0 is below 1: at least one profiled launch is needed");
   CHECK(sweep_error({"--csv", "--batch", "0"}) == "--batch: batch 0 is not positive");
@@ -327,11 +343,14 @@ TEST_CASE("a worker gets its settings and the plan as data, and reads them back 
   options.axes[Axis::seq_len] = {256, 8192};
   options.axes[Axis::batch] = {3};
   options.axes[Axis::heads] = {4};
-  options.timing.warmup_runs = 2;
-  options.timing.timed_runs = 7;
-  options.timing.min_timed_runs = 4;
-  options.timing.target_ms = 125.5;
-  options.timing.cache_mode = CacheMode::cold;
+  options.interleaved.stopping.target_relative_width = 0.0075;
+  options.interleaved.stopping.min_rounds = 12;
+  options.interleaved.stopping.max_rounds = 99;
+  options.interleaved.stopping.max_seconds = 1.25;
+  options.interleaved.pattern = measurement::LaunchPattern::gapped;
+  options.interleaved.gap_us = 12.5;
+  options.interleaved.batch_target_ms = 3;
+  options.cache_mode = CacheMode::cold;
   options.extra_metrics = {"dram__bytes_read.sum"};
   options.metric_runs = 5;
   options.repeat_baselines = false;
@@ -354,11 +373,14 @@ TEST_CASE("a worker gets its settings and the plan as data, and reads them back 
   CHECK(job.options.seed == options.seed);
   CHECK(job.options.run_id == options.run_id);
   CHECK(job.options.locked_sm_clock_mhz == 1410);
-  CHECK(job.options.timing.warmup_runs == 2);
-  CHECK(job.options.timing.timed_runs == 7);
-  CHECK(job.options.timing.min_timed_runs == 4);
-  CHECK(job.options.timing.target_ms == 125.5);
-  CHECK(job.options.timing.cache_mode == CacheMode::cold);
+  CHECK(job.options.interleaved.stopping.target_relative_width == 0.0075);
+  CHECK(job.options.interleaved.stopping.min_rounds == 12);
+  CHECK(job.options.interleaved.stopping.max_rounds == 99);
+  CHECK(job.options.interleaved.stopping.max_seconds == 1.25);
+  CHECK(job.options.interleaved.pattern == measurement::LaunchPattern::gapped);
+  CHECK(job.options.interleaved.gap_us == 12.5);
+  CHECK(job.options.interleaved.batch_target_ms == 3);
+  CHECK(job.options.cache_mode == CacheMode::cold);
   CHECK(job.options.collect_metrics);
   CHECK(job.options.extra_metrics == options.extra_metrics);
   CHECK(job.options.metric_runs == 5);
@@ -419,6 +441,7 @@ TEST_CASE("a job that is not what the parent writes is refused, naming its line"
 TEST_CASE("--set prog measures each step's own picks as built, references before and after") {
   const KernelRegistry registry = synthetic_registry();
   SweepOptions options;  // prog, both dtypes, six lengths, references repeated
+  options.repeat_baselines = true;  // each reference before and after the kernels
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
   // A unit per (dtype, N): the references, every step's configs, the references again, so one
   // input set and one pair of §1.4 references serve every measurement of that shape and the
@@ -507,6 +530,7 @@ KernelRegistry registry_with_head_dimensions() {
 TEST_CASE("--d-heads: each config at its own d_head, references at each, other steps skipped") {
   const KernelRegistry registry = registry_with_head_dimensions();
   SweepOptions options;
+  options.repeat_baselines = true;  // each reference before and after the kernels
   options.axes[Axis::dtype] = {static_cast<int>(DType::FP16)};
   options.axes[Axis::seq_len] = {512, 4096};
   // Default: d_head 128 only, the plan of a build without other head dimensions.
@@ -597,6 +621,7 @@ KernelRegistry registry_with_causal_step() {
 TEST_CASE("--causal: a unit per mask value, steps without the mask skipped with the reason") {
   const KernelRegistry registry = registry_with_causal_step();
   SweepOptions options;
+  options.repeat_baselines = true;  // each reference before and after the kernels
   options.axes[Axis::dtype] = {static_cast<int>(DType::FP16)};
   options.axes[Axis::seq_len] = {512, 4096};
   // Default: no mask, the plan (names, cell keys, shards) of every sweep before the axis.
@@ -1230,6 +1255,7 @@ TEST_CASE("a cell's shard depends on the cell alone: the same on every host, bui
 TEST_CASE("a shard measures the references its kernels are compared with, writes only its own") {
   const KernelRegistry registry = registry_with_tune_configs();
   SweepOptions options;
+  options.repeat_baselines = true;  // both passes of a reference are one cell
   options.set_key = "built";
   options.steps = {7};
   options.axes[Axis::seq_len] = {4096};
