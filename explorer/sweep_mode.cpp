@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -255,12 +256,23 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
       fail("--steps", error.what());
     }
   }
+  // A list item that is not a positive int: digits past int's range are named as such.
+  const auto not_a_count = [](const std::string& item, const std::string& example) {
+    const bool digits = !item.empty() && std::all_of(item.begin(), item.end(), [](char ch) {
+      return ch >= '0' && ch <= '9';
+    });
+    if (digits && item.find_first_not_of('0') != std::string::npos)
+      return "'" + item + "' is out of range: at most " +
+             std::to_string(std::numeric_limits<int>::max()) + " (a 32-bit int; expected e.g. " +
+             example + ")";
+    return "'" + item + "' is not a positive integer (expected e.g. " + example + ")";
+  };
   options.seq_lens.clear();
   for (const std::string& item : split_list(cli.seq_lens)) {
     int value = 0;
     const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || error != std::errc() || end != item.data() + item.size() || value <= 0)
-      fail("--seq-lens", "'" + item + "' is not a positive integer (expected e.g. 512,1024,4096)");
+      fail("--seq-lens", not_a_count(item, "512,1024,4096"));
     else
       options.seq_lens.push_back(value);
   }
@@ -278,7 +290,7 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
     int value = 0;
     const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || error != std::errc() || end != item.data() + item.size() || value <= 0)
-      fail("--d-heads", "'" + item + "' is not a positive integer (expected e.g. 64,128,256)");
+      fail("--d-heads", not_a_count(item, "64,128,256"));
     else if (std::find(options.d_heads.begin(), options.d_heads.end(), value) ==
              options.d_heads.end())
       options.d_heads.push_back(value);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "launch_validation.hpp"
+
 namespace flashscope {
 
 namespace {
@@ -37,6 +39,9 @@ const KernelEntry& KernelRegistry::find(int step, const KernelConfig& config) co
   if (const KernelEntry* entry = try_find(step, config)) return *entry;
   std::string message =
       "step " + std::to_string(step) + " has no kernel built for " + to_short_form(config);
+  // A known-bad combination is never built, whatever the kernel set: name the rule it breaks.
+  if (const auto rule = unsupported_combination(step, config))
+    message += ", and no build has one: " + *rule;
   const std::vector<KernelConfig> closest = closest_configs(step, config);
   if (closest.empty()) {
     message += "; this build has no kernel for step " + std::to_string(step) +

@@ -221,6 +221,11 @@ TEST_CASE("invalid sweep options are refused with the option's name") {
         "--seq-lens: 'abc' is not a positive integer (expected e.g. 512,1024,4096)");
   CHECK(sweep_error({"--csv", "--seq-lens", "512,-4"}) ==
         "--seq-lens: '-4' is not a positive integer (expected e.g. 512,1024,4096)");
+  CHECK(sweep_error({"--csv", "--seq-lens", "99999999999"}) ==
+        "--seq-lens: '99999999999' is out of range: at most 2147483647 (a 32-bit int; expected "
+        "e.g. 512,1024,4096)");
+  CHECK(sweep_error({"--csv", "--d-heads", "0"}) ==
+        "--d-heads: '0' is not a positive integer (expected e.g. 64,128,256)");
   CHECK(sweep_error({"--csv", "--dtypes", "fp32"}) == "--dtypes: 'fp32' is not fp16 or bf16");
   CHECK(sweep_error({"--csv", "--reference", "fa3"}) ==
         "--reference: 'fa3' is not a reference (known: fa2,cudnn, or none)");
@@ -702,6 +707,7 @@ TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name t
   options.repeat_baselines = false;
   options.seq_lens = {1024};
   options.configs = {bf16(configs::progression()[0]), fp16(configs::progression()[1])};
+  options.steps = {1};  // at several steps, one note names them all (the test below)
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
   // cudnn in both configs' dtypes, then the built step-1 config
   REQUIRE(plan.units.size() == 2);
@@ -717,6 +723,49 @@ TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name t
   for (const std::string& note : plan.notes)
     named_closest = named_closest || contains(note, "closest built configs of step 1");
   CHECK(named_closest);
+}
+
+TEST_CASE("an explicit config a step can never run names the rule once, not a lookup per step") {
+  // Steps 1 and 3 copy K/V per warp: 8 warps with B_c = 32 leave K and V unloaded (spec §7.1).
+  // Step 8 copies cooperatively and could run it, but this registry has no such kernel.
+  const KernelRegistry registry = synthetic_registry();
+  KernelConfig known_bad = fp16(configs::progression()[0]);
+  known_bad.B_r = 128;
+  known_bad.B_c = 32;
+  known_bad.n_warps = 8;
+  REQUIRE(unsupported_combination(1, known_bad).has_value());
+  REQUIRE_FALSE(unsupported_combination(8, known_bad).has_value());
+  SweepOptions options;
+  options.baselines = {};
+  options.configs = {known_bad, fp16(configs::progression()[0])};
+  const SweepPlan plan = plan_sweep(options, registry, {});
+  std::size_t rule_notes = 0, lookups = 0;
+  for (const std::string& note : plan.notes) {
+    if (contains(note, "B_c = 32 with 8 warps would leave K and V unloaded")) {
+      ++rule_notes;
+      CHECK(contains(note, to_short_form(known_bad) + ": never built for steps 1, 3: steps 1–7"));
+    }
+    lookups += contains(note, "has no kernel built for " + to_short_form(known_bad));
+  }
+  CHECK(rule_notes == 1);
+  CHECK(lookups == 1);  // step 8, where it is valid: the closest built configs
+  // Valid but unbuilt at several steps: one note naming them.
+  const KernelConfig unbuilt = fp16(configs::progression()[1]);
+  options.configs = {unbuilt, fp16(configs::progression()[0])};
+  const SweepPlan several = plan_sweep(options, registry, {});
+  std::size_t notes_naming_it = 0;
+  for (const std::string& note : several.notes)
+    if (contains(note, to_short_form(unbuilt))) {
+      ++notes_naming_it;
+      CHECK(note == to_short_form(unbuilt) +
+                        ": not built into this binary for steps 1, 3, 8 (FLASHSCOPE_KERNEL_SET / "
+                        "FLASHSCOPE_STEPS; explorer --list shows what is)");
+    }
+  CHECK(notes_naming_it == 1);
+  // A lookup at one such step names the rule too (explorer check, the Python module).
+  CHECK_THROWS_WITH_AS(registry.find(1, known_bad),
+                       doctest::Contains("and no build has one: steps 1–7 copy K/V per warp"),
+                       KernelLookupError);
 }
 
 TEST_CASE("input seeds are a function of the sweep seed and the shape") {
