@@ -38,7 +38,7 @@ int run_merge_mode(const MergeCli& cli) {
   UsageProblems problems;
   for (const std::string& path : cli.inputs)
     if (const auto problem = input_file_problem("input", path)) problems.add(*problem);
-  if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
+  if (const auto problem = atomic_output_problem("--output", cli.output)) problems.add(*problem);
   const bool selection_given =
       std::any_of(cli.selection_options.begin(), cli.selection_options.end(),
                   [](const CLI::Option* option) { return option->count() > 0; });

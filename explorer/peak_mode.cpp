@@ -81,7 +81,7 @@ CeilingOptions ceiling_options_from_cli(const PeakCli& cli) {
     problems.add("--locked-sm-clock: " + std::to_string(*cli.locked_sm_clock_mhz) +
                  " is not a clock in MHz");
   if (!cli.output.empty())
-    if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
+    if (const auto problem = atomic_output_problem("--output", cli.output)) problems.add(*problem);
   // The library's own rules, should they ever be stricter than the ones above.
   if (problems.empty())
     problems.check([&] {

@@ -265,7 +265,7 @@ UsageProblems sass_usage_problems(const SassCli& cli) {
     if (const auto problem = input_directory_problem("--sass-dir", cli.sass_dir))
       problems.add(*problem);
   if (!cli.output.empty())
-    if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
+    if (const auto problem = atomic_output_problem("--output", cli.output)) problems.add(*problem);
   return problems;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include "configs/config_sets.hpp"
@@ -104,6 +105,12 @@ void validate_request_shape(const KernelEntry& entry, const AttentionShape& shap
   validate_launch(entry, {view, view, view, view, shape.causal}, compute_capability);
 }
 
+const std::vector<std::string>& check_dump_file_names() {
+  static const std::vector<std::string> names = {
+      "q.npy", "k.npy", "v.npy", "o.npy", "reference_low_precision.npy", "reference_fp32.npy"};
+  return names;
+}
+
 CheckReport run_check(const CheckRequest& request) {
   const KernelEntry& entry = resolve_check_kernel(request, built_kernels());
   validate_request_shape(entry, request.shape);
@@ -139,15 +146,11 @@ CheckReport run_check(const CheckRequest& request) {
   if (!request.dump_dir.empty()) {
     make_directories(request.dump_dir);
     const std::vector<std::int64_t> npy_shape(dims.begin(), dims.end());
-    const std::pair<const char*, const void*> tensors_to_dump[] = {
-        {"q.npy", q.get()},
-        {"k.npy", k.get()},
-        {"v.npy", v.get()},
-        {"o.npy", o.get()},
-        {"reference_low_precision.npy", references.low_precision()},
-        {"reference_fp32.npy", references.fp32()}};
-    for (const auto& [name, data] : tensors_to_dump) {
-      const std::string path = request.dump_dir + "/" + name;
+    const void* tensors_to_dump[] = {
+        q.get(), k.get(), v.get(), o.get(), references.low_precision(), references.fp32()};
+    for (std::size_t i = 0; i < std::size(tensors_to_dump); ++i) {
+      const std::string path = request.dump_dir + "/" + check_dump_file_names().at(i);
+      const void* data = tensors_to_dump[i];
       write_device_tensor_npy(path, report.dtype, npy_shape, data);
       report.dumped_files.push_back(path);
     }

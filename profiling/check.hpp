@@ -44,6 +44,9 @@ const KernelEntry& resolve_check_kernel(const CheckRequest& request,
 // LaunchValidationError (a std::invalid_argument) naming the rule the shape breaks.
 void validate_request_shape(const KernelEntry& entry, const AttentionShape& shape);
 
+// The files a dump writes into CheckRequest::dump_dir, in this order.
+const std::vector<std::string>& check_dump_file_names();
+
 // Runs the check on the device. Throws NoCudaDevice, LaunchValidationError, CudaError.
 CheckReport run_check(const CheckRequest& request);
 

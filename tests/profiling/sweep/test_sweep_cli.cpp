@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -1222,4 +1224,29 @@ TEST_CASE("without a GPU, --devices all fails like any sweep: clearly, writing n
   const ProcessResult bad_shard = run_explorer_without_gpu("--csv --shard 2/2", true);
   CHECK(bad_shard.exit_code == 2);
   CHECK(contains(bad_shard.output, "--shard: '2/2': K must be in 0..1"));
+}
+
+TEST_CASE("an output's partial file is created anew: one that exists is refused and kept") {
+  const std::string dir = testing::scratch_folder("flashscope_test_sweep_cli", "partial");
+  const std::string output = dir + "/out.csv";
+  std::ofstream(output + ".partial") << "an interrupted sweep's rows\n";
+  CHECK(cli::atomic_output_problem("--output", output).value() ==
+        "--output: '" + output +
+            ".partial' exists, left by an earlier run that did not finish (an interrupted sweep "
+            "keeps its measured rows there); move or delete it first: this command writes its "
+            "output through that file and would overwrite it");
+  CHECK_THROWS_WITH_AS(cli::AtomicOutputFile{output}, doctest::Contains("move or delete it first"),
+                       std::runtime_error);
+  std::ifstream kept(output + ".partial");
+  CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "an interrupted sweep's rows\n");
+  CHECK_FALSE(testing::path_exists(output));
+  ::remove((output + ".partial").c_str());
+  CHECK_FALSE(cli::atomic_output_problem("--output", output).has_value());
+  {
+    cli::AtomicOutputFile file(output);
+    file.stream() << "rows\n";
+    file.commit();
+  }
+  CHECK(testing::path_exists(output));
+  CHECK_FALSE(testing::path_exists(output + ".partial"));
 }
