@@ -548,6 +548,14 @@ class DeviceArray {
   std::shared_ptr<DeviceAllocation> allocation_;
 };
 
+// A CUDA device index given by the caller, before any CUDA call sees it.
+int device_argument(int device) {
+  if (device < 0)
+    throw py::value_error("device " + std::to_string(device) +
+                          " is not a CUDA device index (0 or more)");
+  return device;
+}
+
 DType dtype_argument(const std::string& text) {
   if (const std::optional<DType> dtype = dtype_from_string(text)) return *dtype;
   throw py::value_error("dtype \"" + text + "\" is not fp16 or bf16");
@@ -749,8 +757,10 @@ PYBIND11_MODULE(_core, m) {
   py::class_<DeviceArray>(m, "DeviceArray",
                           "An output the module allocated (cudaMalloc) for a framework it cannot "
                           "allocate in; hand it to any from_dlpack")
-      .def(py::init([](const std::array<std::int64_t, 4>& shape, const std::string& dtype,
-                       int device) { return DeviceArray(shape, dtype_argument(dtype), device); }),
+      .def(py::init(
+               [](const std::array<std::int64_t, 4>& shape, const std::string& dtype, int device) {
+                 return DeviceArray(shape, dtype_argument(dtype), device_argument(device));
+               }),
            py::arg("shape"), py::arg("dtype"), py::arg("device"))
       .def("__dlpack__", &DeviceArray::dlpack, py::kw_only(), py::arg("stream") = py::none(),
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
@@ -790,15 +800,22 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def(
       "default_config",
-      [](int step, const std::string& dtype, int d_head, int compute_capability,
-         const std::string& device_name) {
+      [](int step, const std::string& dtype, int d_head, std::optional<int> device,
+         std::optional<int> compute_capability, const std::string& device_name) {
+        // Every rule that needs no GPU first, so a bad call is named as such without one.
         require_step_built(step);
-        return default_kernel(built_kernels(), step, dtype_argument(dtype), d_head,
-                              {compute_capability, device_name})
-            .config;
+        const DType kernel_dtype = dtype_argument(dtype);
+        require_built_kernel(built_kernels(), step, kernel_dtype, d_head);
+        GpuTarget gpu{compute_capability.value_or(0), device_name};
+        if (compute_capability) {
+          require_kernel_capability(*compute_capability);
+        } else {
+          gpu = describe_gpu(device_argument(device.value_or(0)));
+        }
+        return default_kernel(built_kernels(), step, kernel_dtype, d_head, gpu).config;
       },
-      py::arg("step"), py::arg("dtype"), py::arg("d_head"), py::arg("compute_capability"),
-      py::arg("device_name"));
+      py::arg("step"), py::arg("dtype"), py::arg("d_head"), py::arg("device"),
+      py::arg("compute_capability"), py::arg("device_name"));
   m.def(
       "gpu_pick_order",
       [](int step, int compute_capability, const std::string& device_name) {

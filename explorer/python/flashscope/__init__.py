@@ -182,6 +182,7 @@ def default_config(step, dtype="fp16", *, d_head=128, device=None, compute_capab
     step's pick for the GPU (configs/config_sets.hpp) that is built into this module. The GPU is
     CUDA device `device` (default 0), or the one described by compute_capability (e.g. 90) and
     device_name (e.g. "NVIDIA H100 80GB HBM3") when those are given, which needs no GPU."""
-    if compute_capability is None:
-        compute_capability, device_name = _core.describe_gpu(0 if device is None else device)
-    return _core.default_config(_step(step), dtype, d_head, compute_capability, device_name)
+    # The module checks step, dtype, d_head and compute_capability (ValueError naming the rule)
+    # before it asks CUDA about `device`.
+    return _core.default_config(_step(step), dtype, d_head, device, compute_capability,
+                                device_name)
