@@ -71,7 +71,7 @@ GpuTarget describe_gpu(int device) {
   if (status != cudaSuccess) {
     cudaGetLastError();  // clear it, so a later call does not report it again
     throw std::runtime_error("no usable CUDA device cuda:" + std::to_string(device) + " (" +
-                             cudaGetErrorName(status) + ": " + cudaGetErrorString(status) + ")");
+                             cuda_unavailable_reason(status, "cudaGetDeviceProperties") + ")");
   }
   return described[device] = {properties.major * 10 + properties.minor, properties.name};
 }
