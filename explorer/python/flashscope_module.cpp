@@ -698,6 +698,8 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
+  m.attr("__version__") = FLASHSCOPE_VERSION;
+
   py::class_<KernelConfig>(m, "Config",
                            "The C++ kernel configuration record (kernels/common/config.hpp): its "
                            "short form, fields, equality and total order")

@@ -13,6 +13,9 @@ adds what depends on the caller's framework: its current stream and its output a
 from . import _core
 from ._core import Config, DeviceArray, build_info, kernel_info, kernels
 
+# The project's version (top-level CMakeLists.txt, its one source), compiled into the extension.
+__version__ = _core.__version__
+
 __all__ = [
     "Config",
     "DeviceArray",
