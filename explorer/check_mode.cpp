@@ -52,7 +52,8 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
       ->capture_default_str();
   check->add_option("--dump", cli.dump_dir,
                     "Write q, k, v, o and both references as .npy into this folder (fp16 as "
-                    "'<f2'; bf16, which numpy lacks, widened exactly to float32 '<f4')");
+                    "'<f2'; bf16, which numpy lacks, widened exactly to float32 '<f4'); a folder "
+                    "already holding any of those files is refused");
   check->add_option("--device", cli.device, "CUDA device index")->capture_default_str();
   return check;
 }

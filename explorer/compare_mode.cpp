@@ -71,8 +71,10 @@ CLI::App* add_compare_command(CLI::App& app, CompareCli& cli) {
       "compare",
       "Pair the rows of two result CSVs by what was measured (step, config, dtype, shape) and "
       "report TFLOP/s B / A: rows found in only one file, the geometric mean, and the spread "
-      "|B / A - 1| (median, 95th percentile, max), overall and per GPU of B. Exit code 0, 1 when "
-      "a limit given is exceeded, 2 when an argument is invalid or a file cannot be read.");
+      "|B / A - 1| (median, 95th percentile, max), overall and per GPU of B. A file holding one "
+      "measurement twice is refused, its copies listed. Exit code 0, 1 when a limit given is "
+      "exceeded, 2 when an argument is invalid, a file cannot be read or holds a measurement "
+      "twice.");
   compare->add_option("a", cli.a_path, "File A (the baseline)")->required();
   compare->add_option("b", cli.b_path, "File B")->required();
   compare->add_option("--max-median-diff", cli.max_median_percent,

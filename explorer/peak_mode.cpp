@@ -145,7 +145,8 @@ CLI::App* add_peak_command(CLI::App& app, PeakCli& cli) {
                    "The SM clock (MHz) the caller locked, recorded in every row (as in --csv)");
   peak->add_option("--output", cli.output,
                    "Write the CSV here instead of stdout (as FILE.partial, renamed to FILE once "
-                   "every benchmark has its row; a run that fails leaves FILE as it was)");
+                   "every benchmark has its row; a run that fails leaves FILE as it was; an "
+                   "existing FILE.partial is refused)");
   return peak;
 }
 

@@ -216,9 +216,10 @@ CLI::App* add_sass_command(CLI::App& app, SassCli& cli) {
   sass->add_flag("--list", cli.list, "List every kernel of the artifact and exit");
   sass->add_option("--sass-dir", cli.sass_dir,
                    "Read this artifact (a build's <build>/sass or a results/<gpu>/sass)");
-  sass->add_option("--output", cli.output,
-                   "Write here instead of stdout (whole or not at all: a failed request leaves "
-                   "the file as it was)");
+  sass->add_option(
+      "--output", cli.output,
+      "Write here instead of stdout (whole or not at all, through FILE.partial: a "
+      "failed request leaves the file as it was; an existing FILE.partial is refused)");
   return sass;
 }
 

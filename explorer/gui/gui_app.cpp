@@ -55,7 +55,8 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                           "default: this build's when it has listings, else the newest shipped "
                           "one)"));
   in_group(app.add_option("--progression-opcode", options.progression_opcode,
-                          "SASS opcode the progression view annotates each step with (e.g. LDSM)"));
+                          "SASS opcode the progression view annotates each step with (e.g. LDSM; "
+                          "one of the shown listings' opcodes)"));
   in_group(app.add_option("--gpu", options.gpu,
                           "GPU whose rows the views show first: a device index (e.g. 1) or a UUID "
                           "or its prefix (e.g. GPU-8e5b); its model becomes the device filter"));

@@ -41,9 +41,11 @@ ReportCommand add_report_command(CLI::App& app) {
       ->capture_default_str();
   report.command->add_option(
       "--update", options.update,
-      "Rewrite these documents' blocks (each document written whole: a temporary file renamed)");
+      "Rewrite these documents' blocks (each document written whole: DOC.partial renamed; an "
+      "existing DOC.partial is refused; a document without a block fails)");
   report.command->add_option("--check", options.check,
-                             "Exit 1 if any block of these documents differs from the data");
+                             "Exit 1 if any block of these documents differs from the data, or a "
+                             "document holds no block");
   report.command->add_option(
       "--print", options.print,
       "Print one block (e.g. progression, vs-fa2-16, clocks, drift, warnings, autotune-7, "
@@ -146,8 +148,9 @@ int ReportCommand::run() const {
     }
   if (empty_documents > 0 && empty_documents == documents.size()) {
     std::cerr << "explorer report: no block in "
-              << (documents.size() == 1 ? "the document" : "any document")
-              << "; nothing written (explorer report --print NAME shows a block to mark)\n";
+              << (documents.size() == 1 ? "the document" : "any of the documents")
+              << ": nothing to check or update (explorer report --print NAME prints a block; "
+                 "docs/results.md shows how one is marked)\n";
     return 1;
   }
 

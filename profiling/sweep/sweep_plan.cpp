@@ -82,7 +82,7 @@ void note_unbuilt_configs(const std::map<KernelConfig, std::vector<int>>& unbuil
                       (is_hopper_config(config)
                            ? "a Hopper config (stages_N) runs on the Hopper steps " +
                                  std::to_string(kFirstHopperStep) + "+ only"
-                           : "an Ampere config runs on the Ampere steps 1-" +
+                           : "an Ampere config runs on the Ampere steps 1–" +
                                  std::to_string(kFirstHopperStep - 1) +
                                  " only (a Hopper step takes stages_N)"));
     for (const auto& [rule, rule_steps] : rules)
