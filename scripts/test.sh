@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds the `ci` kernel set (every step once per dtype) and runs
+# Installs what is missing, builds the `ci` kernel set (every step once per dtype; configured by
+# scripts/ci_build.sh, which scripts/run.sh shares on a machine without a GPU) and runs
 # every test: ctest, then the Python module's pytest suite (tests/python) with the interpreter the
 # module was built for. GPU tests run where a GPU is present and are reported as skipped
 # elsewhere. Then the
