@@ -74,6 +74,16 @@ std::optional<std::string> unsupported_combination(int step, const KernelConfig&
   return descriptor->rules(step, c);
 }
 
+const KernelEntry& find_kernel(const KernelRegistry& registry, int step,
+                               const KernelConfig& config) {
+  if (const KernelEntry* entry = registry.try_find(step, config)) return *entry;
+  // Only for a step that exists: unsupported_combination rejects the others, and the lookup's
+  // own message (this build has no kernel for step N) says the rest.
+  std::optional<std::string> rule;
+  if (versions::find(step) != nullptr) rule = unsupported_combination(step, config);
+  return registry.find(step, config, rule);
+}
+
 std::optional<std::string> launch_refusal(const KernelEntry& entry, const Problem& problem) {
   const KernelConfig& c = entry.config;
   if (const auto violation = problem_violation(problem)) return *violation;

@@ -59,6 +59,11 @@ class LaunchValidationError : public std::invalid_argument {
 // instantiation generator uses the same rule, so such a kernel is never built.
 std::optional<std::string> unsupported_combination(int step, const KernelConfig& config);
 
+// registry.find(step, config), whose KernelLookupError also names the rule a known-bad
+// combination breaks ("..., and no build has one: steps 1–7 copy K/V per warp ...").
+const KernelEntry& find_kernel(const KernelRegistry& registry, int step,
+                               const KernelConfig& config);
+
 // Why the built kernel `entry` cannot run `problem`, checked without a GPU: the problem's own
 // rules, the kernel's d_head and dtype, the sequence length against its tiles, the step's
 // declared axes (configs::step_refusal_message: "step 22 has no causal mask; causal attention

@@ -51,7 +51,8 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
       ->capture_default_str();
   check->add_option("--dump", cli.dump_dir,
                     "Write q, k, v, o and both references as .npy into this folder (fp16 as "
-                    "'<f2'; bf16, which numpy lacks, widened exactly to float32 '<f4')");
+                    "'<f2'; bf16, which numpy lacks, widened exactly to float32 '<f4'); a folder "
+                    "already holding any of those files is refused");
   check->add_option("--device", cli.device, "CUDA device index")->capture_default_str();
   return check;
 }
@@ -139,6 +140,15 @@ CheckRequest check_request_from_cli(const CheckCli& cli) {
     if (std::filesystem::exists(cli.dump_dir, error) &&
         !std::filesystem::is_directory(cli.dump_dir, error))
       problems.add("--dump: '" + cli.dump_dir + "' is a file; name a folder to write into");
+    // Files of an earlier dump are not this run's to overwrite.
+    std::string existing;
+    for (const std::string& name : check_dump_file_names())
+      if (std::filesystem::exists(std::filesystem::path(cli.dump_dir) / name, error))
+        existing += (existing.empty() ? "" : ", ") + name;
+    if (!existing.empty())
+      problems.add("--dump: '" + cli.dump_dir + "' already holds " + existing +
+                   " (an earlier dump?); move them or name another folder (this check would "
+                   "overwrite them)");
   }
   request.dump_dir = cli.dump_dir;
   if (cli.device < 0)

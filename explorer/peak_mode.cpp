@@ -82,7 +82,7 @@ CeilingOptions ceiling_options_from_cli(const PeakCli& cli) {
     problems.add("--locked-sm-clock: " + std::to_string(*cli.locked_sm_clock_mhz) +
                  " is not a clock in MHz");
   if (!cli.output.empty())
-    if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
+    if (const auto problem = atomic_output_problem("--output", cli.output)) problems.add(*problem);
   // The library's own rules, should they ever be stricter than the ones above.
   if (problems.empty())
     problems.check([&] {
@@ -171,7 +171,8 @@ CLI::App* add_peak_command(CLI::App& app, PeakCli& cli) {
                    "The SM clock (MHz) the caller locked, recorded in every row (as in --csv)");
   peak->add_option("--output", cli.output,
                    "Write the CSV here instead of stdout (as FILE.partial, renamed to FILE once "
-                   "every benchmark has its row; a run that fails leaves FILE as it was)");
+                   "every benchmark has its row; a run that fails leaves FILE as it was; an "
+                   "existing FILE.partial is refused)");
   return peak;
 }
 

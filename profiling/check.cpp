@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include "configs/config_sets.hpp"
@@ -48,7 +49,7 @@ const KernelEntry& resolve_check_kernel(const CheckRequest& request,
       throw std::invalid_argument("the config " + to_short_form(*request.config) +
                                   " does not compute the problem " + problem_label(problem) +
                                   " (its dtype and d_head must be the problem's)");
-    return registry.find(request.step, *request.config);
+    return find_kernel(registry, request.step, *request.config);
   }
   // The step's config at the problem's d_head; a step that does not run it is named with the
   // steps that do (std::invalid_argument).
@@ -72,6 +73,12 @@ const KernelEntry& resolve_check_kernel(const CheckRequest& request,
 
 void validate_request_problem(const KernelEntry& entry, const Problem& problem) {
   if (auto reason = launch_refusal(entry, problem)) throw LaunchValidationError(*reason);
+}
+
+const std::vector<std::string>& check_dump_file_names() {
+  static const std::vector<std::string> names = {
+      "q.npy", "k.npy", "v.npy", "o.npy", "reference_low_precision.npy", "reference_fp32.npy"};
+  return names;
 }
 
 CheckReport run_check(const CheckRequest& request) {
@@ -118,15 +125,14 @@ CheckReport run_check(const CheckRequest& request) {
     make_directories(request.dump_dir);
     const std::vector<std::int64_t> q_shape(q_dims.begin(), q_dims.end());
     const std::vector<std::int64_t> kv_shape(kv_dims.begin(), kv_dims.end());
-    const std::tuple<const char*, const void*, const std::vector<std::int64_t>*> tensors_to_dump[] =
-        {{"q.npy", q.get(), &q_shape},
-         {"k.npy", k.get(), &kv_shape},
-         {"v.npy", v.get(), &kv_shape},
-         {"o.npy", o.get(), &q_shape},
-         {"reference_low_precision.npy", references.low_precision(), &q_shape},
-         {"reference_fp32.npy", references.fp32(), &q_shape}};
-    for (const auto& [name, data, shape] : tensors_to_dump) {
-      const std::string path = request.dump_dir + "/" + name;
+    // K and V have heads_kv heads; the outputs and references have Q's shape.
+    const std::pair<const void*, const std::vector<std::int64_t>*> tensors_to_dump[] = {
+        {q.get(), &q_shape},           {k.get(), &kv_shape},
+        {v.get(), &kv_shape},          {o.get(), &q_shape},
+        {references.low_precision(), &q_shape}, {references.fp32(), &q_shape}};
+    for (std::size_t i = 0; i < std::size(tensors_to_dump); ++i) {
+      const std::string path = request.dump_dir + "/" + check_dump_file_names().at(i);
+      const auto& [data, shape] = tensors_to_dump[i];
       write_device_tensor_npy(path, problem.dtype, *shape, data);
       report.dumped_files.push_back(path);
     }

@@ -46,6 +46,9 @@ const KernelEntry& resolve_check_kernel(const CheckRequest& request,
 // (a std::invalid_argument) naming the rule the problem breaks.
 void validate_request_problem(const KernelEntry& entry, const Problem& problem);
 
+// The files a dump writes into CheckRequest::dump_dir, in this order.
+const std::vector<std::string>& check_dump_file_names();
+
 // Runs the check on the device. Throws NoCudaDevice, LaunchValidationError, CudaError.
 CheckReport run_check(const CheckRequest& request);
 

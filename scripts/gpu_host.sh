@@ -468,7 +468,7 @@ if has_stage sass; then
   if cmake "${SASS_ARGS[@]}" > "$LOG_DIR/sass.log" 2>&1 &&
      cmake --build "$SASS_BUILD" -j "$JOBS" --target flashscope_sass_artifact test_sass_artifact \
        >> "$LOG_DIR/sass.log" 2>&1; then
-    "$SASS_BUILD/explorer/sass/flashscope-sass" export --from "$SASS_BUILD/sass" --to "$SASS_OUT" \
+    "$SASS_BUILD/explorer/sass/flashscope-sass" export --from "$SASS_BUILD/sass" --to "$SASS_OUT" --replace \
       --progression-only --manifest "made_on=$GPU_NAME ($(hostname))" >> "$LOG_DIR/sass.log" 2>&1
     # The disassembler's own output for one object (step 1, fp16): test_sass_artifact reads it
     # and the stored listings to the same instructions.

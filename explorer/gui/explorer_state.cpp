@@ -250,6 +250,12 @@ std::string ExplorerState::save_file(std::size_t index, const std::string& path)
   // Written whole or not at all: the rows go to PATH.partial, renamed over PATH once complete,
   // so a failed save leaves PATH as it was.
   const std::string partial = path + ".partial";
+  {
+    std::error_code error;
+    if (std::filesystem::exists(std::filesystem::symlink_status(partial, error)))
+      return partial + " exists, left by a run that did not finish (an interrupted sweep keeps " +
+             "its rows there); move or delete it first: saving writes through that file";
+  }
   std::set<std::string> metric_names;
   for (const ResultRow& row : files_[index].rows)
     for (const auto& [name, value] : row.extra_metrics)

@@ -11,6 +11,7 @@
 #include <imgui_stdlib.h>  // after imgui.h, which it needs
 
 #include <algorithm>
+#include <cctype>
 #include <cfloat>
 #include <chrono>
 #include <cstdio>
@@ -57,7 +58,8 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                           "default: this build's when it has listings, else the newest shipped "
                           "one)"));
   in_group(app.add_option("--progression-opcode", options.progression_opcode,
-                          "SASS opcode the progression view annotates each step with (e.g. LDSM)"));
+                          "SASS opcode the progression view annotates each step with (e.g. LDSM; "
+                          "one of the shown listings' opcodes)"));
   in_group(app.add_option("--gpu", options.gpu,
                           "GPU whose rows the views show first: a device index (e.g. 1) or a UUID "
                           "or its prefix (e.g. GPU-8e5b); its model becomes the device filter"));
@@ -117,6 +119,54 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                ->default_str("1600x1000"));
 }
 
+namespace {
+
+// The SASS artifact the views show (docs/explorer.md, "Which artifact a view shows"); throws
+// when an explicit --sass-dir cannot be read.
+sass::SassSource gui_sass_source(const GuiOptions& options) {
+  return sass::find_sass_source(options.sass_directory, sass::build_sass_directory(),
+                                options.results_directory.empty()
+                                    ? sass::shipped_results_directory_for_sass()
+                                    : std::filesystem::path(options.results_directory));
+}
+
+// --progression-opcode must be an opcode of the listings the view counts it in, else every bar
+// would be labelled 0.
+std::optional<std::string> progression_opcode_problem(const GuiOptions& options) {
+  const std::string& opcode = options.progression_opcode;
+  if (opcode.empty()) return std::nullopt;
+  const std::string named = "--progression-opcode: '" + opcode + "'";
+  std::optional<sass::SassLibrary> library;
+  try {
+    library.emplace(gui_sass_source(options));
+  } catch (const std::exception& error) {
+    return named + ": no SASS artifact to count it in (--sass-dir: " + error.what() + ")";
+  }
+  if (!library->has_listings())
+    return named + ": no SASS listings to count it in (" + library->note() + ")";
+  std::vector<std::string> known;
+  for (const std::string& arch : library->artifact()->architectures())
+    for (const std::string& name : library->names(arch, sass::OpcodeGrouping::opcode))
+      if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
+  if (std::find(known.begin(), known.end(), opcode) != known.end()) return std::nullopt;
+  const auto upper = [](std::string text) {
+    for (char& ch : text)
+      ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return text;
+  };
+  std::string message = named + " is not an opcode of the SASS listings (" +
+                        library->artifact()->directory().string() + ")";
+  const auto same_but_case = std::find_if(
+      known.begin(), known.end(), [&](const std::string& n) { return upper(n) == upper(opcode); });
+  if (same_but_case != known.end()) return message + "; did you mean " + *same_but_case + "?";
+  message += "; the opcodes there, most frequent first:";
+  for (std::size_t i = 0; i < known.size(); ++i)
+    message += (i == 0 ? " " : ", ") + known[i];
+  return message;
+}
+
+}  // namespace
+
 std::vector<std::string> gui_option_problems(const GuiOptions& options) {
   std::vector<std::string> problems;
   const auto add = [&problems](const std::optional<std::string>& problem) {
@@ -150,6 +200,7 @@ std::vector<std::string> gui_option_problems(const GuiOptions& options) {
                        " is not in 1-100000");
   if (!options.screenshot_path.empty())
     add(cli::output_file_problem("--screenshot", options.screenshot_path));
+  add(progression_opcode_problem(options));
   return problems;
 }
 
@@ -180,10 +231,7 @@ class ExplorerWindow {
     }
     state_.load(paths);
     try {
-      state_.sass = sass::SassLibrary(sass::find_sass_source(
-          options.sass_directory, sass::build_sass_directory(),
-          options.results_directory.empty() ? sass::shipped_results_directory_for_sass()
-                                            : std::filesystem::path(options.results_directory)));
+      state_.sass = sass::SassLibrary(gui_sass_source(options));
     } catch (const std::exception& error) {  // only an explicit --sass-dir can fail here
       const std::string problem = std::string("--sass-dir: ") + error.what();
       state_.add_problem(problem);

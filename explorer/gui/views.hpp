@@ -119,10 +119,11 @@ class AutotuneView {
 
  private:
   void rebuild(ExplorerState& state);
-  void draw_chart(ExplorerState& state, float width);
+  void draw_chart(ExplorerState& state, ImVec2 size);
   void draw_table(ExplorerState& state);
 
   AutotuneQuery query_;
+  float widest_config_ = 0;  // pixels of the longest config text among the model's rows
   Field x_field_ = Field::registers;
   Field y_field_ = Field::tflops;
   std::string filter_text_;

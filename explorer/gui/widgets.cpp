@@ -317,14 +317,36 @@ void markdown_table(const MarkdownBlock& block, int id) {
     columns = std::max(columns, row.size());
   if (columns == 0) return;
   const ImGuiStyle& style = ImGui::GetStyle();
-  const float row_height = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y + 1;
-  const float height = row_height * static_cast<float>(block.rows.size()) + style.ScrollbarSize + 6;
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
-                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+  // Each column as wide as its widest cell, the header's included; a scroll bar (and the room for
+  // it) only when the columns are wider than the page.
+  float width = 0;
+  for (std::size_t c = 0; c < columns; ++c) {
+    float column = 0;
+    for (const auto& row : block.rows) {
+      if (c >= row.size()) continue;
+      float cell = 0;
+      for (const MarkdownSpan& span : row[c])
+        cell += ImGui::CalcTextSize(span.text.c_str()).x;
+      column = std::max(column, cell);
+    }
+    width += column + 2 * style.CellPadding.x + 1;
+  }
+  const bool scrolls = width > ImGui::GetContentRegionAvail().x;
+  const float row_height = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+  const float height = row_height * static_cast<float>(block.rows.size()) + 2 +
+                       (scrolls ? style.ScrollbarSize + 4 : 0);
+  ImGuiTableFlags flags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  if (scrolls) flags |= ImGuiTableFlags_ScrollX;
   ImGui::PushID(id);
-  if (ImGui::BeginTable("##markdown_table", static_cast<int>(columns), flags, ImVec2(0, height))) {
+  if (ImGui::BeginTable("##markdown_table", static_cast<int>(columns), flags,
+                        ImVec2(scrolls ? 0 : width + 2, height))) {
     for (std::size_t r = 0; r < block.rows.size(); ++r) {
-      ImGui::TableNextRow(r == 0 ? ImGuiTableRowFlags_Headers : ImGuiTableRowFlags_None);
+      // The header row as an ordinary row (ImGui's header flag leaves its text out of the
+      // columns' fitted width, which clipped long headers), in the heading colour on its own
+      // background.
+      ImGui::TableNextRow();
+      if (r == 0) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(45, 52, 70, 255));
       for (std::size_t c = 0; c < columns; ++c) {
         ImGui::TableNextColumn();
         if (c >= block.rows[r].size()) continue;

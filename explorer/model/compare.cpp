@@ -34,17 +34,25 @@ bool better_copy(const ResultRow& candidate, const ResultRow& current) {
   return candidate.tflops > current.tflops;
 }
 
-// First-appearance order of keys, with the best copy of each.
+// First-appearance order of keys, with the best copy of each; every copy of a key held more than
+// once goes to `duplicates`.
 std::vector<const ResultRow*> deduplicate(const std::vector<const ResultRow*>& rows,
-                                          std::map<MeasurementKey, std::size_t>& index) {
+                                          std::map<MeasurementKey, std::size_t>& index,
+                                          std::vector<std::vector<const ResultRow*>>& duplicates) {
   std::vector<const ResultRow*> unique;
+  std::vector<std::vector<const ResultRow*>> copies;  // per unique key
   for (const ResultRow* row : rows) {
     const auto [slot, inserted] = index.try_emplace(key_of(*row), unique.size());
-    if (inserted)
+    if (inserted) {
       unique.push_back(row);
-    else if (better_copy(*row, *unique[slot->second]))
-      unique[slot->second] = row;
+      copies.push_back({row});
+      continue;
+    }
+    copies[slot->second].push_back(row);
+    if (better_copy(*row, *unique[slot->second])) unique[slot->second] = row;
   }
+  for (std::vector<const ResultRow*>& same : copies)
+    if (same.size() > 1) duplicates.push_back(std::move(same));
   return unique;
 }
 
@@ -61,10 +69,10 @@ std::optional<double> geometric_mean(const std::vector<double>& values) {
 Comparison compare_results(const std::vector<const ResultRow*>& a,
                            const std::vector<const ResultRow*>& b) {
   std::map<MeasurementKey, std::size_t> index_a, index_b;
-  const std::vector<const ResultRow*> unique_a = deduplicate(a, index_a);
-  const std::vector<const ResultRow*> unique_b = deduplicate(b, index_b);
-
   Comparison comparison;
+  const std::vector<const ResultRow*> unique_a = deduplicate(a, index_a, comparison.duplicates_a);
+  const std::vector<const ResultRow*> unique_b = deduplicate(b, index_b, comparison.duplicates_b);
+
   std::map<RowSubject, std::vector<double>> ratios_by_step;  // in step order
   std::vector<double> all_ratios;
   for (const ResultRow* row_a : unique_a) {
@@ -191,6 +199,7 @@ std::string run_start(const ResultRow& row) {
 
 std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& files,
                                                 const std::string& device) {
+  constexpr double kRerunOverlap = 0.5;
   std::set<std::string> devices;
   if (!device.empty()) {
     devices.insert(device);
@@ -200,7 +209,9 @@ std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& f
         if (!row.is_ceiling()) devices.insert(row.device);
   }
   std::optional<ComparePair> best;
-  std::tuple<std::string, std::string, std::size_t> best_rank;
+  // Re-runs (at least half the smaller file's measurements are in the other) first; among them
+  // the newest, then the most shared; among the others the largest overlap, then the most shared.
+  std::tuple<bool, std::string, std::string, double, std::size_t> best_rank;
   for (const std::string& candidate : devices) {
     // Each file's usable measurements on the device, and its newest run start.
     std::vector<std::set<MeasurementKey>> keys(files.size());
@@ -218,12 +229,16 @@ std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& f
         for (const MeasurementKey& key : keys[i])
           shared += keys[j].count(key);
         if (shared == 0) continue;
-        const auto rank =
-            std::make_tuple(std::min(newest[i], newest[j]), std::max(newest[i], newest[j]), shared);
+        const double overlap = static_cast<double>(shared) /
+                               static_cast<double>(std::min(keys[i].size(), keys[j].size()));
+        const bool rerun = overlap >= kRerunOverlap;
+        const auto rank = std::make_tuple(rerun, rerun ? std::min(newest[i], newest[j]) : "",
+                                          rerun ? std::max(newest[i], newest[j]) : "",
+                                          rerun ? 0.0 : overlap, shared);
         if (best && rank <= best_rank) continue;
         best_rank = rank;
         const bool i_older = newest[i] <= newest[j];
-        best = ComparePair{i_older ? i : j, i_older ? j : i, shared, candidate};
+        best = ComparePair{i_older ? i : j, i_older ? j : i, shared, overlap, candidate};
       }
   }
   return best;

@@ -72,7 +72,7 @@ GpuTarget describe_gpu(int device) {
   if (status != cudaSuccess) {
     cudaGetLastError();  // clear it, so a later call does not report it again
     throw std::runtime_error("no usable CUDA device cuda:" + std::to_string(device) + " (" +
-                             cudaGetErrorName(status) + ": " + cudaGetErrorString(status) + ")");
+                             cuda_unavailable_reason(status, "cudaGetDeviceProperties") + ")");
   }
   return described[device] = {properties.major * 10 + properties.minor, properties.name};
 }
@@ -283,7 +283,7 @@ AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays, boo
 // The kernel of `step` for the call: the named config, or the step's pick for the GPU.
 const KernelEntry& kernel_of_step(int step, const std::optional<KernelConfig>& config,
                                   const TensorView& q, const GpuTarget& gpu) {
-  if (config) return built_kernels().find(step, *config);
+  if (config) return find_kernel(built_kernels(), step, *config);
   return default_kernel(built_kernels(), step, q.dtype, static_cast<int>(q.shape[3]), gpu);
 }
 
@@ -335,7 +335,7 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
   if (step && config) {
     // The rules of launch validation that do not depend on the device, for the lowest GPU the
     // kernel was compiled for; the device itself is checked below.
-    const KernelEntry& entry = built_kernels().find(*step, *config);
+    const KernelEntry& entry = find_kernel(built_kernels(), *step, *config);
     constexpr int kLowestSupportedComputeCapability = 80;
     validate_launch(entry, tensors,
                     entry.exact_compute_capability != 0 ? entry.exact_compute_capability
@@ -544,6 +544,14 @@ class DeviceArray {
   std::shared_ptr<DeviceAllocation> allocation_;
 };
 
+// A CUDA device index given by the caller, before any CUDA call sees it.
+int device_argument(int device) {
+  if (device < 0)
+    throw py::value_error("device " + std::to_string(device) +
+                          " is not a CUDA device index (0 or more)");
+  return device;
+}
+
 DType dtype_argument(const std::string& text) {
   if (const std::optional<DType> dtype = dtype_from_string(text)) return *dtype;
   throw py::value_error("dtype \"" + text + "\" is not fp16 or bf16");
@@ -634,7 +642,7 @@ std::pair<int, KernelConfig> resolve_kernel(const py::object& q, const py::objec
 }
 
 py::dict kernel_info(int step, const KernelConfig& config) {
-  const KernelEntry& entry = built_kernels().find(step, config);
+  const KernelEntry& entry = find_kernel(built_kernels(), step, config);
   py::dict info;
   info["step"] = entry.step;
   info["config"] = entry.config;
@@ -685,6 +693,8 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
   });
+
+  m.attr("__version__") = FLASHSCOPE_VERSION;
 
   py::class_<KernelConfig>(m, "Config",
                            "The C++ kernel configuration record (kernels/common/config.hpp): its "
@@ -745,8 +755,10 @@ PYBIND11_MODULE(_core, m) {
   py::class_<DeviceArray>(m, "DeviceArray",
                           "An output the module allocated (cudaMalloc) for a framework it cannot "
                           "allocate in; hand it to any from_dlpack")
-      .def(py::init([](const std::array<std::int64_t, 4>& shape, const std::string& dtype,
-                       int device) { return DeviceArray(shape, dtype_argument(dtype), device); }),
+      .def(py::init(
+               [](const std::array<std::int64_t, 4>& shape, const std::string& dtype, int device) {
+                 return DeviceArray(shape, dtype_argument(dtype), device_argument(device));
+               }),
            py::arg("shape"), py::arg("dtype"), py::arg("device"))
       .def("__dlpack__", &DeviceArray::dlpack, py::kw_only(), py::arg("stream") = py::none(),
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
@@ -786,15 +798,22 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def(
       "default_config",
-      [](int step, const std::string& dtype, int d_head, int compute_capability,
-         const std::string& device_name) {
+      [](int step, const std::string& dtype, int d_head, std::optional<int> device,
+         std::optional<int> compute_capability, const std::string& device_name) {
+        // Every rule that needs no GPU first, so a bad call is named as such without one.
         require_step_built(step);
-        return default_kernel(built_kernels(), step, dtype_argument(dtype), d_head,
-                              {compute_capability, device_name})
-            .config;
+        const DType kernel_dtype = dtype_argument(dtype);
+        require_built_kernel(built_kernels(), step, kernel_dtype, d_head);
+        GpuTarget gpu{compute_capability.value_or(0), device_name};
+        if (compute_capability) {
+          require_kernel_capability(*compute_capability);
+        } else {
+          gpu = describe_gpu(device_argument(device.value_or(0)));
+        }
+        return default_kernel(built_kernels(), step, kernel_dtype, d_head, gpu).config;
       },
-      py::arg("step"), py::arg("dtype"), py::arg("d_head"), py::arg("compute_capability"),
-      py::arg("device_name"));
+      py::arg("step"), py::arg("dtype"), py::arg("d_head"), py::arg("device"),
+      py::arg("compute_capability"), py::arg("device_name"));
   m.def(
       "gpu_pick_order",
       [](int step, int compute_capability, const std::string& device_name) {

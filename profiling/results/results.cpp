@@ -14,6 +14,7 @@
 #include <ostream>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "kernels/common/config.hpp"
 #include "kernels/common/problem_axes.hpp"
@@ -875,6 +876,10 @@ struct ResultsCsvParser::State {
   RecordSplitter splitter;
   std::uint64_t bytes_fed = 0;
   std::size_t rows_read = 0;
+  // A UTF-8 byte-order mark (as spreadsheet programs write) is skipped at the start of the text
+  // only: until three bytes have arrived the start is held here, undecided.
+  bool start_decided = false;
+  std::string start_bytes;
   bool have_header = false;
   std::array<int, kColumnCount> column_index{};             // field position of each column
   std::vector<std::pair<int, std::string>> metric_columns;  // field position, metric name
@@ -986,6 +991,19 @@ void ResultsCsvParser::State::take(const Record& record, std::vector<ResultRow>&
 std::vector<ResultRow> ResultsCsvParser::feed(std::string_view text) {
   std::vector<ResultRow> rows;
   State& state = *state_;
+  std::string start;
+  if (!state.start_decided) {
+    constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+    start = state.start_bytes + std::string(text);
+    if (start.size() < kByteOrderMark.size() && kByteOrderMark.starts_with(start)) {
+      state.start_bytes = std::move(start);
+      return rows;
+    }
+    state.start_decided = true;
+    state.start_bytes.clear();
+    if (start.starts_with(kByteOrderMark)) start.erase(0, kByteOrderMark.size());
+    text = start;
+  }
   const auto sink = [&](Record record) { state.take(record, rows); };
   // Bytes up to the size limit are read first, so the error comes at the same byte however the
   // text arrives, after any problem that lies before it.
@@ -1005,6 +1023,10 @@ std::vector<ResultRow> ResultsCsvParser::feed(std::string_view text) {
 std::vector<ResultRow> ResultsCsvParser::finish() {
   State& state = *state_;
   std::vector<ResultRow> rows;
+  if (!state.start_decided) {  // one or two bytes of a byte-order mark, and nothing more
+    state.start_decided = true;
+    rows = feed(std::exchange(state.start_bytes, {}));
+  }
   state.splitter.finish([&](Record record) { state.take(record, rows); });
   if (!state.have_header)
     throw ResultsFormatError(state.source_name + ": empty file (no header line)");

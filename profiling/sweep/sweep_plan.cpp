@@ -1,8 +1,8 @@
 #include "profiling/sweep/sweep_plan.hpp"
 
 #include <algorithm>
-#include <map>
 #include <charconv>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -53,6 +53,55 @@ std::vector<KernelConfig> selected_configs(const SweepOptions& options, int step
       for (const int dtype : dtypes)
         unique.insert(configs::with_dtype(c, static_cast<DType>(dtype)));
   return {unique.begin(), unique.end()};
+}
+
+// Why each --config config is not measured at the selected steps that lack it, one note per
+// reason rather than one per step: the steps of the other track, each known-bad rule
+// (unsupported_combination) with the steps it forbids the config at, and the steps where it is
+// valid but not in this binary (one step: the registry's closest built configs).
+void note_unbuilt_configs(const std::map<KernelConfig, std::vector<int>>& unbuilt_steps,
+                          const KernelRegistry& registry, std::vector<std::string>& notes) {
+  for (const auto& [config, steps] : unbuilt_steps) {
+    const std::string name = to_short_form(config);
+    std::vector<int> other_track, not_built;
+    std::vector<std::pair<std::string, std::vector<int>>> rules;  // in order of first step
+    for (const int step : steps) {
+      if ((configs::step_descriptor(step).track == Track::hopper) != is_hopper_config(config)) {
+        other_track.push_back(step);
+      } else if (const auto rule = unsupported_combination(step, config)) {
+        const auto same = std::find_if(rules.begin(), rules.end(),
+                                       [&](const auto& entry) { return entry.first == *rule; });
+        if (same == rules.end())
+          rules.emplace_back(*rule, std::vector<int>{step});
+        else
+          same->second.push_back(step);
+      } else {
+        not_built.push_back(step);
+      }
+    }
+    if (!other_track.empty())
+      notes.push_back(name + ": not run on " + configs::step_list_text(other_track) + ": " +
+                      (is_hopper_config(config)
+                           ? "a Hopper config (stages_N) runs on the Hopper steps " +
+                                 std::to_string(kFirstHopperStep) + "+ only"
+                           : "an Ampere config runs on the Ampere steps 1–" +
+                                 std::to_string(kFirstHopperStep - 1) +
+                                 " only (a Hopper step takes stages_N)"));
+    for (const auto& [rule, rule_steps] : rules)
+      notes.push_back(name + ": never built for " + configs::step_list_text(rule_steps) + ": " +
+                      rule);
+    if (not_built.size() == 1) {
+      try {
+        find_kernel(registry, not_built.front(), config);
+      } catch (const KernelLookupError& error) {
+        notes.push_back(error.what());
+      }
+    } else if (!not_built.empty()) {
+      notes.push_back(name + ": not built into this binary for " +
+                      configs::step_list_text(not_built) +
+                      " (FLASHSCOPE_KERNEL_SET / FLASHSCOPE_STEPS; explorer --list shows what is)");
+    }
+  }
 }
 
 std::string dtype_list(const std::vector<int>& dtypes) {
@@ -323,6 +372,7 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
       baselines.push_back(RowSubject::baseline(*baseline));
   }
   std::vector<std::pair<int, std::vector<const KernelEntry*>>> kernels_by_step;
+  std::map<KernelConfig, std::vector<int>> unbuilt_steps;  // of --config's configs
   const std::vector<int> steps = options.steps.empty() ? registry.steps() : options.steps;
   for (const int step : steps) {
     if (registry.entries_of_step(step).empty()) {
@@ -339,20 +389,7 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
         continue;
       }
       ++not_built;
-      if (!options.configs.empty()) {
-        // Name the rule that keeps the config from being built, where one does, else the
-        // closest built configs.
-        if (const auto rule = unsupported_combination(step, c)) {
-          plan.notes.push_back("step " + step_name(step) + ": " + to_short_form(c) +
-                               " is never built: " + *rule);
-          continue;
-        }
-        try {
-          registry.find(step, c);
-        } catch (const KernelLookupError& error) {
-          plan.notes.push_back(error.what());
-        }
-      }
+      if (!options.configs.empty()) unbuilt_steps[c].push_back(step);
     }
     if (not_built > 0 && options.configs.empty())
       plan.notes.push_back("step " + step_name(step) + ": " + std::to_string(built.size()) +
@@ -362,6 +399,7 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
                            " are not in this binary (FLASHSCOPE_KERNEL_SET)");
     if (!built.empty()) kernels_by_step.emplace_back(step, std::move(built));
   }
+  note_unbuilt_configs(unbuilt_steps, registry, plan.notes);
 
   if (kernels_by_step.empty()) {
     std::string message = "nothing to measure: the options select no built kernel";

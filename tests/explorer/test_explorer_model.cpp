@@ -982,3 +982,32 @@ TEST_CASE("Compare opens on the two newest runs of one device that share measure
   CHECK(run_start(files[3].rows[0]) == "2026-11-23T14:56:21Z");
   CHECK(run_start(files[1].rows[0]).empty());
 }
+
+TEST_CASE("Compare prefers a re-run to two newer sweeps that share a few reference rows") {
+  // The shipped case that opened on h200/causal.csv against h200/d-heads-25.csv: two unrelated
+  // new sweeps sharing their cuDNN rows, while an older file re-measured most of another's.
+  std::vector<ResultFile> files;
+  files.push_back(file_of("progression.csv", {"1", "2", "3", "4", "5", "6", "7", "8"}, "H200", ""));
+  files.push_back(file_of("progression-4096.csv", {"2", "3", "4", "5", "9"}, "H200",
+                          "vm 2026-11-23T14:56:21Z"));
+  files.push_back(file_of("causal.csv", {"fa2", "22", "23", "24", "25"}, "H200",
+                          "vm 2026-11-25T00:11:17Z", 8192));
+  files.push_back(file_of("d-heads-25.csv", {"fa2", "11", "12", "13", "14", "15", "16"}, "H200",
+                          "vm 2026-11-25T01:26:56Z", 8192));
+  const auto pair = default_compare_pair(files, "H200");
+  REQUIRE(pair.has_value());
+  CHECK(files[pair->a].label == "progression.csv");  // no run start: the older side
+  CHECK(files[pair->b].label == "progression-4096.csv");
+  CHECK(pair->shared == 4);
+  CHECK(pair->overlap == doctest::Approx(0.8));
+  // Without any re-run, the largest overlap fraction wins over the newest.
+  const std::vector<ResultFile> no_rerun{
+      file_of("a.csv", {"fa2", "1", "2", "3"}, "H200", "vm 2026-11-25T00:00:00Z"),
+      file_of("b.csv", {"fa2", "4", "5", "6"}, "H200", "vm 2026-11-26T00:00:00Z"),
+      file_of("c.csv", {"fa2", "1", "7", "8", "9", "10"}, "H200", "vm 2026-11-20T00:00:00Z")};
+  const auto fallback = default_compare_pair(no_rerun, "H200");
+  REQUIRE(fallback.has_value());
+  CHECK(fallback->shared == 2);  // a.csv and c.csv: 2 of 4; the newest pair shares 1 of 4
+  CHECK(no_rerun[fallback->a].label == "c.csv");
+  CHECK(no_rerun[fallback->b].label == "a.csv");
+}

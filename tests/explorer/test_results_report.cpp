@@ -2,8 +2,15 @@
 // autotune table ranks the configs of one measurement campaign only.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
 
+#include "explorer/report/report_mode.hpp"
 #include "explorer/report/results_report.hpp"
 
 using namespace flashscope;
@@ -316,4 +323,36 @@ TEST_CASE("without ceiling rows there is no ceilings block") {
   Rows rows;
   rows.add("16", kPick, 300, "sweep");
   CHECK(report_blocks(rows.set()).count("ceilings") == 0);
+}
+
+TEST_CASE("report --check and --update of a document without a block say so and fail") {
+  // It used to say "every block matches the data" (exit 0) for a document with no block at all.
+  const std::string dir = std::filesystem::temp_directory_path() / "flashscope_report_no_blocks";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string csv = FLASHSCOPE_SOURCE_DIR "/results/h200/progression-4096.csv";
+  const std::string plain = dir + "/plain.md";
+  std::ofstream(plain) << "# a document\n";
+  const auto run = [](std::vector<std::string> arguments) {
+    CLI::App app;
+    const ReportCommand report = add_report_command(app);
+    arguments.insert(arguments.begin(), "report");
+    std::reverse(arguments.begin(), arguments.end());
+    app.parse(arguments);
+    std::ostringstream err;
+    std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
+    const int status = report.run();
+    std::cerr.rdbuf(old);
+    return std::pair{status, err.str()};
+  };
+  for (const char* mode : {"--check", "--update"}) {
+    const auto [status, err] = run({"--results", csv, mode, plain});
+    INFO(mode, ": ", err);
+    CHECK(status == 1);
+    CHECK(err.find(plain + ": no generated block") != std::string::npos);
+    CHECK(err.find("every block matches") == std::string::npos);
+  }
+  std::ifstream in(plain);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "# a document\n");
+  std::filesystem::remove_all(dir);
 }

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "configs/config_sets.hpp"
+#include "explorer/model/compare.hpp"
 #include "explorer/model/result_files.hpp"
 #include "explorer/report/results_report.hpp"
 #include "profiling/results/results.hpp"
@@ -238,4 +239,21 @@ TEST_CASE("results/h100/hopper.csv has today's header without the later axes: by
     if (name == "gbytes_per_s") break;
   }
   CHECK(header == expected);
+}
+
+TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names") {
+  // docs/explorer.md, "Compare": on the H200 (the device with the most rows, which the views
+  // show first), h200/progression.csv against h200/progression-4096.csv.
+  const Dataset dataset = load_shipped();
+  const auto pair = default_compare_pair(dataset.files, "NVIDIA H200");
+  REQUIRE(pair.has_value());
+  const auto name = [&](std::size_t index) {
+    const std::filesystem::path path = dataset.files[index].path;
+    return path.parent_path().filename().string() + "/" + path.filename().string();
+  };
+  CHECK(name(pair->a) == "h200/progression.csv");
+  CHECK(name(pair->b) == "h200/progression-4096.csv");
+  const std::string doc = read_file(kSourceDir + "/docs/explorer.md");
+  CHECK(doc.find("`h200/progression.csv` against `h200/progression-4096.csv`") !=
+        std::string::npos);
 }

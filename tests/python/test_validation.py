@@ -205,6 +205,26 @@ def test_device_array_checks_its_arguments():
         flashscope.DeviceArray((1, 0, 16, 128), "fp16", 0)
     with pytest.raises(ValueError, match='dtype "fp32" is not fp16 or bf16'):
         flashscope.DeviceArray((1, 128, 16, 128), "fp32", 0)
+    # Checked before cudaMalloc: a ValueError, not the device's RuntimeError.
+    with pytest.raises(ValueError, match=r"^device -1 is not a CUDA device index \(0 or more\)$"):
+        flashscope.DeviceArray((1, 128, 16, 128), "fp16", -1)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (dict(dtype="fp32"), r'^dtype "fp32" is not fp16 or bf16$'),
+    (dict(step=99), r"^step 99 does not exist"),
+    (dict(d_head=96), r"kernel built for d_head 96; its fp16 kernels take d_head"),
+    (dict(device=-1), r"^device -1 is not a CUDA device index \(0 or more\)$"),
+    (dict(compute_capability=-1), r"^compute_capability -1 is not a GPU the kernels run on: "
+                                  r"major \* 10 \+ minor of sm_80 or newer"),
+    (dict(compute_capability=75, device_name="Tesla T4"), r"^compute_capability 75 is not a GPU"),
+])
+def test_default_config_checks_its_arguments_before_the_gpu(arguments, message):
+    # Each used to reach the device query first (RuntimeError without a GPU), or, for a described
+    # compute capability, to answer.
+    step = arguments.pop("step", flashscope.kernels()[0][0])
+    with pytest.raises(ValueError, match=message):
+        flashscope.default_config(step, **arguments)
 
 
 def test_arrays_on_different_gpus_are_refused():

@@ -14,6 +14,9 @@ adds what depends on the caller's framework: its current stream and its output a
 from . import _core
 from ._core import Config, DeviceArray, build_info, kernel_info, kernels
 
+# The project's version (top-level CMakeLists.txt, its one source), compiled into the extension.
+__version__ = _core.__version__
+
 __all__ = [
     "Config",
     "DeviceArray",
@@ -186,6 +189,7 @@ def default_config(step, dtype="fp16", *, d_head=128, device=None, compute_capab
     step's pick for the GPU (configs/config_sets.hpp) that is built into this module. The GPU is
     CUDA device `device` (default 0), or the one described by compute_capability (e.g. 90) and
     device_name (e.g. "NVIDIA H100 80GB HBM3") when those are given, which needs no GPU."""
-    if compute_capability is None:
-        compute_capability, device_name = _core.describe_gpu(0 if device is None else device)
-    return _core.default_config(_step(step), dtype, d_head, compute_capability, device_name)
+    # The module checks step, dtype, d_head and compute_capability (ValueError naming the rule)
+    # before it asks CUDA about `device`.
+    return _core.default_config(_step(step), dtype, d_head, device, compute_capability,
+                                device_name)

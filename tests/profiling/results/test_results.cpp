@@ -321,6 +321,31 @@ TEST_CASE("a file cut anywhere inside its last record is refused with the file a
                        ResultsFormatError);
 }
 
+TEST_CASE("a UTF-8 byte-order mark at the start is skipped, in any chunking; elsewhere it is not") {
+  // Spreadsheet programs save "CSV UTF-8" with a BOM; it used to make the header's first column
+  // "unknown column '\xef\xbb\xbfstep'".
+  const std::string valid = write_csv({measured_kernel_row(), reference_row()}, {});
+  const std::string bom = "\xEF\xBB\xBF";
+  std::istringstream whole(bom + valid);
+  CHECK(read_results_csv(whole, "bom.csv").size() == 2);
+  for (std::size_t cut = 0; cut <= 5; ++cut) {  // the mark split over the pipe's chunks
+    ResultsCsvParser parser("pipe");
+    const std::string text = bom + valid;
+    std::size_t rows = 0;
+    rows += parser.feed(std::string_view(text).substr(0, cut)).size();
+    rows += parser.feed(std::string_view(text).substr(cut, 1)).size();
+    rows += parser.feed(std::string_view(text).substr(cut + 1)).size();
+    rows += parser.finish().size();
+    CHECK_MESSAGE(rows == 2, "cut at " << cut);
+  }
+  // Only at the start: a second mark is read as text.
+  CHECK(
+      contains(error_of(bom + bom + valid), "results.csv:1: unknown column '\\xef\\xbb\\xbfstep'"));
+  // A part of a mark alone is a one-column header, named byte by byte.
+  CHECK(contains(error_of("\xEF"), "results.csv:1: the file ends inside"));
+  CHECK(error_of(bom) == "results.csv: empty file (no header line)");
+}
+
 TEST_CASE("a corrupt file is reported with its name, the line and the problem") {
   const std::string valid = write_csv({measured_kernel_row()}, {});
 

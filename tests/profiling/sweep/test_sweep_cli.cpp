@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <limits>
@@ -18,6 +20,7 @@
 #include "explorer/sweep_mode.hpp"
 #include "explorer/usage.hpp"
 #include "configs/launch_validation.hpp"
+#include "kernels/common/cuda_check.hpp"
 #include "profiling/check.hpp"
 #include "profiling/sweep/sweep_plan.hpp"
 #include "profiling/sweep/sweep_worker.hpp"
@@ -261,6 +264,9 @@ TEST_CASE("invalid sweep options are refused with the option's name") {
         "--pass: 'sideways' is not a pass: forward or backward");
   CHECK(sweep_error({"--csv", "--seed", "-1"}) ==
         "--seed: '-1' is not a seed: a whole number from 0, e.g. 42");
+  CHECK(sweep_error({"--csv", "--d-heads", "0"}) ==
+        "--d-heads: d_head 0 is not a head dimension the kernels and references run: a multiple of "
+        "64 up to 256 (64, 128, 256)");
   CHECK(sweep_error({"--csv", "--reference", "fa3"}) ==
         "--reference: 'fa3' is not a reference (known: fa2,cudnn, or none)");
   CHECK(sweep_error({"--csv", "--metrics", "none,dram__bytes_read.sum"}) ==
@@ -796,6 +802,7 @@ TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name t
   options.repeat_baselines = false;
   options.axes[Axis::seq_len] = {1024};
   options.configs = {bf16(configs::progression()[0]), fp16(configs::progression()[1])};
+  options.steps = {1};  // at several steps, one note names them all (the test below)
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
   // The built step-1 config with cudnn in its dtype; the unbuilt fp16 config gets no unit (its
   // references would be nobody's baseline), only the note naming the closest built configs.
@@ -809,6 +816,49 @@ TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name t
   for (const std::string& note : plan.notes)
     named_closest = named_closest || contains(note, "closest built configs of step 1");
   CHECK(named_closest);
+}
+
+TEST_CASE("an explicit config a step can never run names the rule once, not a lookup per step") {
+  // Steps 1 and 3 copy K/V per warp: 8 warps with B_c = 32 leave K and V unloaded (spec §7.1).
+  // Step 8 copies cooperatively and could run it, but this registry has no such kernel.
+  const KernelRegistry registry = synthetic_registry();
+  KernelConfig known_bad = fp16(configs::progression()[0]);
+  known_bad.B_r = 128;
+  known_bad.B_c = 32;
+  known_bad.n_warps = 8;
+  REQUIRE(unsupported_combination(1, known_bad).has_value());
+  REQUIRE_FALSE(unsupported_combination(8, known_bad).has_value());
+  SweepOptions options;
+  options.baselines = {};
+  options.configs = {known_bad, fp16(configs::progression()[0])};
+  const SweepPlan plan = plan_sweep(options, registry, {});
+  std::size_t rule_notes = 0, lookups = 0;
+  for (const std::string& note : plan.notes) {
+    if (contains(note, "B_c = 32 with 8 warps would leave K and V unloaded")) {
+      ++rule_notes;
+      CHECK(contains(note, to_short_form(known_bad) + ": never built for steps 1, 3: steps 1–7"));
+    }
+    lookups += contains(note, "has no kernel built for " + to_short_form(known_bad));
+  }
+  CHECK(rule_notes == 1);
+  CHECK(lookups == 1);  // step 8, where it is valid: the closest built configs
+  // Valid but unbuilt at several steps: one note naming them.
+  const KernelConfig unbuilt = fp16(configs::progression()[1]);
+  options.configs = {unbuilt, fp16(configs::progression()[0])};
+  const SweepPlan several = plan_sweep(options, registry, {});
+  std::size_t notes_naming_it = 0;
+  for (const std::string& note : several.notes)
+    if (contains(note, to_short_form(unbuilt))) {
+      ++notes_naming_it;
+      CHECK(note == to_short_form(unbuilt) +
+                        ": not built into this binary for steps 1, 3, 8 (FLASHSCOPE_KERNEL_SET / "
+                        "FLASHSCOPE_STEPS; explorer --list shows what is)");
+    }
+  CHECK(notes_naming_it == 1);
+  // A lookup at one such step through configs/ names the rule too (explorer check, Python).
+  CHECK_THROWS_WITH_AS(find_kernel(registry, 1, known_bad),
+                       doctest::Contains("and no build has one: steps 1–7 copy K/V per warp"),
+                       KernelLookupError);
 }
 
 TEST_CASE("input seeds are a function of the sweep seed and the shape") {
@@ -983,8 +1033,9 @@ TEST_CASE("without a GPU, explorer --csv fails with a clear message and writes n
   const ProcessResult all =
       run_explorer_without_gpu("--csv --seq-lens 512 --output '" + output + "'", true);
   CHECK(all.exit_code == 1);
-  CHECK(contains(all.output,
-                 "explorer --csv: no usable CUDA device: cudaGetDeviceCount failed with"));
+  CHECK(contains(all.output, "explorer --csv: no usable CUDA device: "));
+  // Without any driver the runtime says "driver version is insufficient": the message says none.
+  CHECK(contains(all.output, "no NVIDIA driver on this machine") != nvidia_driver_present());
   CHECK(contains(all.output, "the sweep needs a GPU"));
   CHECK_FALSE(testing::path_exists(output));
 
@@ -1306,4 +1357,29 @@ TEST_CASE("without a GPU, --devices all fails like any sweep: clearly, writing n
   const ProcessResult bad_shard = run_explorer_without_gpu("--csv --shard 2/2", true);
   CHECK(bad_shard.exit_code == 2);
   CHECK(contains(bad_shard.output, "--shard: '2/2': K must be in 0..1"));
+}
+
+TEST_CASE("an output's partial file is created anew: one that exists is refused and kept") {
+  const std::string dir = testing::scratch_folder("flashscope_test_sweep_cli", "partial");
+  const std::string output = dir + "/out.csv";
+  std::ofstream(output + ".partial") << "an interrupted sweep's rows\n";
+  CHECK(cli::atomic_output_problem("--output", output).value() ==
+        "--output: '" + output +
+            ".partial' exists, left by an earlier run that did not finish (an interrupted sweep "
+            "keeps its measured rows there); move or delete it first: this command writes its "
+            "output through that file and would overwrite it");
+  CHECK_THROWS_WITH_AS(cli::AtomicOutputFile{output}, doctest::Contains("move or delete it first"),
+                       std::runtime_error);
+  std::ifstream kept(output + ".partial");
+  CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "an interrupted sweep's rows\n");
+  CHECK_FALSE(testing::path_exists(output));
+  ::remove((output + ".partial").c_str());
+  CHECK_FALSE(cli::atomic_output_problem("--output", output).has_value());
+  {
+    cli::AtomicOutputFile file(output);
+    file.stream() << "rows\n";
+    file.commit();
+  }
+  CHECK(testing::path_exists(output));
+  CHECK_FALSE(testing::path_exists(output + ".partial"));
 }
