@@ -11,22 +11,16 @@
 #include "profiling/ceilings/ceilings.hpp"
 #include "profiling/device.hpp"
 #include "profiling/results/results.hpp"
+#include "kernels/common/text.hpp"
 
 namespace flashscope::cli {
 
 namespace {
 
+// The items of a comma-separated list, empty ones dropped (a trailing comma is fine).
 std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    std::string item = text.substr(begin, end - begin);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    if (!item.empty()) items.push_back(item);
-    begin = end + 1;
-  }
+  std::vector<std::string> items = text::split_list(text);
+  std::erase(items, std::string());
   return items;
 }
 

@@ -29,8 +29,8 @@
 #include "configs/launch_validation.hpp"
 #include "kernels/common/registry.hpp"
 #include "kernels/common/tensor_map.hpp"
-#include "profiling/nvtx_ranges.hpp"
-#include "profiling/timing.hpp"
+#include "kernels/common/device_buffer.hpp"
+#include "profiling/measurement/interleaved.hpp"
 
 namespace py = pybind11;
 
@@ -559,20 +559,121 @@ DType dtype_argument(const std::string& text) {
 
 // ---- The forward pass --------------------------------------------------------------------------
 
+// Milliseconds with 4 significant decimals, for Timing's repr.
+std::string exact_ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", ms);
+  return text;
+}
+
+// How forward_timed measures: the sweep's interleaved engine and its settings
+// (profiling/measurement/interleaved.hpp), with the kernel as the one contender.
+struct TimingRequest {
+  double ci_target_percent = 1.0;
+  int min_rounds = 10;
+  int max_rounds = 400;
+  double cell_seconds = 2.0;
+  std::string launch_pattern = "graph";
+};
+
+// What forward_timed measured: the median per-launch time of the rounds with its 95 %
+// order-statistic interval, as a sweep row reports it (median_ms, ci_low_ms, ci_high_ms).
+struct Timing {
+  double ms = 0;
+  std::optional<double> ci_low_ms, ci_high_ms;  // none with fewer than 6 rounds
+  int rounds = 0;
+  int launches_per_round = 0;
+  std::string launch_pattern;  // the one used (graph falls back to stream when capture fails)
+  std::string pattern_note;    // why it differs from the one asked for
+  std::string stop_reason;     // "target", "max rounds", "time cap"
+  double seconds = 0;          // wall time of the timed rounds
+};
+
 struct ForwardResult {
   py::object o;
   int step = 0;
   KernelConfig config{};
-  std::optional<double> milliseconds;
+  std::optional<Timing> timing;
 };
+
+// The engine's settings for a request; throws std::invalid_argument (ValueError) naming the
+// argument and the rule, before any GPU is touched.
+measurement::InterleavedSettings interleaved_settings(const TimingRequest& request) {
+  measurement::InterleavedSettings settings;
+  if (!(request.ci_target_percent > 0))
+    throw std::invalid_argument("ci_target=" + std::to_string(request.ci_target_percent) +
+                                ": the target interval width must be a positive percentage of "
+                                "the median (e.g. 1.0)");
+  settings.stopping.target_relative_width = request.ci_target_percent / 100;
+  settings.stopping.min_rounds = request.min_rounds;
+  settings.stopping.max_rounds = request.max_rounds;
+  settings.stopping.max_seconds = request.cell_seconds;
+  const auto pattern = measurement::launch_pattern_from_string(request.launch_pattern);
+  if (!pattern)
+    throw std::invalid_argument("launch_pattern=\"" + request.launch_pattern +
+                                "\" is not a launch pattern: graph, stream or gapped");
+  settings.pattern = *pattern;
+  try {
+    measurement::validate_interleaved_settings(settings);
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument(std::string("forward_timed: ") + error.what());
+  }
+  return settings;
+}
+
+// A CUDA event without timing, to order one stream after another.
+class StreamFence {
+ public:
+  StreamFence() { FS_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+  ~StreamFence() { cudaEventDestroy(event_); }
+  StreamFence(const StreamFence&) = delete;
+  StreamFence& operator=(const StreamFence&) = delete;
+  // `waiting` runs nothing more until what `first` holds now is done.
+  void order(cudaStream_t first, cudaStream_t waiting) {
+    FS_CUDA_CHECK(cudaEventRecord(event_, first));
+    FS_CUDA_CHECK(cudaStreamWaitEvent(waiting, event_, 0));
+  }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// Times `launch` as a sweep times a kernel row. The rounds run on a stream of their own (graph
+// capture needs a created stream; the caller's may be the legacy default one), ordered after the
+// caller's work and before whatever the caller enqueues next.
+Timing time_interleaved(const std::function<void(cudaStream_t)>& launch, const std::string& name,
+                        const measurement::InterleavedSettings& settings, cudaStream_t caller) {
+  const CudaStream rounds;
+  StreamFence fence;
+  fence.order(caller, rounds.get());
+  const measurement::InterleavedResult result =
+      measurement::measure_interleaved({{name, launch}}, {}, settings, rounds.get());
+  fence.order(rounds.get(), caller);
+  const measurement::ContenderResult& kernel = result.contenders.front();
+  Timing timing;
+  timing.ms = kernel.time.median;
+  if (kernel.time.interval) {
+    timing.ci_low_ms = kernel.time.interval->lower;
+    timing.ci_high_ms = kernel.time.interval->upper;
+  }
+  timing.rounds = result.rounds;
+  timing.launches_per_round = kernel.launches_per_round;
+  timing.launch_pattern = std::string(measurement::launch_pattern_name(result.pattern.pattern));
+  timing.pattern_note = result.pattern.note;
+  timing.stop_reason = std::string(measurement::stop_reason_name(result.stop_reason));
+  timing.seconds = result.seconds;
+  return timing;
+}
 
 // Borrows q, k, v (and o), picks and validates the kernel, allocates the output through
 // `allocate_output(shape, dtype, device)` when o is None, then launches on `stream`, or, with
-// `timing` = (warmup, runs), times it as a sweep does and returns the median.
+// `timing`, times it as a sweep times a kernel row (time_interleaved).
 ForwardResult forward(const py::object& q, const py::object& k, const py::object& v, py::object o,
                       const py::object& allocate_output, std::optional<int> step,
                       const std::optional<KernelConfig>& config, bool causal, std::intptr_t stream,
-                      std::optional<std::pair<int, int>> timing) {
+                      const std::optional<TimingRequest>& timing) {
+  const std::optional<measurement::InterleavedSettings> settings =
+      timing ? std::optional(interleaved_settings(*timing)) : std::nullopt;
   std::vector<BorrowedArray> arrays;
   const py::handle inputs[] = {q, k, v};
   for (int i = 0; i < 3; ++i)
@@ -604,22 +705,12 @@ ForwardResult forward(const py::object& q, const py::object& k, const py::object
   if (!timing) {
     FS_CUDA_CHECK(entry.launch(args, as_stream(stream)));
   } else {
-    TimingSettings settings;
-    settings.warmup_runs = timing->first;
-    settings.timed_runs = timing->second;
-    settings.min_timed_runs = timing->second;
-    settings.target_ms = 0;  // exactly `runs` timed launches
-    settings.cache_mode = CacheMode::warm;
-    const MeasurementRangeName range_name{measurement_range_name(
-        std::to_string(entry.step), to_short_form(entry.config), static_cast<int>(args.seq_len))};
-    TimingStats stats;
-    {
-      const py::gil_scoped_release release;
-      stats = time_launches(
-          [&](cudaStream_t launch_stream) { FS_CUDA_CHECK(entry.launch(args, launch_stream)); },
-          settings, as_stream(stream), nullptr, range_name);
-    }
-    result.milliseconds = stats.median_ms;
+    const std::string name =
+        "step " + std::to_string(entry.step) + " " + to_short_form(entry.config);
+    const py::gil_scoped_release release;
+    result.timing = time_interleaved(
+        [&](cudaStream_t launch_stream) { FS_CUDA_CHECK(entry.launch(args, launch_stream)); }, name,
+        *settings, as_stream(stream));
   }
   if (py::isinstance<DeviceArray>(o)) o.cast<DeviceArray&>().record_ready(stream);
   result.o = o;
@@ -651,6 +742,8 @@ py::dict kernel_info(int step, const KernelConfig& config) {
   info["static_head_counts"] = entry.static_head_counts;
   info["exact_compute_capability"] = entry.exact_compute_capability;
   info["supports_causal"] = entry.supports_causal;
+  // From the step's descriptor: K and V with fewer heads than Q (grouped-query attention).
+  info["supports_grouped_kv"] = configs::step_descriptor(entry.step).grouped_kv;
   info["title"] = std::string(configs::step_info(entry.step).title);
   return info;
 }
@@ -861,9 +954,38 @@ PYBIND11_MODULE(_core, m) {
         py::arg("stream"), py::arg("timing"));
   m.def("resolve_kernel", &resolve_kernel, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
         py::arg("step"), py::arg("config"), py::arg("causal"), py::arg("stream"));
+  py::class_<TimingRequest>(m, "TimingRequest")
+      .def(py::init([](double ci_target, int min_rounds, int max_rounds, double cell_seconds,
+                       std::string launch_pattern) {
+             return TimingRequest{ci_target, min_rounds, max_rounds, cell_seconds,
+                                  std::move(launch_pattern)};
+           }),
+           py::arg("ci_target"), py::arg("min_rounds"), py::arg("max_rounds"),
+           py::arg("cell_seconds"), py::arg("launch_pattern"));
+  py::class_<Timing>(m, "Timing",
+                     "What forward_timed measured: the median per-launch time of the rounds "
+                     "and its 95 % order-statistic interval (docs/python.md)")
+      .def_readonly("ms", &Timing::ms)
+      .def_readonly("ci_low_ms", &Timing::ci_low_ms)
+      .def_readonly("ci_high_ms", &Timing::ci_high_ms)
+      .def_readonly("rounds", &Timing::rounds)
+      .def_readonly("launches_per_round", &Timing::launches_per_round)
+      .def_readonly("launch_pattern", &Timing::launch_pattern)
+      .def_readonly("pattern_note", &Timing::pattern_note)
+      .def_readonly("stop_reason", &Timing::stop_reason)
+      .def_readonly("seconds", &Timing::seconds)
+      .def("__float__", [](const Timing& t) { return t.ms; })
+      .def("__repr__", [](const Timing& t) {
+        std::string text = "Timing(" + exact_ms(t.ms) + " ms";
+        if (t.ci_low_ms && t.ci_high_ms)
+          text +=
+              ", 95 % interval [" + exact_ms(*t.ci_low_ms) + ", " + exact_ms(*t.ci_high_ms) + "]";
+        return text + ", " + std::to_string(t.rounds) + " rounds, " + t.launch_pattern +
+               " pattern, stopped: " + t.stop_reason + ")";
+      });
   py::class_<ForwardResult>(m, "ForwardResult")
       .def_readonly("o", &ForwardResult::o)
       .def_readonly("step", &ForwardResult::step)
       .def_readonly("config", &ForwardResult::config)
-      .def_readonly("milliseconds", &ForwardResult::milliseconds);
+      .def_readonly("timing", &ForwardResult::timing);
 }

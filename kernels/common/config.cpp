@@ -6,6 +6,8 @@
 #include <charconv>
 #include <vector>
 
+#include "kernels/common/text.hpp"
+
 namespace flashscope {
 
 std::string escape_control_bytes(std::string_view text) {
@@ -52,20 +54,13 @@ std::optional<std::string> config_field_problem(const KernelConfig& c) {
 
 namespace {
 
+using text::trim;
+
 std::string lower(std::string_view text) {
   std::string out(text);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   return out;
-}
-
-std::string_view trim(std::string_view text) {
-  const auto is_space = [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0; };
-  while (!text.empty() && is_space(text.front()))
-    text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back()))
-    text.remove_suffix(1);
-  return text;
 }
 
 std::vector<std::string_view> split(std::string_view text, char separator) {

@@ -1,12 +1,14 @@
 // The one owner of a cudaMalloc allocation on the host side: every tool, test and binding that
 // needs device memory for a while holds it in a DeviceBuffer, so each allocation is freed exactly
-// once on every path (an exception between the allocation and its use included).
+// once on every path (an exception between the allocation and its use included). DeviceVector
+// counts it in elements of one type; CudaStream owns a non-blocking stream the same way.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "kernels/common/cuda_check.hpp"
 
@@ -51,6 +53,45 @@ class DeviceBuffer {
  private:
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+};
+
+// `count` elements of T in a DeviceBuffer, for code that thinks in elements (the ceilings'
+// per-thread results and checksums).
+template <typename T>
+class DeviceVector {
+ public:
+  explicit DeviceVector(std::size_t count) : buffer_(count * sizeof(T)), count_(count) {}
+  T* get() const { return buffer_.as<T>(); }
+  std::size_t count() const { return count_; }
+  // Elements [offset, offset + count) on the host (a synchronous copy); throws CudaError.
+  std::vector<T> copy_to_host(std::size_t offset, std::size_t count) const {
+    std::vector<T> host(count);
+    if (count > 0)
+      FS_CUDA_CHECK(
+          cudaMemcpy(host.data(), get() + offset, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  std::vector<T> copy_to_host() const { return copy_to_host(0, count_); }
+
+ private:
+  DeviceBuffer buffer_;
+  std::size_t count_ = 0;
+};
+
+// A non-blocking CUDA stream (it does not synchronize with the legacy default stream), destroyed
+// with its owner.
+class CudaStream {
+ public:
+  CudaStream() { FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~CudaStream() {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
 };
 
 }  // namespace flashscope

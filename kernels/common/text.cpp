@@ -58,19 +58,23 @@ std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t ma
   return value;
 }
 
-std::string quoted(std::string_view text, std::size_t limit) {
-  std::string out = "'";
+std::string escaped(std::string_view text, std::size_t limit) {
+  std::string out;
   for (const char c : text.substr(0, limit)) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte >= 0x20 && byte < 0x7f) {
       out += c;
     } else {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      out += escaped;
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+      out += hex;
     }
   }
-  out += "'";
+  return out;
+}
+
+std::string quoted(std::string_view text, std::size_t limit) {
+  std::string out = "'" + escaped(text, limit) + "'";
   if (text.size() > limit) out += " (" + std::to_string(text.size()) + " bytes)";
   return out;
 }

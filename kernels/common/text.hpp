@@ -26,8 +26,11 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t maximum,
                                           bool* out_of_range = nullptr);
 
-// A value as a message quotes it: printable ASCII as is, other bytes (a NUL, a UTF-8 BOM) as
-// \xHH, cut after `limit` bytes with the total size noted.
+// The first `limit` bytes of `text` as a message shows them: printable ASCII as is, other bytes
+// (a NUL, a UTF-8 BOM) as \xHH.
+std::string escaped(std::string_view text, std::size_t limit = 80);
+// A value as a message quotes it: escaped() in single quotes, with the total size noted when it
+// was cut.
 std::string quoted(std::string_view text, std::size_t limit = 80);
 
 }  // namespace flashscope::text

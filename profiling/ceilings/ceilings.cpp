@@ -6,6 +6,7 @@
 
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/device_buffer.hpp"
 #include "profiling/ceilings/ceiling_kernels.hpp"
 #include "profiling/device.hpp"
 #include "profiling/nvtx_ranges.hpp"
@@ -37,41 +38,6 @@ constexpr double kSmemBytesPerClockBound = 128 * 1.1;
 constexpr double kEx2F32Tolerance = 1e-4;
 constexpr double kEx2F16x2Tolerance = 4e-3;
 
-template <typename T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t count) : count_(count) {
-    FS_CUDA_CHECK(cudaMalloc(&data_, count * sizeof(T)));
-  }
-  ~DeviceBuffer() { cudaFree(data_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  T* get() const { return data_; }
-  std::size_t count() const { return count_; }
-  std::vector<T> copy_to_host(std::size_t offset, std::size_t count) const {
-    std::vector<T> host(count);
-    FS_CUDA_CHECK(
-        cudaMemcpy(host.data(), data_ + offset, count * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
-
- private:
-  T* data_ = nullptr;
-  std::size_t count_ = 0;
-};
-
-class Stream {
- public:
-  Stream() { FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
 // What every row of one `explorer peak` shares: the device and the run.
 struct Measurement {
   DeviceDescription device;
@@ -86,12 +52,8 @@ ResultRow identity_row(const std::string& benchmark, std::optional<DType> dtype,
   ResultRow row;
   row.subject = RowSubject::ceiling(benchmark, dtype);
   // A ceiling computes no attention problem: its shape columns are 0.
-  row.problem = Problem{.dtype = dtype.value_or(DType::FP16),
-                        .batch = 0,
-                        .seq_len = 0,
-                        .heads = 0,
-                        .heads_kv = 0,
-                        .d_head = 0};
+  row.problem = multi_head_problem(dtype.value_or(DType::FP16), /*batch=*/0, /*seq_len=*/0,
+                                   /*heads=*/0, /*d_head=*/0);
   row.verdict = Verdict::unchecked;
   row.device = device.name;
   // Which GPU of a multi-GPU host, as sweep rows say it (docs/csv-schema.md): ceilings of two
@@ -153,15 +115,14 @@ ResultRow measure_mma_sync(DType dtype, const Measurement& measurement,
   ResultRow row = identity_row("mma.sync", dtype, measurement);
   const int blocks = full_wave(device, ceilings::mma_sync_blocks_per_sm(dtype));
   const int iterations = std::max(1, static_cast<int>(kMmaSyncIterations * options.work_scale));
-  DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * ceilings::kMmaSyncThreads);
+  DeviceVector<float> out(static_cast<std::size_t>(blocks) * ceilings::kMmaSyncThreads);
   const TimingStats stats = time_benchmark(
       "mma.sync " + dtype_column(dtype),
       [&](cudaStream_t s) {
         FS_CUDA_CHECK(ceilings::launch_mma_sync(dtype, blocks, iterations, out.get(), s));
       },
       options, stream);
-  finish_tensor_row(row, stats, ceilings::mma_sync_flops(blocks, iterations),
-                    out.copy_to_host(0, out.count()),
+  finish_tensor_row(row, stats, ceilings::mma_sync_flops(blocks, iterations), out.copy_to_host(),
                     ceilings::mma_sync_expected_accumulator(iterations));
   return row;
 }
@@ -184,8 +145,8 @@ ResultRow measure_wgmma(DType dtype, const Measurement& measurement, const Ceili
   }
   const int blocks = full_wave(device, ceilings::wgmma_blocks_per_sm(dtype));
   const int iterations = std::max(1, static_cast<int>(kWgmmaIterations * options.work_scale));
-  DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * ceilings::kWgmmaThreads);
-  DeviceBuffer<int> executed(1);
+  DeviceVector<float> out(static_cast<std::size_t>(blocks) * ceilings::kWgmmaThreads);
+  DeviceVector<int> executed(1);
   const TimingStats stats = time_benchmark(
       "wgmma " + dtype_column(dtype),
       [&](cudaStream_t s) {
@@ -193,8 +154,7 @@ ResultRow measure_wgmma(DType dtype, const Measurement& measurement, const Ceili
             ceilings::launch_wgmma(dtype, blocks, iterations, out.get(), executed.get(), s));
       },
       options, stream);
-  finish_tensor_row(row, stats, ceilings::wgmma_flops(blocks, iterations),
-                    out.copy_to_host(0, out.count()),
+  finish_tensor_row(row, stats, ceilings::wgmma_flops(blocks, iterations), out.copy_to_host(),
                     ceilings::wgmma_expected_accumulator(iterations));
   return row;
 }
@@ -217,9 +177,9 @@ std::vector<ResultRow> measure_hbm(const Measurement& measurement, const Ceiling
   const DeviceDescription& device = measurement.device;
   const std::size_t words = stream_words(device, options.work_scale);
   const int blocks = full_wave(device, ceilings::hbm_blocks_per_sm());
-  DeviceBuffer<uint4> source(words);
-  DeviceBuffer<uint4> destination(words);
-  DeviceBuffer<unsigned long long> sums(static_cast<std::size_t>(blocks) *
+  DeviceVector<uint4> source(words);
+  DeviceVector<uint4> destination(words);
+  DeviceVector<unsigned long long> sums(static_cast<std::size_t>(blocks) *
                                         ceilings::kStreamThreads);
   FS_CUDA_CHECK(cudaMemset(source.get(), kFillByte, words * sizeof(uint4)));
   FS_CUDA_CHECK(cudaMemset(destination.get(), 0, words * sizeof(uint4)));
@@ -237,7 +197,7 @@ std::vector<ResultRow> measure_hbm(const Measurement& measurement, const Ceiling
     fill_timing(row, stats);
     row.gbytes_per_s = bytes / (stats.median_ms * 1e6);
     unsigned long long total = 0;
-    for (const unsigned long long sum : sums.copy_to_host(0, sums.count()))
+    for (const unsigned long long sum : sums.copy_to_host())
       total += sum;
     row.verdict = total == static_cast<unsigned long long>(words) * 4 * kFillWord ? Verdict::pass
                                                                                   : Verdict::fail;
@@ -282,7 +242,7 @@ ResultRow measure_ex2(bool half2, const Measurement& measurement, const CeilingO
   ResultRow row = identity_row(name, std::nullopt, measurement);
   const int blocks = full_wave(device, ceilings::ex2_blocks_per_sm(half2));
   const int iterations = std::max(1, static_cast<int>(kEx2Iterations * options.work_scale));
-  DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * ceilings::kEx2Threads);
+  DeviceVector<float> out(static_cast<std::size_t>(blocks) * ceilings::kEx2Threads);
   const TimingStats stats = time_benchmark(
       name,
       [&](cudaStream_t s) {
@@ -295,7 +255,7 @@ ResultRow measure_ex2(bool half2, const Measurement& measurement, const CeilingO
   row.tflops = per_second / 1e12;
   row.seed_attn_tflops = row.tflops;
   double worst = 0;
-  for (const float deviation : out.copy_to_host(0, out.count()))
+  for (const float deviation : out.copy_to_host())
     worst = std::max(worst, std::isnan(deviation) ? HUGE_VAL : static_cast<double>(deviation));
   row.max_error = worst;
   const bool converged = worst <= (half2 ? kEx2F16x2Tolerance : kEx2F32Tolerance);
@@ -312,7 +272,7 @@ ResultRow measure_smem(const Measurement& measurement, const CeilingOptions& opt
   ResultRow row = identity_row("smem.read", std::nullopt, measurement);
   const int blocks = full_wave(device, ceilings::smem_blocks_per_sm());
   const int iterations = std::max(1, static_cast<int>(kSmemIterations * options.work_scale));
-  DeviceBuffer<std::uint32_t> sums(static_cast<std::size_t>(blocks) * ceilings::kSmemThreads);
+  DeviceVector<std::uint32_t> sums(static_cast<std::size_t>(blocks) * ceilings::kSmemThreads);
   const TimingStats stats = time_benchmark(
       "smem.read",
       [&](cudaStream_t s) {
@@ -323,7 +283,7 @@ ResultRow measure_smem(const Measurement& measurement, const CeilingOptions& opt
   const double per_second = ceilings::smem_bytes(blocks, iterations) / (stats.median_ms * 1e-3);
   row.gbytes_per_s = per_second / 1e9;
   bool summed = true;
-  const std::vector<std::uint32_t> host = sums.copy_to_host(0, sums.count());
+  const std::vector<std::uint32_t> host = sums.copy_to_host();
   for (std::size_t i = 0; i < host.size(); ++i)
     summed = summed && host[i] == ceilings::smem_expected_sum(
                                       static_cast<int>(i % ceilings::kSmemThreads), iterations);
@@ -387,7 +347,7 @@ std::vector<ResultRow> measure_ceilings(const CeilingOptions& options,
                                 options.locked_sm_clock_mhz};
   const DeviceDescription& device = measurement.device;
   activate_device(options.device);
-  const Stream stream;
+  const CudaStream stream;
   const auto wanted = [&](const char* name) {
     return std::find(options.benchmarks.begin(), options.benchmarks.end(), name) !=
            options.benchmarks.end();

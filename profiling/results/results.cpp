@@ -79,17 +79,7 @@ std::string format_number(double value) {
 // that a megabyte-long field does not become a megabyte-long message.
 std::string excerpt(std::string_view text) {
   constexpr std::size_t kShown = 80;
-  std::string out;
-  for (const char c : text.substr(0, kShown)) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte < 0x7f) {
-      out += c;
-    } else {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      out += escaped;
-    }
-  }
+  std::string out = text::escaped(text, kShown);
   if (text.size() > kShown) out += "... (" + std::to_string(text.size()) + " bytes)";
   return out;
 }
@@ -1037,13 +1027,15 @@ const std::vector<std::string>& ResultsCsvParser::extra_metric_names() const {
   return state_->extra_metric_names;
 }
 
+const std::string& ResultsCsvParser::source_name() const {
+  return state_->source_name;
+}
+
 const std::vector<std::string>& ResultsCsvParser::columns() const {
   return state_->header;
 }
 
-std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name,
-                                        const ResultsLimits& limits) {
-  ResultsCsvParser parser(source_name, limits);
+std::vector<ResultRow> read_results_csv(std::istream& in, ResultsCsvParser& parser) {
   std::vector<ResultRow> rows;
   std::string chunk(1 << 16, '\0');
   while (in) {
@@ -1054,10 +1046,16 @@ std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& sou
          parser.feed(std::string_view(chunk.data(), static_cast<std::size_t>(count))))
       rows.push_back(std::move(row));
   }
-  if (in.bad()) throw ResultsFormatError(source_name + ": read error");
+  if (in.bad()) throw ResultsFormatError(parser.source_name() + ": read error");
   for (ResultRow& row : parser.finish())
     rows.push_back(std::move(row));
   return rows;
+}
+
+std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name,
+                                        const ResultsLimits& limits) {
+  ResultsCsvParser parser(source_name, limits);
+  return read_results_csv(in, parser);
 }
 
 std::vector<ResultRow> read_results_file(const std::string& path, const ResultsLimits& limits) {

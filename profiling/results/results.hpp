@@ -152,10 +152,10 @@ struct ResultRow {
   // problem; median_ms is the median of its per-round times, with the 95 % order-statistic
   // interval below, and pct_* the median of the per-round ratios, with theirs. Files written
   // before these columns existed (sequential timing) leave them empty.
-  std::optional<int> rounds;            // timed rounds of the row's cell
-  std::optional<double> ci_low_ms;      // 95 % interval of median_ms
+  std::optional<int> rounds;        // timed rounds of the row's cell
+  std::optional<double> ci_low_ms;  // 95 % interval of median_ms
   std::optional<double> ci_high_ms;
-  std::optional<double> pct_fa2_low;    // 95 % interval of pct_fa2
+  std::optional<double> pct_fa2_low;  // 95 % interval of pct_fa2
   std::optional<double> pct_fa2_high;
   std::optional<double> pct_cudnn_low;  // 95 % interval of pct_cudnn
   std::optional<double> pct_cudnn_high;
@@ -338,6 +338,8 @@ class ResultsCsvParser {
   const std::vector<std::string>& extra_metric_names() const;
   // The header's column names in file order (empty before the header has been read).
   const std::vector<std::string>& columns() const;
+  // The name error messages give the text (a path, "worker 3").
+  const std::string& source_name() const;
 
  private:
   struct State;
@@ -347,6 +349,10 @@ class ResultsCsvParser {
 // Reads a CSV written by ResultsCsvWriter. `source_name` is used in error messages.
 std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name,
                                         const ResultsLimits& limits = {});
+// The same through a parser the caller keeps, to ask it for the header afterwards (columns(),
+// extra_metric_names()): feeds it the whole stream in chunks, then finish(). Throws
+// ResultsFormatError naming the parser's source on a read error.
+std::vector<ResultRow> read_results_csv(std::istream& in, ResultsCsvParser& parser);
 // A file over limits.max_file_bytes is rejected before any of it is read.
 std::vector<ResultRow> read_results_file(const std::string& path, const ResultsLimits& limits = {});
 

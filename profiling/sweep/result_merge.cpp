@@ -66,18 +66,7 @@ ResultsFileContents read_results_file_contents(const std::string& path) {
   ResultsFileContents contents;
   contents.path = path;
   ResultsCsvParser parser(path);
-  std::string chunk(1 << 16, '\0');
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const std::streamsize count = in.gcount();
-    if (count <= 0) break;
-    for (ResultRow& row :
-         parser.feed(std::string_view(chunk.data(), static_cast<std::size_t>(count))))
-      contents.rows.push_back(std::move(row));
-  }
-  if (in.bad()) throw ResultsFormatError(path + ": read error");
-  for (ResultRow& row : parser.finish())
-    contents.rows.push_back(std::move(row));
+  contents.rows = read_results_csv(in, parser);
   contents.columns = parser.columns();
   contents.extra_metric_names = parser.extra_metric_names();
   return contents;

@@ -12,7 +12,7 @@ adds what depends on the caller's framework: its current stream and its output a
 """
 
 from . import _core
-from ._core import Config, DeviceArray, build_info, kernel_info, kernels
+from ._core import Config, DeviceArray, Timing, build_info, kernel_info, kernels
 
 # The project's version (top-level CMakeLists.txt, its one source), compiled into the extension.
 __version__ = _core.__version__
@@ -20,6 +20,7 @@ __version__ = _core.__version__
 __all__ = [
     "Config",
     "DeviceArray",
+    "Timing",
     "build_info",
     "default_config",
     "forward",
@@ -159,18 +160,31 @@ def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=Non
 
 
 def forward_timed(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None,
-                  warmup=10, runs=30):
-    """forward(), timed as `explorer --csv` times a kernel: `warmup` untimed launches, then `runs`
-    launches each between two CUDA events recorded on the stream, then three untimed launches
-    under which the SM clock is sampled. Returns (o, ms): ms is the median of the `runs`
-    event-to-event times in milliseconds. Blocks until the launches are done."""
-    for name, value in (("warmup", warmup), ("runs", runs)):
+                  ci_target=1.0, min_rounds=10, max_rounds=400, cell_seconds=2.0,
+                  launch_pattern="graph"):
+    """forward(), timed as `explorer --csv` times a kernel row, with the same engine and defaults
+    (docs/profiling.md, "Interleaved measurement and intervals"): a warm-up, then rounds of a
+    batch of launches (a CUDA graph replay by default), until the 95 % interval of the median is
+    narrower than ci_target percent of it, max_rounds or cell_seconds of rounds is reached, and
+    never fewer than min_rounds. launch_pattern: "graph", "stream" or "gapped" (the sweep's
+    --launch-pattern). The rounds run on a stream of flashscope's, ordered after the work already
+    on `stream` and before what comes next on it.
+
+    Returns (o, timing): timing.ms is the median per-launch time in milliseconds (float(timing)
+    too), timing.ci_low_ms and timing.ci_high_ms its interval, timing.rounds, .launch_pattern
+    (the one used), .stop_reason. Blocks until the launches are done."""
+    for name, value in (("min_rounds", min_rounds), ("max_rounds", max_rounds)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name} must be an int; got {type(value).__name__}")
-        if value < 1:
-            raise ValueError(f"{name}={value}: forward_timed needs at least 1 {name} launch")
-    out, result = _run(q, k, v, step, config, o, causal, stream, (warmup, runs))
-    return out, result.milliseconds
+    for name, value in (("ci_target", ci_target), ("cell_seconds", cell_seconds)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number; got {type(value).__name__}")
+    if not isinstance(launch_pattern, str):
+        raise TypeError(f"launch_pattern must be a str; got {type(launch_pattern).__name__}")
+    request = _core.TimingRequest(float(ci_target), min_rounds, max_rounds, float(cell_seconds),
+                                  launch_pattern)
+    out, result = _run(q, k, v, step, config, o, causal, stream, request)
+    return out, result.timing
 
 
 def resolve_kernel(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None):

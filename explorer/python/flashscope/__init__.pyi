@@ -4,6 +4,7 @@ from typing import Any
 
 from ._core import Config as Config
 from ._core import DeviceArray as DeviceArray
+from ._core import Timing as Timing
 from ._core import build_info as build_info
 from ._core import kernel_info as kernel_info
 from ._core import kernels as kernels
@@ -37,9 +38,12 @@ def forward_timed(
     o: _Array | None = None,
     causal: bool = False,
     stream: _Stream | None = None,
-    warmup: int = 10,
-    runs: int = 30,
-) -> tuple[_Array, float]: ...
+    ci_target: float = 1.0,
+    min_rounds: int = 10,
+    max_rounds: int = 400,
+    cell_seconds: float = 2.0,
+    launch_pattern: str = "graph",
+) -> tuple[_Array, Timing]: ...
 def resolve_kernel(
     q: _Array,
     k: _Array,

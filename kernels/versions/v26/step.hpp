@@ -8,16 +8,23 @@
 
 namespace flashscope::versions {
 
+// The step's own functions live in a namespace named after its folder, so that a copy of this
+// folder (renamed as docs/adding-a-step.md says) declares its own and never collides with these.
+namespace v26 {
+
 // A packed tile holds floor(B_r / g) positions of a group's g query heads: a group of more than
 // B_r heads would leave none (docs/versions/26.md).
 inline std::optional<std::string> packs_whole_groups(int step, const KernelConfig& c,
                                                      const Problem& problem) {
   if (problem.group_size() <= c.B_r) return std::nullopt;
-  return "step " + std::to_string(step) + " packs a group's query heads into one tile of B_r = " +
-         std::to_string(c.B_r) + " rows; a group of " + std::to_string(problem.group_size()) +
-         " heads (heads " + std::to_string(problem.heads) + " / heads_kv " +
-         std::to_string(problem.heads_kv) + ") does not fit";
+  return "step " + std::to_string(step) +
+         " packs a group's query heads into one tile of B_r = " + std::to_string(c.B_r) +
+         " rows; a group of " + std::to_string(problem.group_size()) + " heads (heads " +
+         std::to_string(problem.heads) + " / heads_kv " + std::to_string(problem.heads_kv) +
+         ") does not fit";
 }
+
+}  // namespace v26
 
 inline constexpr StepDescriptor kStep26{
     .number = 26,
@@ -58,7 +65,7 @@ inline constexpr StepDescriptor kStep26{
     // Step 25's rules: smem_bytes() (Q + stages x (K + V)) is the whole footprint, and packing
     // adds none (the idle rows of a packed Q tile are part of it).
     .rules = step_rules::warp_specialized,
-    .problem_rules = packs_whole_groups,
+    .problem_rules = v26::packs_whole_groups,
     .kernel = {.header = "kernel.cuh", .register_function = "register_kernel"},
 };
 

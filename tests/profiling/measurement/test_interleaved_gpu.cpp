@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/device_buffer.hpp"
 #include "profiling/device.hpp"
 #include "profiling/measurement/interleaved.hpp"
 #include "profiling/measurement/nvml_sampler.hpp"
@@ -21,18 +22,6 @@ using namespace flashscope;
 using namespace flashscope::measurement;
 
 namespace {
-
-class Stream {
- public:
-  Stream() { FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
 
 Contender spin(const std::string& name, double microseconds) {
   return {name, [microseconds](cudaStream_t stream) {
@@ -52,7 +41,7 @@ InterleavedSettings short_run(LaunchPattern pattern) {
 
 TEST_CASE("every launch pattern times spin kernels of known length, and their ratio") {
   activate_device(0);
-  const Stream stream;
+  const CudaStream stream;
   for (const LaunchPattern pattern :
        {LaunchPattern::stream, LaunchPattern::graph, LaunchPattern::gapped}) {
     INFO("pattern " << launch_pattern_name(pattern));
@@ -79,7 +68,7 @@ TEST_CASE("every launch pattern times spin kernels of known length, and their ra
 
 TEST_CASE("a contender that cannot be captured makes the cell fall back to stream") {
   activate_device(0);
-  const Stream stream;
+  const CudaStream stream;
   // Synchronising a stream that is being captured is not allowed: the capture fails.
   const Contender synchronising{"synchronising", [](cudaStream_t s) {
                                   FS_CUDA_CHECK(enqueue_idle_gap(50, s));
@@ -99,7 +88,7 @@ TEST_CASE("a contender that cannot be captured makes the cell fall back to strea
 
 TEST_CASE("a hook between launches (an L2 flush) is outside the timed region") {
   activate_device(0);
-  const Stream stream;
+  const CudaStream stream;
   int hooks = 0;
   InterleavedSettings settings = short_run(LaunchPattern::stream);
   settings.launches_per_round = 4;
@@ -124,7 +113,7 @@ TEST_CASE("NVML samples the measuring GPU during the rounds") {
     testing::skip_test_case(sampler.unavailable_reason());
     return;
   }
-  const Stream stream;
+  const CudaStream stream;
   InterleavedSettings settings = short_run(LaunchPattern::stream);
   settings.stopping = StoppingRule{0.001, 10, 100, 0.3};
   const InterleavedResult result =

@@ -446,7 +446,7 @@ TEST_CASE("a job that is not what the parent writes is refused, naming its line"
 
 TEST_CASE("--set prog measures each step's own picks as built, references before and after") {
   const KernelRegistry registry = synthetic_registry();
-  SweepOptions options;  // prog, both dtypes, six lengths, references repeated
+  SweepOptions options;             // prog, both dtypes, six lengths, references repeated
   options.repeat_baselines = true;  // each reference before and after the kernels
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
   // A unit per (dtype, N): the references, every step's configs, the references again, so one
@@ -743,12 +743,18 @@ TEST_CASE("--heads-kv: grouped problems are units of their own, run by the steps
       CHECK(item.subject.text() != "25");
       CHECK(contains(plan_cell_key(item), "|kv=8"));
     }
+  // The note carries the descriptors' refusal, which names the steps that run grouped heads
+  // (whatever steps exist: a test that spelled "step 26" would break with the next such step).
+  Problem grouped_64 = multi_head_problem(DType::FP16, seed_batch_for(4096), 4096, 64, 128);
+  grouped_64.heads_kv = 8;
+  const std::optional<std::string> refusal = configs::step_refusal_message(25, grouped_64);
+  REQUIRE(refusal.has_value());
+  CHECK(contains(*refusal,
+                 "step 25 runs multi-head attention only (heads_kv = heads), not "
+                 "heads_kv 8 for 64 heads; grouped-query attention runs on step"));
   bool noted = false;
   for (const std::string& note : plan.notes)
-    noted = noted || contains(note,
-                              "step 25: 1 problem not measured: step 25 runs multi-head "
-                              "attention only (heads_kv = heads), not heads_kv 8 for 64 heads; "
-                              "grouped-query attention runs on step 26");
+    noted = noted || note == "step 25: 1 problem not measured: " + *refusal;
   CHECK(noted);
   // Without --heads-kv every problem is multi-head (heads_kv derived from heads), and the cell
   // keys are those of plans before the axis: no "kv=" tag.
