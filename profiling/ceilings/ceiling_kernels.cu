@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(kSmemThreads)
     for (int j = 0; j < kSmemUnroll; ++j) {
       std::uint32_t a, b, c, d;
       // volatile: the same addresses every iteration must be read every iteration.
-      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+      asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                    : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
                    : "r"(base + j * kSmemThreads * 16));
       sum[j] += a + b + c + d;

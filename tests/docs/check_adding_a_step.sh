@@ -40,7 +40,13 @@ COMMANDS=$(sed -n "/^$BEGIN/,/^$END/p" "$PAGE" | sed -n '/^```sh$/,/^```$/p' | s
 [[ -n $COMMANDS ]] || fail "the commands block of docs/adding-a-step.md holds no \`\`\`sh fence"
 
 COPY=$(mktemp -d "${TMPDIR:-/tmp}/flashscope_adding_a_step.XXXXXX")
-if [[ $KEEP == 0 ]]; then trap 'rm -rf "$COPY"' EXIT; else echo "copy kept in $COPY"; fi
+LOGS="$COPY.logs"  # beside the copy, so that they are not changes of it
+mkdir -p "$LOGS"
+if [[ $KEEP == 0 ]]; then
+  trap 'rm -rf "$COPY" "$LOGS"' EXIT
+else
+  echo "copy kept in $COPY, logs in $LOGS"
+fi
 # The tree as a clone would have it, plus what is not committed yet (not the ignored builds).
 if git -C "$ROOT" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
   (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard |
@@ -69,8 +75,8 @@ export PATH="$PATH:/usr/local/cuda/bin"
 export CCACHE_BASEDIR=$COPY
 BUILD="$COPY/build-ci"
 echo "configure and build as scripts/ci_build.sh does ($JOBS jobs)"
-scripts/ci_build.sh "$BUILD" > "$COPY/build.log" 2>&1 ||
-  { grep -E "error|FAILED|Error" "$COPY/build.log" | head -30; fail "the build failed"; }
+scripts/ci_build.sh "$BUILD" > "$LOGS/build.log" 2>&1 ||
+  { grep -E "error|FAILED|Error" "$LOGS/build.log" | head -30; fail "the build failed"; }
 scripts/bad_inputs.sh "$BUILD/explorer/explorer" --update ||
   fail "scripts/bad_inputs.sh --update failed"
 
@@ -80,14 +86,14 @@ RUN=(ctest --test-dir "$BUILD" -E '^(test_shipped_results|adding_a_step)$' --out
 if [[ -z ${DISPLAY:-} ]] && command -v xvfb-run > /dev/null; then
   RUN=(xvfb-run -a -s "-screen 0 1600x1000x24" "${RUN[@]}")
 fi
-"${RUN[@]}" > "$COPY/ctest.log" 2>&1 || {
-  grep -E "Failed|\*\*\*|ERROR" "$COPY/ctest.log" | head -40
+"${RUN[@]}" > "$LOGS/ctest.log" 2>&1 || {
+  grep -E "Failed|\*\*\*|ERROR" "$LOGS/ctest.log" | head -40
   fail "tests fail with only the files docs/adding-a-step.md lists changed"
 }
-tail -3 "$COPY/ctest.log"
+tail -3 "$LOGS/ctest.log"
 
 # The files changed are exactly the page's: the folder, the page, steps.hpp, hardening.md.
-git add -A -- . ':!build-ci' ':!*.log'
+git add -A .  # build-ci is ignored (.gitignore)
 CHANGED=$(git diff --cached --name-only HEAD | sed -E "s|^kernels/versions/v$NEW/.*|kernels/versions/v$NEW/|" | sort -u)
 EXPECTED=$(printf '%s\n' "docs/hardening.md" "docs/versions/$NEW.md" "kernels/versions/steps.hpp" \
   "kernels/versions/v$NEW/" | sort)

@@ -115,13 +115,16 @@ TEST_CASE("NVML samples the measuring GPU during the rounds") {
   }
   const CudaStream stream;
   InterleavedSettings settings = short_run(LaunchPattern::stream);
-  settings.stopping = StoppingRule{0.001, 10, 100, 0.3};
+  // A fixed 150 rounds (min = max: a spin kernel of exact length meets any width target at
+  // once), of 2 ms batches: about 0.3 s of rounds for the sampler to cover.
+  settings.stopping = StoppingRule{0.001, 150, 150, 10.0};
   const InterleavedResult result =
       measure_interleaved({spin("spin 200 us", 200)}, {}, settings, stream.get(),
                           {[&] { sampler.start(); }, [&] { CHECK(sampler.running()); }});
   const NvmlSummary summary = sampler.stop();
   MESSAGE(summary.text());
-  CHECK(result.seconds >= 0.3);
+  CHECK(result.rounds == 150);
+  CHECK(result.seconds >= 0.25);
   CHECK(summary.samples >= 10);
   REQUIRE(summary.sm_clock_median_mhz);
   CHECK(*summary.sm_clock_min_mhz > 100);

@@ -76,7 +76,7 @@ struct ShortSweep {
   ShortSweep() {
     const int step = first_fp16_kernel().step;
     arguments = "--csv --steps " + std::to_string(step) +
-                " --seq-lens 512,1024 --dtypes fp16,bf16 --runs 5 --min-runs 5 --warmup 2 "
+                " --seq-lens 512,1024 --dtypes fp16,bf16 --min-rounds 6 --max-rounds 6 "
                 "--metrics none --seed 1234";
     SweepOptions options;
     options.steps = {step};

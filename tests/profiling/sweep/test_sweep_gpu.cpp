@@ -77,7 +77,7 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
   const KernelEntry& kernel = first_fp16_kernel();
   const std::string output = scratch_directory("short") + "/sweep.csv";
   const std::string arguments = "--csv --steps " + std::to_string(kernel.step) +
-                                " --seq-lens 512,1024 --runs 5 --warmup 2 --seed 1234 --metrics "
+                                " --seq-lens 512,1024 --min-rounds 6 --max-rounds 6 --seed 1234 --metrics "
                                 "dram__bytes_read.sum --output " +
                                 quoted(output);
   const ProcessResult run = run_explorer("", arguments);
@@ -105,7 +105,14 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
     REQUIRE(row.status.ok());
     ++ok_rows;
     CHECK(row.verdict == Verdict::pass);
-    CHECK(row.runs == 5);
+    // Six interleaved rounds (--min-rounds = --max-rounds) of whole batches, and an interval.
+    REQUIRE(row.rounds.has_value());
+    CHECK(*row.rounds == 6);
+    CHECK(row.runs >= 6);
+    CHECK(row.runs % 6 == 0);
+    REQUIRE(row.ci_low_ms.has_value());
+    CHECK(*row.ci_low_ms <= row.median_ms);
+    CHECK(row.median_ms <= *row.ci_high_ms);
     CHECK(row.median_ms > 0);
     CHECK(row.min_ms <= row.median_ms);
     CHECK(row.median_ms <= row.max_ms);
@@ -192,7 +199,7 @@ TEST_CASE("a faulting kernel costs its own row; the rows before and after are ke
         "FLASHSCOPE_TEST_FAULT=" + std::string(fault.kind) + ":" + std::to_string(kernel.step) +
             ":1024",
         "--csv " + only_kernel_arguments(kernel) +
-            " --seq-lens 512,1024,2048 --runs 2 --warmup 1 --reference none --metrics none "
+            " --seq-lens 512,1024,2048 --min-rounds 6 --max-rounds 6 --reference none --metrics none "
             "--output " +
             quoted(output) + fault.extra_arguments);
     INFO(run.output);
@@ -262,7 +269,7 @@ TEST_CASE("a claimed locked clock is recorded, and rows measured away from it ar
   const std::string output = scratch_directory("locked") + "/sweep.csv";
   const ProcessResult run =
       run_explorer("", "--csv " + only_kernel_arguments(kernel) +
-                           " --seq-lens 512 --runs 2 --warmup 1 --reference none --metrics none "
+                           " --seq-lens 512 --min-rounds 6 --max-rounds 6 --reference none --metrics none "
                            "--locked-sm-clock 100 --output " +
                            quoted(output));
   INFO(run.output);
