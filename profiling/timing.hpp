@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "kernels/common/device_buffer.hpp"
-#include "profiling/nvtx_ranges.hpp"
+#include "profiling/measurement/nvtx_ranges.hpp"
 
 namespace flashscope {
 

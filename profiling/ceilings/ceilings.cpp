@@ -9,7 +9,7 @@
 #include "kernels/common/device_buffer.hpp"
 #include "profiling/ceilings/ceiling_kernels.hpp"
 #include "profiling/device.hpp"
-#include "profiling/nvtx_ranges.hpp"
+#include "profiling/measurement/nvtx_ranges.hpp"
 #include "profiling/results/source_state.hpp"
 #include "profiling/sweep/sweep_parent.hpp"
 #include "profiling/sweep/sweep_worker.hpp"

@@ -5,6 +5,7 @@
 
 #include "kernels/common/cuda_check.hpp"
 #include "profiling/measurement/interleaved.hpp"
+#include "profiling/measurement/nvtx_ranges.hpp"
 
 namespace flashscope::measurement {
 
@@ -161,6 +162,7 @@ double CudaBatchTimer::warm_up(std::size_t contender, int launches) {
   if (contender >= s.contenders.size() || launches < 1)
     throw std::invalid_argument("CudaBatchTimer::warm_up: bad contender or launch count");
   const ContenderLaunch& launch = s.contenders[contender].launch;
+  const MeasurementRange range{s.contenders[contender].name};
   double total_ms = 0;
   if (s.per_launch_events()) {
     s.warmup_events.reserve(2 * static_cast<std::size_t>(launches));
@@ -232,6 +234,7 @@ void CudaBatchTimer::enqueue_batch(std::size_t contender) {
   const Events& events = s.batch_events[contender];
   const ContenderLaunch& launch = s.contenders[contender].launch;
   const int launches = s.launches[contender];
+  const MeasurementRange range{s.contenders[contender].name};
   switch (s.active) {
     case LaunchPattern::stream:
       FS_CUDA_CHECK(cudaEventRecord(events[0], s.stream));
