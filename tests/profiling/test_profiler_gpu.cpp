@@ -115,9 +115,10 @@ TEST_CASE("one profiler session serves many collections and leaves timings alone
     // a lent H100), which a comparison of times would read as the session's doing.
     REQUIRE(idle.sm_clock_mhz > 0);
     const double idle_cycles = idle_ms * idle.sm_clock_mhz;
-    std::printf("median event time: %.4f ms at %d MHz without a profiler, %.4f ms at %d MHz with "
-                "an idle session\n",
-                before_ms, before_clock_mhz, idle_ms, idle.sm_clock_mhz);
+    std::printf(
+        "median event time: %.4f ms at %d MHz without a profiler, %.4f ms at %d MHz with "
+        "an idle session\n",
+        before_ms, before_clock_mhz, idle_ms, idle.sm_clock_mhz);
     CHECK_MESSAGE(std::abs(idle_cycles - before_cycles) <= 0.02 * before_cycles,
                   "an idle profiler session changed the kernel's time in cycles");
   }

@@ -76,10 +76,11 @@ std::string only_kernel_arguments(const KernelEntry& entry) {
 TEST_CASE("a short sweep writes one sane row per planned measurement") {
   const KernelEntry& kernel = first_fp16_kernel();
   const std::string output = scratch_directory("short") + "/sweep.csv";
-  const std::string arguments = "--csv --steps " + std::to_string(kernel.step) +
-                                " --seq-lens 512,1024 --min-rounds 6 --max-rounds 6 --seed 1234 --metrics "
-                                "dram__bytes_read.sum --output " +
-                                quoted(output);
+  const std::string arguments =
+      "--csv --steps " + std::to_string(kernel.step) +
+      " --seq-lens 512,1024 --min-rounds 6 --max-rounds 6 --seed 1234 --metrics "
+      "dram__bytes_read.sum --output " +
+      quoted(output);
   const ProcessResult run = run_explorer("", arguments);
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
@@ -195,13 +196,13 @@ TEST_CASE("a faulting kernel costs its own row; the rows before and after are ke
   for (const FaultCase& fault : cases) {
     CAPTURE(fault.kind);
     const std::string output = scratch_directory(fault.kind) + "/sweep.csv";
-    const ProcessResult run = run_explorer(
-        "FLASHSCOPE_TEST_FAULT=" + std::string(fault.kind) + ":" + std::to_string(kernel.step) +
-            ":1024",
-        "--csv " + only_kernel_arguments(kernel) +
-            " --seq-lens 512,1024,2048 --min-rounds 6 --max-rounds 6 --reference none --metrics none "
-            "--output " +
-            quoted(output) + fault.extra_arguments);
+    const ProcessResult run = run_explorer("FLASHSCOPE_TEST_FAULT=" + std::string(fault.kind) +
+                                               ":" + std::to_string(kernel.step) + ":1024",
+                                           "--csv " + only_kernel_arguments(kernel) +
+                                               " --seq-lens 512,1024,2048 --min-rounds 6 "
+                                               "--max-rounds 6 --reference none --metrics none "
+                                               "--output " +
+                                               quoted(output) + fault.extra_arguments);
     INFO(run.output);
     CHECK(run.exit_code == 1);  // a fault makes the sweep fail, after finishing it
     const std::vector<ResultRow> rows = read_results_file(output);
@@ -267,11 +268,11 @@ TEST_CASE("a claimed locked clock is recorded, and rows measured away from it ar
   // clock it measures. No GPU runs at 100 MHz under load, so the row must be flagged.
   const KernelEntry& kernel = first_fp16_kernel();
   const std::string output = scratch_directory("locked") + "/sweep.csv";
-  const ProcessResult run =
-      run_explorer("", "--csv " + only_kernel_arguments(kernel) +
-                           " --seq-lens 512 --min-rounds 6 --max-rounds 6 --reference none --metrics none "
-                           "--locked-sm-clock 100 --output " +
-                           quoted(output));
+  const ProcessResult run = run_explorer(
+      "", "--csv " + only_kernel_arguments(kernel) +
+              " --seq-lens 512 --min-rounds 6 --max-rounds 6 --reference none --metrics none "
+              "--locked-sm-clock 100 --output " +
+              quoted(output));
   INFO(run.output);
   CHECK(run.exit_code == 0);
   CHECK(contains(run.output, "the caller says the SM clock is locked at 100 MHz"));
