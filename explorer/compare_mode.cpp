@@ -71,7 +71,9 @@ CLI::App* add_compare_command(CLI::App& app, CompareCli& cli) {
       "compare",
       "Pair the rows of two result CSVs by what was measured (step, config, dtype, shape) and "
       "report TFLOP/s B / A: rows found in only one file, the geometric mean, and the spread "
-      "|B / A - 1| (median, 95th percentile, max), overall and per GPU of B. A file holding one "
+      "|B / A - 1| (median, 95th percentile, max), overall and per GPU of B; and in how many "
+      "pairs B is faster or slower beyond both rows' 95 % intervals, and in how many the "
+      "difference is within them (not significant). A file holding one "
       "measurement twice is refused, its copies listed. Exit code 0, 1 when a limit given is "
       "exceeded, 2 when an argument is invalid, a file cannot be read or holds a measurement "
       "twice.");
@@ -154,7 +156,15 @@ int run_compare_mode(const CompareCli& cli) {
     return cli.max_median_percent ? 1 : status;
   }
   std::cout << "TFLOP/s B / A: geometric mean " << format("%.4f", *comparison.geometric_mean_ratio)
-            << "; " << spread_text(*spread) << "; worst: " << describe(*spread->worst) << "\n";
+            << "; " << spread_text(*spread) << "; worst: " << describe(*spread->worst) << " ("
+            << explorer::significance_name(spread->worst->significance) << ")\n";
+  // A difference is real only where the two rows' 95 % intervals are disjoint
+  // (docs/profiling.md, "Significance"); rows from before the interleaved engine have none.
+  const explorer::SignificanceCounts& counts = comparison.significance;
+  std::cout << "time, by the rows' 95 % intervals: B faster in " << counts.b_faster
+            << ", B slower in " << counts.b_slower << ", within the intervals in "
+            << counts.within_noise << ", no interval (files from before the interleaved timing) in "
+            << counts.no_interval << "\n";
   const std::vector<DeviceUnit> b_units = explorer::device_units(b);
   if (b_units.size() > 1)
     for (const DeviceUnit& unit : b_units) {

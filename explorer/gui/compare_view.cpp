@@ -298,10 +298,21 @@ void CompareView::draw(ExplorerState& state) {
             ImGui::Text("%.1f", side->tflops);
         }
         ImGui::TableNextColumn();
-        if (row.ratio)
-          ImGui::TextColored(ratio_colour(*row.ratio), "%.3f", *row.ratio);
-        else
+        if (row.ratio) {
+          // Coloured only where the rows' 95 % intervals are disjoint; a ratio within them is
+          // noise and shown muted with "~" (docs/explorer.md, "Compare").
+          if (row.significance == Significance::within_noise)
+            ImGui::TextColored(kMutedColour, "~%.3f", *row.ratio);
+          else
+            ImGui::TextColored(ratio_colour(*row.ratio), "%.3f", *row.ratio);
+          if (ImGui::IsItemHovered() && row.significance != Significance::no_interval)
+            ImGui::SetTooltip("A %.4f ms [%.4f, %.4f], B %.4f ms [%.4f, %.4f]: %s",
+                              row.a->median_ms, *row.a->ci_low_ms, *row.a->ci_high_ms,
+                              row.b->median_ms, *row.b->ci_low_ms, *row.b->ci_high_ms,
+                              std::string(significance_name(row.significance)).c_str());
+        } else {
           ImGui::TextColored(kMutedColour, "-");
+        }
       }
     }
     ImGui::EndTable();

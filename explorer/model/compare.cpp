@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "explorer/model/row_set.hpp"
+#include "profiling/measurement/statistics.hpp"
 
 namespace flashscope::explorer {
 
@@ -66,6 +67,39 @@ std::optional<double> geometric_mean(const std::vector<double>& values) {
 
 }  // namespace
 
+std::string_view significance_name(Significance significance) {
+  switch (significance) {
+    case Significance::no_interval:
+      return "no interval";
+    case Significance::within_noise:
+      return "within the intervals";
+    case Significance::b_faster:
+      return "B faster";
+    case Significance::b_slower:
+      return "B slower";
+  }
+  return "?";
+}
+
+Significance significance_of(const ResultRow& a, const ResultRow& b) {
+  if (!a.ci_low_ms || !a.ci_high_ms || !b.ci_low_ms || !b.ci_high_ms)
+    return Significance::no_interval;
+  using measurement::Separation;
+  const measurement::Interval time_a{.lower = *a.ci_low_ms, .upper = *a.ci_high_ms};
+  const measurement::Interval time_b{.lower = *b.ci_low_ms, .upper = *b.ci_high_ms};
+  switch (measurement::separation(time_b, time_a)) {
+    case Separation::first_lower:
+      return Significance::b_faster;  // B takes less time
+    case Separation::first_higher:
+      return Significance::b_slower;
+    case Separation::overlapping:
+      return Significance::within_noise;
+    case Separation::no_interval:
+      return Significance::no_interval;
+  }
+  return Significance::no_interval;
+}
+
 Comparison compare_results(const std::vector<const ResultRow*>& a,
                            const std::vector<const ResultRow*>& b) {
   std::map<MeasurementKey, std::size_t> index_a, index_b;
@@ -83,6 +117,12 @@ Comparison compare_results(const std::vector<const ResultRow*>& a,
       ++comparison.paired;
       if (is_usable(*row_a) && is_usable(*compared.b)) {
         compared.ratio = compared.b->tflops / row_a->tflops;
+        compared.significance = significance_of(*row_a, *compared.b);
+        SignificanceCounts& counts = comparison.significance;
+        ++(compared.significance == Significance::b_faster       ? counts.b_faster
+           : compared.significance == Significance::b_slower     ? counts.b_slower
+           : compared.significance == Significance::within_noise ? counts.within_noise
+                                                                 : counts.no_interval);
         ratios_by_step[row_a->subject].push_back(*compared.ratio);
         all_ratios.push_back(*compared.ratio);
       }

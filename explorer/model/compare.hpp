@@ -14,10 +14,27 @@
 
 namespace flashscope::explorer {
 
+// Whether B's time differs from A's: only when the two rows' 95 % intervals of the median
+// (ci_low_ms..ci_high_ms) are disjoint (docs/profiling.md, "Significance"). Rows from before the
+// interleaved engine have no interval, and nothing is said of them.
+enum class Significance { no_interval, within_noise, b_faster, b_slower };
+std::string_view significance_name(Significance significance);
+
 struct ComparedRow {
   const ResultRow* a = nullptr;  // nullptr: measured only in B
   const ResultRow* b = nullptr;  // nullptr: measured only in A
   std::optional<double> ratio;   // B TFLOP/s / A TFLOP/s, when both are usable
+  Significance significance = Significance::no_interval;  // when both are usable
+};
+
+// The significance of a pair of usable rows of one measurement.
+Significance significance_of(const ResultRow& a, const ResultRow& b);
+
+struct SignificanceCounts {
+  int b_faster = 0;
+  int b_slower = 0;
+  int within_noise = 0;
+  int no_interval = 0;
 };
 
 struct StepRatio {
@@ -32,6 +49,7 @@ struct Comparison {
   int only_a = 0;
   int only_b = 0;
   std::optional<double> geometric_mean_ratio;  // over every row with a ratio
+  SignificanceCounts significance;             // over every row with a ratio
   std::vector<StepRatio> per_step;             // step order
   // Measurements a side holds more than once: every copy, in file order (first appearance).
   std::vector<std::vector<const ResultRow*>> duplicates_a, duplicates_b;

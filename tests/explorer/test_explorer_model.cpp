@@ -452,6 +452,39 @@ TEST_CASE("compare pairs rows by measurement and reports B/A") {
   CHECK(sorted[0].b->step_number() == 16);
 }
 
+TEST_CASE("compare calls a difference real only where the rows' intervals are disjoint") {
+  Rows a_rows, b_rows;
+  const auto with_interval = [](ResultRow& row, double low, double high) {
+    row.ci_low_ms = low;
+    row.ci_high_ms = high;
+  };
+  with_interval(a_rows.add("7", kConfig64, 1024, 100), 1.00, 1.02);
+  with_interval(b_rows.add("7", kConfig64, 1024, 104), 0.96, 0.98);  // faster beyond both
+  with_interval(a_rows.add("7", kConfig64, 2048, 100), 1.00, 1.02);
+  with_interval(b_rows.add("7", kConfig64, 2048, 99), 1.01, 1.03);  // overlapping: noise
+  with_interval(a_rows.add("7", kConfig64, 4096, 100), 1.00, 1.02);
+  with_interval(b_rows.add("7", kConfig64, 4096, 95), 1.03, 1.05);  // slower beyond both
+  a_rows.add("7", kConfig64, 8192, 100);                            // an older file: none
+  with_interval(b_rows.add("7", kConfig64, 8192, 90), 1.10, 1.12);
+  const auto pointers = [](const Rows& rows) {
+    std::vector<const ResultRow*> out;
+    for (const ResultRow& row : rows.storage)
+      out.push_back(&row);
+    return out;
+  };
+  const Comparison comparison = compare_results(pointers(a_rows), pointers(b_rows));
+  REQUIRE(comparison.rows.size() == 4);
+  CHECK(comparison.rows[0].significance == Significance::b_faster);
+  CHECK(comparison.rows[1].significance == Significance::within_noise);
+  CHECK(comparison.rows[2].significance == Significance::b_slower);
+  CHECK(comparison.rows[3].significance == Significance::no_interval);
+  CHECK(comparison.significance.b_faster == 1);
+  CHECK(comparison.significance.b_slower == 1);
+  CHECK(comparison.significance.within_noise == 1);
+  CHECK(comparison.significance.no_interval == 1);
+  CHECK(significance_name(Significance::within_noise) == "within the intervals");
+}
+
 TEST_CASE("config change between neighbouring steps") {
   const ConfigChange swizzle = describe_config_change(
       parse_short_form("(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"),
