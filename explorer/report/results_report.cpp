@@ -20,6 +20,7 @@
 #include "explorer/model/fields.hpp"
 #include "explorer/model/progression.hpp"
 #include "explorer/model/roofline.hpp"
+#include "explorer/model/compare.hpp"
 #include "profiling/results/baseline_drift.hpp"
 
 namespace flashscope::explorer {
@@ -160,6 +161,20 @@ std::string percent_text(std::optional<double> value) {
   return fixed(value, 1, " %");
 }
 
+// % of a baseline by time at one N, with the row's 95 % interval when it was measured in
+// interleaved rounds ("99.1 % [98.9, 99.3]"); rows from before then have none.
+std::string percent_at_n_text(const StepValue* value, Baseline baseline) {
+  if (value == nullptr) return percent_text(std::nullopt);
+  std::string text = percent_text(value->percent_by(PercentBasis::time));
+  if (value->rows.size() != 1 || !value->percent) return text;
+  const ResultRow& row = *value->rows.front();
+  const auto& [low, high] = baseline == Baseline::fa2
+                                ? std::pair{row.pct_fa2_low, row.pct_fa2_high}
+                                : std::pair{row.pct_cudnn_low, row.pct_cudnn_high};
+  if (low && high) text += " [" + fixed(*low, 1) + ", " + fixed(*high, 1) + "]";
+  return text;
+}
+
 std::string progression_block(const RowSet& all) {
   const RowSet set(rows_of_run(all, progression_run(all)));
   const std::vector<std::string> dtypes = dtypes_of(set);
@@ -260,7 +275,8 @@ std::string hopper_block(const RowSet& all) {
 }
 
 // A Hopper step at every N of the widest run that has it: the fastest config there, its TFLOP/s and
-// % FA2 and % cuDNN by time and by cycles — where a harmonic mean hides a weak N, this shows it.
+// % FA2 and % cuDNN by time (with the 95 % interval of rows measured in interleaved rounds) and by
+// cycles — where a harmonic mean hides a weak N, this shows it.
 std::string per_n_block(const RowSet& all, int step) {
   const RowSet set(rows_of_run(all, hopper_run_with_step(all, step)));
   std::string out =
@@ -275,15 +291,13 @@ std::string per_n_block(const RowSet& all, int step) {
       const StepValue* versus_cudnn = cudnn.find_step(step);
       if (!versus_fa2 || versus_fa2->rows.empty()) continue;
       any = true;
-      out +=
-          "| " + dtype + " | " + std::to_string(seq_len) + " | `" + versus_fa2->config_text() +
-          "` | " + fixed(versus_fa2->tflops, 1) + " | " +
-          percent_text(versus_fa2->percent_by(PercentBasis::time)) + " | " +
-          percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::time) : std::nullopt) +
-          " | " +
-          percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::cycles)
-                                    : std::nullopt) +
-          " |\n";
+      out += "| " + dtype + " | " + std::to_string(seq_len) + " | `" + versus_fa2->config_text() +
+             "` | " + fixed(versus_fa2->tflops, 1) + " | " +
+             percent_at_n_text(versus_fa2, Baseline::fa2) + " | " +
+             percent_at_n_text(versus_cudnn, Baseline::cudnn) + " | " +
+             percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::cycles)
+                                       : std::nullopt) +
+             " |\n";
     }
   return any ? out : "";
 }
@@ -359,9 +373,19 @@ std::optional<double> tensor_pipe_percent(const ResultRow& row) {
   return pipe->second;
 }
 
+// Whether two rows' times differ beyond both 95 % intervals of the median (docs/profiling.md,
+// "Significance"): "yes", "no" (they overlap: the difference is noise) or "–" (a row from
+// before the interleaved timing has no interval).
+std::string significance_text(const ResultRow& before, const ResultRow& after) {
+  const Significance significance = significance_of(before, after);
+  if (significance == Significance::no_interval) return "–";
+  return significance == Significance::within_noise ? "no" : "yes";
+}
+
 // A step against the step before it at every N, from the run that measured the Hopper track:
-// each one's fastest config, its TFLOP/s, the ratio, and where the time went (tensor-pipe
-// activity, SM-active share). Empty when the run lacks either step.
+// each one's fastest config, its TFLOP/s, the ratio, where the time went (tensor-pipe activity,
+// SM-active share), and whether the difference is beyond both rows' intervals. Empty when the run
+// lacks either step.
 std::string versus_previous_block(const RowSet& all, int step) {
   const RowSet set(rows_of_run(all, hopper_run_with_step(all, step)));
   const auto optional_percent = [](std::optional<double> value) {
@@ -374,9 +398,10 @@ std::string versus_previous_block(const RowSet& all, int step) {
   std::string out = "| dtype | N | step " + std::to_string(step - 1) + " TFLOP/s | step " +
                     std::to_string(step) + " TFLOP/s | step " + std::to_string(step) + " / step " +
                     std::to_string(step - 1) + " | tensor pipe active | SM-active share | " +
-                    (with_balance ? "SM balance | " : "") + "step " + std::to_string(step) +
-                    " config |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | " +
-                    (with_balance ? "---: | " : "") + "--- |\n";
+                    (with_balance ? "SM balance | " : "") + "beyond the intervals | step " +
+                    std::to_string(step) +
+                    " config |\n| --- | ---: | ---: | ---: | ---: | ---: | " + "---: | " +
+                    (with_balance ? "---: | " : "") + "--- | --- |\n";
   bool any = false;
   for (const std::string& dtype : dtypes_of(set))
     for (const int seq_len : set.seq_lens(dtype)) {
@@ -397,7 +422,7 @@ std::string versus_previous_block(const RowSet& all, int step) {
              (with_balance ? optional_percent(sm_balance_percent(before)) + " → " +
                                  optional_percent(sm_balance_percent(after)) + " | "
                            : std::string()) +
-             "`" + current->config_text() + "` |\n";
+             significance_text(before, after) + " | `" + current->config_text() + "` |\n";
     }
   return any ? out : "";
 }

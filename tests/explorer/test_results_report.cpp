@@ -356,3 +356,41 @@ TEST_CASE("report --check and --update of a document without a block say so and 
   CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "# a document\n");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("per-N and vs-previous blocks carry the rows' intervals and say when a change is real") {
+  constexpr const char* kHopper = "(FP16, 128, 128, 128, 12): stages_2+regs_240";
+  Rows rows;
+  const auto kernel = [&](const char* step, int seq_len, double tflops, double low_ms,
+                          double high_ms) -> ResultRow& {
+    ResultRow& row = rows.add(step, kHopper, tflops, "run");
+    row.problem.seq_len = seq_len;
+    row.ci_low_ms = low_ms;
+    row.ci_high_ms = high_ms;
+    row.pct_cudnn = 100.0 * tflops / 600;
+    row.pct_cudnn_low = *row.pct_cudnn - 0.2;
+    row.pct_cudnn_high = *row.pct_cudnn + 0.3;
+    return row;
+  };
+  for (const int seq_len : {1024, 4096}) {
+    rows.add("fa2", "", 300, "run").problem.seq_len = seq_len;
+    rows.add("cudnn", "", 600, "run").problem.seq_len = seq_len;
+  }
+  // N = 1024: step 26 is 2 % slower, beyond both intervals; N = 4096: 1 % faster, within them.
+  kernel("25", 1024, 612, 1.000, 1.004);
+  kernel("26", 1024, 600, 1.020, 1.024);
+  kernel("25", 4096, 600, 1.000, 1.030);
+  kernel("26", 4096, 606, 0.995, 1.025);
+  const auto blocks = report_blocks(rows.set());
+  REQUIRE(blocks.count("per-n-26") == 1);
+  const std::string& per_n = blocks.at("per-n-26");
+  CAPTURE(per_n);
+  CHECK(per_n.find("| 100.0 % [99.8, 100.3] |") != std::string::npos);
+  REQUIRE(blocks.count("vs-previous-26") == 1);
+  const std::string& versus = blocks.at("vs-previous-26");
+  CAPTURE(versus);
+  CHECK(versus.find("beyond the intervals") != std::string::npos);
+  CHECK(versus.find("| fp16 | 1024 | 612.0 | 600.0 | 98.0 % | – → – | – → – | yes |") !=
+        std::string::npos);
+  CHECK(versus.find("| fp16 | 4096 | 600.0 | 606.0 | 101.0 % | – → – | – → – | no |") !=
+        std::string::npos);
+}
