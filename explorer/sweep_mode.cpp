@@ -143,9 +143,8 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
                               "Timed rounds per problem, at least (6 or more: fewer have no 95 % "
                               "interval)")
                    ->capture_default_str());
-  sweep_option(
-      app.add_option("--max-rounds", cli.max_rounds, "Timed rounds per problem, at most")
-          ->capture_default_str());
+  sweep_option(app.add_option("--max-rounds", cli.max_rounds, "Timed rounds per problem, at most")
+                   ->capture_default_str());
   sweep_option(app.add_option("--cell-seconds", cli.cell_seconds,
                               "Time cap on one problem's timed rounds; the row says which limit "
                               "stopped them (stop_reason)")
@@ -259,8 +258,8 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
   if (const auto pattern = measurement::launch_pattern_from_string(cli.launch_pattern))
     timing.pattern = *pattern;
   else
-    fail("--launch-pattern", text::quoted(cli.launch_pattern) +
-                                 " is not a launch pattern: graph, stream or gapped");
+    fail("--launch-pattern",
+         text::quoted(cli.launch_pattern) + " is not a launch pattern: graph, stream or gapped");
   timing.gap_us = cli.gap_us;
   timing.batch_target_ms = cli.batch_ms;
   options.cache_mode = cli.cold_l2 ? CacheMode::cold : CacheMode::warm;

@@ -127,9 +127,12 @@ CheckReport run_check(const CheckRequest& request) {
     const std::vector<std::int64_t> kv_shape(kv_dims.begin(), kv_dims.end());
     // K and V have heads_kv heads; the outputs and references have Q's shape.
     const std::pair<const void*, const std::vector<std::int64_t>*> tensors_to_dump[] = {
-        {q.get(), &q_shape},           {k.get(), &kv_shape},
-        {v.get(), &kv_shape},          {o.get(), &q_shape},
-        {references.low_precision(), &q_shape}, {references.fp32(), &q_shape}};
+        {q.get(), &q_shape},
+        {k.get(), &kv_shape},
+        {v.get(), &kv_shape},
+        {o.get(), &q_shape},
+        {references.low_precision(), &q_shape},
+        {references.fp32(), &q_shape}};
     for (std::size_t i = 0; i < std::size(tensors_to_dump); ++i) {
       const std::string path = request.dump_dir + "/" + check_dump_file_names().at(i);
       const auto& [data, shape] = tensors_to_dump[i];

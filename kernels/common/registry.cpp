@@ -34,7 +34,7 @@ const KernelEntry* KernelRegistry::try_find(int step, const KernelConfig& config
 }
 
 const KernelEntry& KernelRegistry::find(int step, const KernelConfig& config,
-                                         const std::optional<std::string>& never_built) const {
+                                        const std::optional<std::string>& never_built) const {
   if (const KernelEntry* entry = try_find(step, config)) return *entry;
   std::string message =
       "step " + std::to_string(step) + " has no kernel built for " + to_short_form(config);

@@ -331,10 +331,9 @@ class SweepParent {
     if (slot.assignment)
       items_left = std::max<std::size_t>(
           1, plan_.units[slot.assignment->unit].items.size() - slot.assignment->next);
-    slot.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(
-                                           slot.device.options.timeout_s *
-                                           static_cast<double>(items_left)));
+    slot.deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                           slot.device.options.timeout_s * static_cast<double>(items_left)));
   }
 
   // Gives every free device the next unit, starting its worker where it has none (or its last one
@@ -657,9 +656,11 @@ SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& wor
     log << describe_device_line(device.description) << "\n";
     devices.push_back(std::move(device));
   }
-  log << plan.item_count() << " measurements in " << plan.units.size() << " units (one per problem, its "
-      << "kernels and references timed interleaved) over " << devices.size() << " device" << (devices.size() == 1 ? "" : "s")
-      << ", one worker each; " << cache_mode_name(options.cache_mode) << " L2, "
+  log << plan.item_count() << " measurements in " << plan.units.size()
+      << " units (one per problem, its "
+      << "kernels and references timed interleaved) over " << devices.size() << " device"
+      << (devices.size() == 1 ? "" : "s") << ", one worker each; "
+      << cache_mode_name(options.cache_mode) << " L2, "
       << measurement::interleaved_summary(options.interleaved) << "; input seed " << options.seed
       << "\n";
   log << "run: " << run_options.run_id << "\n";

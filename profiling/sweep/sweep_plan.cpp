@@ -240,7 +240,8 @@ std::vector<std::string> sweep_option_problems(const SweepOptions& options) {
     fail("--batch-ms: " + shortest(timing.batch_target_ms) +
          " must be a positive number of milliseconds");
   if (!(timing.gap_us >= 0))
-    fail("--gap-us: " + shortest(timing.gap_us) + " must be 0 or a positive number of microseconds");
+    fail("--gap-us: " + shortest(timing.gap_us) +
+         " must be 0 or a positive number of microseconds");
   if (timing.gap_us > 0 && timing.pattern != measurement::LaunchPattern::gapped)
     fail("--gap-us: a gap between launches needs --launch-pattern gapped");
   if (options.metric_runs < 1)

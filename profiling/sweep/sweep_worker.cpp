@@ -191,7 +191,8 @@ class UnitRunner {
     if (options.cache_mode == CacheMode::cold)
       flusher_ = std::make_unique<L2Flusher>(options.device);
     try {
-      nvml_ = std::make_unique<measurement::NvmlSampler>(measurement::nvml_device_key(options.device));
+      nvml_ =
+          std::make_unique<measurement::NvmlSampler>(measurement::nvml_device_key(options.device));
       if (!nvml_->available())
         log_ << "note: no clock, power or throttling columns: " << nvml_->unavailable_reason()
              << "\n";
@@ -391,8 +392,8 @@ class UnitRunner {
     if (flusher_) flush = [this](cudaStream_t stream) { flusher_->flush(stream); };
     measurement::InterleavedResult result;
     try {
-      result = measurement::measure_interleaved(std::move(contenders), pairs,
-                                                options_.interleaved, stream_, hooks, flush);
+      result = measurement::measure_interleaved(std::move(contenders), pairs, options_.interleaved,
+                                                stream_, hooks, flush);
     } catch (const std::exception& error) {
       const bool lost = cuda_context_broken();
       for (Prepared* item : timed) {
@@ -423,7 +424,8 @@ class UnitRunner {
       }
       // A causal row counts half the FLOP, a backward one 2.5 times (problem.hpp).
       row.tflops = tflops_of(matmul_flops(timed[k]->item->problem), row.median_ms);
-      row.seed_attn_tflops = tflops_of(seed_attention_flops(timed[k]->item->problem), row.median_ms);
+      row.seed_attn_tflops =
+          tflops_of(seed_attention_flops(timed[k]->item->problem), row.median_ms);
       row.launch_pattern = std::string(measurement::launch_pattern_name(result.pattern.pattern));
       row.stop_reason = std::string(measurement::stop_reason_name(result.stop_reason));
       for (const Baseline baseline : kBaselines) {
@@ -433,8 +435,7 @@ class UnitRunner {
         (baseline == Baseline::fa2 ? row.pct_fa2 : row.pct_cudnn) = pct.median;
         if (pct.interval) {
           (baseline == Baseline::fa2 ? row.pct_fa2_low : row.pct_cudnn_low) = pct.interval->lower;
-          (baseline == Baseline::fa2 ? row.pct_fa2_high : row.pct_cudnn_high) =
-              pct.interval->upper;
+          (baseline == Baseline::fa2 ? row.pct_fa2_high : row.pct_cudnn_high) = pct.interval->upper;
         }
       }
       if (nvml.sm_clock_median_mhz) row.sm_clock_mhz = static_cast<int>(*nvml.sm_clock_median_mhz);

@@ -554,15 +554,37 @@ std::string without_columns(const std::string& text, const std::vector<std::stri
 
 TEST_CASE("a file without the provenance and clock columns still reads, warnings derived") {
   // The shipped results/h200 files predate these columns.
-  CHECK(optional_result_columns() ==
-        std::vector<std::string>{"device_index", "device_uuid", "git_dirty", "host", "run_id",
-                                 "fa2_entry_point", "locked_sm_clock_mhz", "reference_pass",
-                                 "pct_fa2_cycles", "pct_cudnn_cycles", "warnings", "gbytes_per_s",
-                                 "causal", "heads_kv", "pass", "rounds", "ci_low_ms", "ci_high_ms",
-                                 "pct_fa2_low", "pct_fa2_high", "pct_cudnn_low", "pct_cudnn_high",
-                                 "launch_pattern", "stop_reason", "sm_clock_min_mhz",
-                                 "sm_clock_max_mhz", "power_mean_w", "power_max_w", "power_limit_w",
-                                 "temperature_max_c", "clock_reasons"});
+  CHECK(optional_result_columns() == std::vector<std::string>{"device_index",
+                                                              "device_uuid",
+                                                              "git_dirty",
+                                                              "host",
+                                                              "run_id",
+                                                              "fa2_entry_point",
+                                                              "locked_sm_clock_mhz",
+                                                              "reference_pass",
+                                                              "pct_fa2_cycles",
+                                                              "pct_cudnn_cycles",
+                                                              "warnings",
+                                                              "gbytes_per_s",
+                                                              "causal",
+                                                              "heads_kv",
+                                                              "pass",
+                                                              "rounds",
+                                                              "ci_low_ms",
+                                                              "ci_high_ms",
+                                                              "pct_fa2_low",
+                                                              "pct_fa2_high",
+                                                              "pct_cudnn_low",
+                                                              "pct_cudnn_high",
+                                                              "launch_pattern",
+                                                              "stop_reason",
+                                                              "sm_clock_min_mhz",
+                                                              "sm_clock_max_mhz",
+                                                              "power_mean_w",
+                                                              "power_max_w",
+                                                              "power_limit_w",
+                                                              "temperature_max_c",
+                                                              "clock_reasons"});
   ResultRow suspicious = measured_kernel_row();
   suspicious.l2_hit_pct = 101.024;
   const std::string old_text =
