@@ -187,7 +187,10 @@ TEST_CASE("pct_* pairs each kernel row with the references of its own workload")
   // Step 3 stands in for a step with the causal mask; step 1 has none.
   // Step 1 and step 23, whose descriptor has the mask.
   KernelRegistry with_mask;
-  for (const KernelEntry* entry : two_step_registry().entries())
+  // Named: entries() points into the registry, which must outlive the loop (a temporary's
+  // lifetime is not extended through a range-for's range expression before C++23).
+  const KernelRegistry both = two_step_registry();
+  for (const KernelEntry* entry : both.entries())
     if (entry->step == 1) with_mask.add(*entry);
   for (const DType dtype : {DType::FP16, DType::BF16}) {
     KernelEntry masked;
