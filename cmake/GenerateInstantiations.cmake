@@ -9,14 +9,21 @@ set(_gen_sources
     "${PROJECT_SOURCE_DIR}/configs/generator/generate_instantiations.cpp"
     "${PROJECT_SOURCE_DIR}/configs/config_sets.cpp"
     "${PROJECT_SOURCE_DIR}/kernels/common/config.cpp"
-    "${PROJECT_SOURCE_DIR}/kernels/common/launch_validation.cpp")
+    "${PROJECT_SOURCE_DIR}/kernels/common/problem.cpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/problem_axes.cpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/text.cpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/registry.cpp"
+    "${PROJECT_SOURCE_DIR}/configs/launch_validation.cpp")
 # The step descriptors (kernels/versions/*/step.hpp, listed in kernels/versions/steps.hpp) are
 # compiled into the generator: editing one reconfigures.
 file(GLOB _gen_step_descriptors CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/kernels/versions/*/step.hpp")
 set(_gen_inputs ${_gen_sources} ${_gen_step_descriptors}
     "${PROJECT_SOURCE_DIR}/configs/config_sets.hpp"
     "${PROJECT_SOURCE_DIR}/kernels/common/config.hpp"
-    "${PROJECT_SOURCE_DIR}/kernels/common/launch_validation.hpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/problem.hpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/problem_axes.hpp"
+    "${PROJECT_SOURCE_DIR}/kernels/common/registry.hpp"
+    "${PROJECT_SOURCE_DIR}/configs/launch_validation.hpp"
     "${PROJECT_SOURCE_DIR}/kernels/common/step_descriptor.hpp"
     "${PROJECT_SOURCE_DIR}/kernels/common/step_rules.hpp"
     "${PROJECT_SOURCE_DIR}/kernels/versions/steps.hpp"

@@ -5,7 +5,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
 
 namespace flashscope::configs {
 
@@ -117,21 +117,45 @@ KernelConfig headline_config(int step, int d_head) {
   if (headline.d_head == d_head) return headline;
   for (const KernelConfig& c : step_picks(step).progression_at_other_d_heads)
     if (c.d_head == d_head) return c;
-  throw std::invalid_argument(unsupported_d_head_message(step_descriptor(step), d_head));
+  throw std::invalid_argument(*step_refusal_message(step, problem_at_d_head(d_head)));
 }
 
-std::vector<int> steps_supporting_d_head(int d_head) {
+std::vector<int> step_numbers() {
   std::vector<int> out;
   for (const StepDescriptor& step : versions::kAll)
-    if (step.d_heads.contains(d_head)) out.push_back(step.number);
+    out.push_back(step.number);
   return out;
 }
 
-std::vector<int> steps_supporting_causal() {
+Problem problem_at_d_head(int d_head) {
+  return multi_head_problem(DType::FP16, 1, 1024, 16, d_head);
+}
+
+std::vector<int> steps_running(Axis axis, const Problem& problem) {
+  const AxisSpec& spec = axis_spec(axis);
   std::vector<int> out;
   for (const StepDescriptor& step : versions::kAll)
-    if (step.causal) out.push_back(step.number);
+    if (!spec.refused_by(step, problem)) out.push_back(step.number);
   return out;
+}
+
+std::vector<int> steps_writing_lse() {
+  std::vector<int> out;
+  for (const StepDescriptor& step : versions::kAll)
+    if (step.writes_lse) out.push_back(step.number);
+  return out;
+}
+
+std::optional<std::string> step_refusal_message(int step, const Problem& problem) {
+  const StepDescriptor* descriptor = versions::find(step);
+  if (descriptor == nullptr)
+    return "step " + step_name(step) + " does not exist (steps are " +
+           step_list_text(step_numbers()) + ", kernels/versions/steps.hpp)";
+  const std::optional<AxisRefusal> refusal = first_refused_axis(*descriptor, problem);
+  if (!refusal) return std::nullopt;
+  const std::vector<int> others = steps_running(refusal->axis->axis, problem);
+  return "step " + step_name(step) + " " + refusal->reason + "; " + refusal->axis->phrase(problem) +
+         " runs on " + step_list_text(others) + " (their kernels/versions/*/step.hpp declare it)";
 }
 
 std::string d_head_support_text() {
@@ -152,7 +176,7 @@ std::string d_head_support_text() {
   };
   std::string text;
   for (const int d_head : d_heads) {
-    const std::vector<int> steps = steps_supporting_d_head(d_head);
+    const std::vector<int> steps = steps_running(Axis::d_head, problem_at_d_head(d_head));
     text += (text.empty() ? "d_head " : "; ") + std::to_string(d_head) + " on step" +
             (steps.size() == 1 ? " " : "s ") + ranges(steps);
   }
@@ -161,9 +185,16 @@ std::string d_head_support_text() {
 
 std::string step_list_text(const std::vector<int>& steps) {
   if (steps.empty()) return "no step";
+  // Consecutive steps collapse into a range: "steps 1-15, 18-26".
   std::string text = steps.size() == 1 ? "step " : "steps ";
-  for (std::size_t i = 0; i < steps.size(); ++i)
-    text += (i == 0 ? "" : ", ") + std::to_string(steps[i]);
+  for (std::size_t i = 0; i < steps.size();) {
+    std::size_t j = i;
+    while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1)
+      ++j;
+    text += (i == 0 ? "" : ", ") + step_name(steps[i]) +
+            (j > i ? (j == i + 1 ? ", " : "-") + step_name(steps[j]) : std::string());
+    i = j + 1;
+  }
   return text;
 }
 

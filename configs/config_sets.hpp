@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "kernels/common/config.hpp"
+#include "kernels/common/problem.hpp"
+#include "kernels/common/problem_axes.hpp"
 #include "kernels/common/step_descriptor.hpp"
 #include "kernels/versions/steps.hpp"
 
@@ -64,11 +66,23 @@ KernelConfig headline_config(int step);
 // and the steps that support `d_head` when the step has none there.
 KernelConfig headline_config(int step, int d_head);
 
-// The steps whose descriptor declares head dimension `d_head`, in order.
-std::vector<int> steps_supporting_d_head(int d_head);
-// The steps whose descriptor sets `.causal` (they run the causal mask), in order.
-std::vector<int> steps_supporting_causal();
-// "step 22", "steps 22, 23", or "no step" for messages.
+// Every step number kernels/versions/steps.hpp lists, in order.
+std::vector<int> step_numbers();
+// The steps whose descriptors run `problem`'s value of `axis` (d_head 64, the causal mask,
+// grouped K/V heads, …), in order.
+std::vector<int> steps_running(Axis axis, const Problem& problem);
+// The steps whose descriptor sets `.writes_lse`.
+std::vector<int> steps_writing_lse();
+// A plain forward problem (fp16, B 1, N 1024, 16 heads) at `d_head`, for asking which steps run
+// a head dimension.
+Problem problem_at_d_head(int d_head);
+// Why step `step` cannot run `problem` by its descriptor's axes, naming the steps that can: "step
+// 22 has no causal mask; causal attention runs on steps 23, 24, 25 (their
+// kernels/versions/*/step.hpp declare it)"; nullopt when it runs every axis' value (the kernel's
+// own limits are launch_refusal's).
+std::optional<std::string> step_refusal_message(int step, const Problem& problem);
+// "step 22", "steps 22, 23", "steps 1-15, 18-26" (three or more consecutive steps as a range),
+// or "no step" for messages.
 std::string step_list_text(const std::vector<int>& steps);
 // "d_head 128 on steps 1-22; 64 on step 22; ..." for help texts, from the descriptors.
 std::string d_head_support_text();

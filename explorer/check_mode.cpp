@@ -10,8 +10,12 @@
 #include "explorer/usage.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/registry.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
 #include "profiling/device.hpp"
+#include "kernels/common/text.hpp"
+
+#include <algorithm>
+#include <cmath>
 
 namespace flashscope::cli {
 
@@ -30,21 +34,16 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
   check->add_option("--config", cli.config,
                     "Config short form, e.g. \"(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles\" "
                     "(default: the step's built config for --dtype)");
-  check->add_option("--dtype", cli.dtype, "fp16 or bf16 (default: the config's, else fp16)");
-  check->add_option("--batch", cli.batch, "Batch size")->capture_default_str();
-  check->add_option("--seq-len", cli.seq_len, "Sequence length N")->capture_default_str();
-  check->add_option("--heads", cli.heads, "Heads")->capture_default_str();
-  check
-      ->add_option("--d-head", cli.d_head,
-                   "Head dimension: " + configs::d_head_support_text() +
-                       " (default: --config's d_head, else 128; without --config, the step's "
-                       "progression config at that d_head)")
-      ->capture_default_str();
-  check->add_flag("--causal", cli.causal,
-                  "Check the causal problem (query i attends to keys j <= i) against the "
-                  "references with the mask; causal attention runs on " +
-                      configs::step_list_text(configs::steps_supporting_causal()) +
-                      ", another step is refused naming them");
+  // One option per problem axis, from the table.
+  for (const AxisSpec& spec : problem_axes()) {
+    if (spec.check_flag.empty()) continue;
+    std::string help(spec.check_help);
+    if (spec.axis == Axis::d_head) help += "; " + configs::d_head_support_text();
+    if (spec.is_switch)
+      check->add_flag(std::string(spec.check_flag) + "{1}", cli.axes[spec.axis], help);
+    else
+      check->add_option(std::string(spec.check_flag), cli.axes[spec.axis], help);
+  }
   check->add_option("--seed", cli.seed,
                     "Input seed (default: fresh, printed); a sweep row's input_seed reproduces "
                     "that row's inputs at its shape");
@@ -52,7 +51,8 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
       ->capture_default_str();
   check->add_option("--dump", cli.dump_dir,
                     "Write q, k, v, o and both references as .npy into this folder (fp16 as "
-                    "'<f2'; bf16, which numpy lacks, widened exactly to float32 '<f4')");
+                    "'<f2'; bf16, which numpy lacks, widened exactly to float32 '<f4'); a folder "
+                    "already holding any of those files is refused");
   check->add_option("--device", cli.device, "CUDA device index")->capture_default_str();
   return check;
 }
@@ -80,22 +80,48 @@ CheckRequest check_request_from_cli(const CheckCli& cli) {
       config_valid = false;
     }
   }
-  if (!cli.dtype.empty()) {
-    request.dtype = dtype_from_string(cli.dtype);
-    if (!request.dtype) problems.add("--dtype: '" + cli.dtype + "' is not fp16 or bf16");
-  }
-  bool shape_valid = true;
-  const int d_head = cli.d_head.value_or(request.config ? request.config->d_head : 128);
-  for (const auto& [option, value] :
-       {std::pair{"--batch", cli.batch}, std::pair{"--seq-len", cli.seq_len},
-        std::pair{"--heads", cli.heads}, std::pair{"--d-head", d_head}})
-    if (value <= 0) {
-      problems.add(std::string(option) + ": " + std::to_string(value) + " is not positive");
-      shape_valid = false;
+  // The problem: the default one, the given axes, then the derived ones (heads_kv follows --heads,
+  // batch follows --seq-len) and the config's dtype and d_head where they were not given.
+  bool problem_valid = true;
+  Problem& problem = request.problem;
+  problem.pass = step_valid ? configs::step_descriptor(cli.step).pass : Pass::forward;
+  std::vector<Axis> given;
+  for (const AxisSpec& spec : problem_axes()) {
+    const auto found = cli.axes.find(spec.axis);
+    if (found == cli.axes.end() || !found->second) continue;
+    try {
+      const int value = spec.parse(*found->second);
+      if (const auto violation = spec.value_violation(value))
+        throw std::invalid_argument(*violation);
+      spec.set(problem, value);
+      given.push_back(spec.axis);
+    } catch (const std::invalid_argument& error) {
+      problems.add(std::string(spec.check_flag) + ": " + error.what());
+      problem_valid = false;
     }
-  request.shape = AttentionShape{cli.batch, cli.seq_len, cli.heads, d_head, cli.causal};
+  }
+  const auto is_given = [&given](Axis axis) {
+    return std::find(given.begin(), given.end(), axis) != given.end();
+  };
+  if (request.config) {
+    if (!is_given(Axis::dtype)) problem.dtype = request.config->dtype;
+    if (!is_given(Axis::d_head)) problem.d_head = request.config->d_head;
+  }
+  for (const AxisSpec& spec : problem_axes())
+    if (spec.derived != nullptr && !is_given(spec.axis)) spec.set(problem, spec.derived(problem));
+  if (problem_valid)
+    if (const auto violation = problem_violation(problem)) {
+      problems.add("the problem " + problem_label(problem) + ": " + *violation);
+      problem_valid = false;
+    }
   if (cli.seed) {
-    request.seed = *cli.seed;
+    bool out_of_range = false;
+    if (const auto seed = text::parse_decimal(*cli.seed, INT64_MAX, &out_of_range))
+      request.seed = static_cast<std::uint64_t>(*seed);
+    else
+      problems.add("--seed: " + text::quoted(*cli.seed) +
+                   (out_of_range ? " is out of range (0 to 9223372036854775807)"
+                                 : " is not a seed: a whole number from 0, e.g. 42"));
   } else {
     std::random_device entropy;
     request.seed =
@@ -104,7 +130,9 @@ CheckRequest check_request_from_cli(const CheckCli& cli) {
   {
     std::ostringstream scale;
     scale << cli.input_scale;
-    if (!(cli.input_scale > 0)) problems.add("--input-scale: " + scale.str() + " is not positive");
+    // inf and NaN are not scales: the inputs would be all infinite or NaN.
+    if (!(cli.input_scale > 0) || !std::isfinite(cli.input_scale))
+      problems.add("--input-scale: " + scale.str() + " is not a positive finite number");
   }
   request.input_scale = cli.input_scale;
   if (!cli.dump_dir.empty()) {
@@ -112,15 +140,24 @@ CheckRequest check_request_from_cli(const CheckCli& cli) {
     if (std::filesystem::exists(cli.dump_dir, error) &&
         !std::filesystem::is_directory(cli.dump_dir, error))
       problems.add("--dump: '" + cli.dump_dir + "' is a file; name a folder to write into");
+    // Files of an earlier dump are not this run's to overwrite.
+    std::string existing;
+    for (const std::string& name : check_dump_file_names())
+      if (std::filesystem::exists(std::filesystem::path(cli.dump_dir) / name, error))
+        existing += (existing.empty() ? "" : ", ") + name;
+    if (!existing.empty())
+      problems.add("--dump: '" + cli.dump_dir + "' already holds " + existing +
+                   " (an earlier dump?); move them or name another folder (this check would "
+                   "overwrite them)");
   }
   request.dump_dir = cli.dump_dir;
   if (cli.device < 0)
     problems.add("--device: " + std::to_string(cli.device) + " is not a device index (0 or more)");
   request.device = cli.device;
   // Which kernel, and whether it takes the shape: the registry and launch rules need no GPU.
-  if (step_valid && config_valid && shape_valid && (cli.dtype.empty() || request.dtype))
+  if (step_valid && config_valid && problem_valid)
     problems.check([&] {
-      validate_request_shape(resolve_check_kernel(request, built_kernels()), request.shape);
+      validate_request_problem(resolve_check_kernel(request, built_kernels()), request.problem);
     });
   problems.throw_if_any();
   return request;
@@ -155,14 +192,14 @@ int run_check_mode(const CheckCli& cli) {
     std::cerr << "explorer check: " << error.what() << "\n";
     return 3;
   }
-  const AttentionShape& s = report.shape;
+  const Problem& s = report.problem;
   const CorrectnessVerdict& verdict = report.verdict;
-  std::cout << "step " << report.kernel->step << " " << to_short_form(report.kernel->config)
-            << "\n  shape B=" << s.batch << " N=" << s.seq_len << " H=" << s.heads
-            << " d=" << s.d_head << (s.causal ? " causal" : "") << " "
-            << dtype_lower_name(report.dtype) << ", inputs N(0, " << cli.input_scale << "²), seed "
-            << report.seed << "\n  §1.4: " << (verdict.passed ? "PASS" : "FAIL") << "  "
-            << verdict.summary() << "\n"
+  std::cout << "step " << step_name(report.kernel->step) << " "
+            << to_short_form(report.kernel->config) << "\n  problem " << problem_label(s)
+            << " B=" << s.batch << " H=" << s.heads << " d=" << s.d_head << ", inputs N(0, "
+            << cli.input_scale << "²), seed " << report.seed
+            << "\n  §1.4: " << (verdict.passed ? "PASS" : "FAIL") << "  " << verdict.summary()
+            << "\n"
             << std::setprecision(4)
             << "  vs fp32 reference: max |O - R_32| = " << verdict.vs_fp32.max_abs
             << ", mean = " << verdict.vs_fp32.mean_abs
@@ -173,7 +210,7 @@ int run_check_mode(const CheckCli& cli) {
     for (const std::string& path : report.dumped_files)
       std::cout << " " << path;
     std::cout << "\n";
-    if (report.dtype == DType::BF16)
+    if (report.problem.dtype == DType::BF16)
       std::cout << "  (bf16 tensors are stored as float32 '<f4': numpy has no bf16; the "
                    "widening is exact)\n";
   }

@@ -5,8 +5,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+
+#include "kernels/common/problem_axes.hpp"
 
 #include "profiling/check.hpp"
 
@@ -14,14 +17,13 @@ namespace flashscope::cli {
 
 struct CheckCli {
   int step = 0;
-  std::string config;  // short form; empty: the step's built config for --dtype
-  std::string dtype;   // empty: the config's, else fp16
-  int batch = 16;
-  int seq_len = 2048;
-  int heads = 16;
-  std::optional<int> d_head;  // default: --config's d_head, else 128
-  bool causal = false;        // --causal: the causal problem, the references with the mask
-  std::optional<std::uint64_t> seed;
+  std::string config;  // short form; empty: the step's built config for the problem
+  // One option per problem axis (kernels/common/problem_axes.hpp: --dtype, --d-head, --batch,
+  // --heads, --heads-kv, --causal, --pass, --seq-len), as given; an axis not given keeps the
+  // default problem's value: the seed's unit-test shape B=16 N=2048 H=16 d=128, the config's
+  // dtype and d_head, heads_kv = heads, the step's own pass.
+  std::map<Axis, std::optional<std::string>> axes;
+  std::optional<std::string> seed;  // a decimal seed
   float input_scale = 1.0f;
   std::string dump_dir;
   int device = 0;

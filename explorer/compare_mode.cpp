@@ -1,13 +1,17 @@
 #include "explorer/compare_mode.hpp"
 
+#include "kernels/common/problem_axes.hpp"
+
 #include <cstdio>
 #include <iostream>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "explorer/model/compare.hpp"
 #include "explorer/model/devices.hpp"
 #include "explorer/model/result_files.hpp"
+#include "explorer/model/row_set.hpp"
 #include "explorer/usage.hpp"
 
 namespace flashscope::cli {
@@ -25,9 +29,25 @@ std::string format(const char* pattern, double value) {
 
 std::string describe(const ComparedRow& row) {
   const ResultRow& a = *row.a;
-  return a.subject.text() + (a.config ? " " + config_text(a) : "") + " " + dtype_text(a) +
-         " N=" + std::to_string(a.seq_len) + " (A " + format("%.1f", a.tflops) + ", B " +
+  return a.subject.text() + (a.config ? " " + config_text(a) : "") + " " +
+         problem_label(a.problem) + " (A " + format("%.1f", a.tflops) + ", B " +
          format("%.1f", row.b->tflops) + " TFLOP/s)";
+}
+
+// "step 16 (FP16, ...) <problem label>: 2 copies, 252.1 and 999.0 TFLOP/s".
+std::string describe_copies(const std::vector<const ResultRow*>& copies) {
+  const ResultRow& first = *copies.front();
+  std::string text =
+      first.subject.text() + (first.config ? " " + config_text(first) : "") + " " +
+      problem_label(first.problem) +
+      (first.reference_pass ? " pass " + std::to_string(*first.reference_pass) : "") + ": " +
+      std::to_string(copies.size()) + " copies, ";
+  for (std::size_t i = 0; i < copies.size(); ++i)
+    text += (i == 0 ? "" : (i + 1 == copies.size() ? " and " : ", ")) +
+            (explorer::is_usable(*copies[i])
+                 ? format("%.1f", copies[i]->tflops)
+                 : std::string(copies[i]->status.is_fault() ? "fault" : "skipped"));
+  return text + " TFLOP/s";
 }
 
 std::string spread_text(const explorer::RatioSpread& spread) {
@@ -51,8 +71,12 @@ CLI::App* add_compare_command(CLI::App& app, CompareCli& cli) {
       "compare",
       "Pair the rows of two result CSVs by what was measured (step, config, dtype, shape) and "
       "report TFLOP/s B / A: rows found in only one file, the geometric mean, and the spread "
-      "|B / A - 1| (median, 95th percentile, max), overall and per GPU of B. Exit code 0, 1 when "
-      "a limit given is exceeded, 2 when an argument is invalid or a file cannot be read.");
+      "|B / A - 1| (median, 95th percentile, max), overall and per GPU of B; and in how many "
+      "pairs B is faster or slower beyond both rows' 95 % intervals, and in how many the "
+      "difference is within them (not significant). A file holding one "
+      "measurement twice is refused, its copies listed. Exit code 0, 1 when a limit given is "
+      "exceeded, 2 when an argument is invalid, a file cannot be read or holds a measurement "
+      "twice.");
   compare->add_option("a", cli.a_path, "File A (the baseline)")->required();
   compare->add_option("b", cli.b_path, "File B")->required();
   compare->add_option("--max-median-diff", cli.max_median_percent,
@@ -97,6 +121,26 @@ int run_compare_mode(const CompareCli& cli) {
   };
   const std::vector<const ResultRow*> a = pointers(a_rows), b = pointers(b_rows);
   const explorer::Comparison comparison = explorer::compare_results(a, b);
+  // A measurement twice in one file: which copy to pair is no choice to make silently (a stray
+  // 999 TFLOP/s copy would be the one kept).
+  if (!comparison.duplicates_a.empty() || !comparison.duplicates_b.empty()) {
+    for (const auto& [side, path, duplicates] :
+         {std::tuple{"A", &cli.a_path, &comparison.duplicates_a},
+          std::tuple{"B", &cli.b_path, &comparison.duplicates_b}}) {
+      if (duplicates->empty()) continue;
+      std::cerr << "explorer compare: " << side << " (" << *path << ") holds " << duplicates->size()
+                << " measurement" << (duplicates->size() == 1 ? "" : "s") << " more than once:\n";
+      constexpr std::size_t kListed = 10;
+      for (std::size_t i = 0; i < duplicates->size() && i < kListed; ++i)
+        std::cerr << "  " << describe_copies((*duplicates)[i]) << "\n";
+      if (duplicates->size() > kListed)
+        std::cerr << "  ... and " << duplicates->size() - kListed << " more\n";
+    }
+    std::cerr << "explorer compare: a comparison pairs one row per measurement (step, config, "
+                 "dtype, shape, mask, reference pass); keep one copy of each (two runs in one "
+                 "file: compare them as two files; explorer merge refuses such files too)\n";
+    return 2;
+  }
   std::cout << "A: " << cli.a_path << ": " << a_rows.size() << " rows on " << devices_of(a) << "\n"
             << "B: " << cli.b_path << ": " << b_rows.size() << " rows on " << devices_of(b) << "\n"
             << "paired " << comparison.paired << ", only in A " << comparison.only_a
@@ -112,7 +156,15 @@ int run_compare_mode(const CompareCli& cli) {
     return cli.max_median_percent ? 1 : status;
   }
   std::cout << "TFLOP/s B / A: geometric mean " << format("%.4f", *comparison.geometric_mean_ratio)
-            << "; " << spread_text(*spread) << "; worst: " << describe(*spread->worst) << "\n";
+            << "; " << spread_text(*spread) << "; worst: " << describe(*spread->worst) << " ("
+            << explorer::significance_name(spread->worst->significance) << ")\n";
+  // A difference is real only where the two rows' 95 % intervals are disjoint
+  // (docs/profiling.md, "Significance"); rows from before the interleaved engine have none.
+  const explorer::SignificanceCounts& counts = comparison.significance;
+  std::cout << "time, by the rows' 95 % intervals: B faster in " << counts.b_faster
+            << ", B slower in " << counts.b_slower << ", within the intervals in "
+            << counts.within_noise << ", no interval (files from before the interleaved timing) in "
+            << counts.no_interval << "\n";
   const std::vector<DeviceUnit> b_units = explorer::device_units(b);
   if (b_units.size() > 1)
     for (const DeviceUnit& unit : b_units) {

@@ -22,7 +22,8 @@ CLI::App* add_merge_command(CLI::App& app, MergeCli& cli) {
   merge->add_option("inputs", cli.inputs, "Result CSVs to merge (the shards)")->required();
   merge
       ->add_option("--output", cli.output,
-                   "The merged CSV (written whole or not at all: a temporary file is renamed)")
+                   "The merged CSV (written whole or not at all: FILE.partial is renamed; an "
+                   "existing FILE.partial, an interrupted sweep's rows, is refused)")
       ->required();
   merge->add_flag("--allow-missing", cli.allow_missing,
                   "Exit 0 even when plan cells are missing (they are still listed)");
@@ -38,7 +39,7 @@ int run_merge_mode(const MergeCli& cli) {
   UsageProblems problems;
   for (const std::string& path : cli.inputs)
     if (const auto problem = input_file_problem("input", path)) problems.add(*problem);
-  if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
+  if (const auto problem = atomic_output_problem("--output", cli.output)) problems.add(*problem);
   const bool selection_given =
       std::any_of(cli.selection_options.begin(), cli.selection_options.end(),
                   [](const CLI::Option* option) { return option->count() > 0; });

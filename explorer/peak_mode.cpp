@@ -11,22 +11,16 @@
 #include "profiling/ceilings/ceilings.hpp"
 #include "profiling/device.hpp"
 #include "profiling/results/results.hpp"
+#include "kernels/common/text.hpp"
 
 namespace flashscope::cli {
 
 namespace {
 
+// The items of a comma-separated list, empty ones dropped (a trailing comma is fine).
 std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    std::string item = text.substr(begin, end - begin);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    if (!item.empty()) items.push_back(item);
-    begin = end + 1;
-  }
+  std::vector<std::string> items = text::split_list(text);
+  std::erase(items, std::string());
   return items;
 }
 
@@ -42,11 +36,12 @@ CeilingOptions ceiling_options_from_cli(const PeakCli& cli) {
   options.device = cli.device;
   options.benchmarks = split_list(cli.only);
   if (options.benchmarks.empty())
-    problems.add("--only: '" + cli.only + "' names no benchmark (mma.sync, wgmma, hbm)");
+    problems.add("--only: '" + cli.only + "' names no benchmark (" + ceiling_benchmark_list() +
+                 ")");
   for (const std::string& name : options.benchmarks)
     if (std::find(ceiling_benchmarks().begin(), ceiling_benchmarks().end(), name) ==
         ceiling_benchmarks().end())
-      problems.add("--only: '" + name + "' is not a benchmark (mma.sync, wgmma, hbm)");
+      problems.add("--only: '" + name + "' is not a benchmark (" + ceiling_benchmark_list() + ")");
   options.dtypes.clear();
   for (const std::string& name : split_list(cli.dtypes)) {
     const auto dtype = dtype_from_string(name);
@@ -81,7 +76,7 @@ CeilingOptions ceiling_options_from_cli(const PeakCli& cli) {
     problems.add("--locked-sm-clock: " + std::to_string(*cli.locked_sm_clock_mhz) +
                  " is not a clock in MHz");
   if (!cli.output.empty())
-    if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
+    if (const auto problem = atomic_output_problem("--output", cli.output)) problems.add(*problem);
   // The library's own rules, should they ever be stricter than the ones above.
   if (problems.empty())
     problems.check([&] {
@@ -95,16 +90,38 @@ CeilingOptions ceiling_options_from_cli(const PeakCli& cli) {
   return options;
 }
 
-std::string describe(const ResultRow& row) {
-  char text[256];
-  const std::string name = row.subject.text() + (row.dtype ? " " + dtype_text(row) : "");
+// The rate per SM and clock at the clock measured under load: what the ex2 and shared-memory
+// ceilings are quoted in (16 ex2 and 128 bytes per clock per SM on sm_80 and sm_90).
+std::optional<double> per_sm_per_clock(const ResultRow& row, const DeviceDescription& device,
+                                       double per_second) {
+  if (device.sm_count <= 0 || row.sm_clock_mhz <= 0) return std::nullopt;
+  return per_second / (static_cast<double>(device.sm_count) * row.sm_clock_mhz * 1e6);
+}
+
+std::string describe(const ResultRow& row, const DeviceDescription& device) {
+  char text[320];
+  const std::string name = row.subject.text() + (row_dtype(row) ? " " + dtype_text(row) : "");
   const std::string verdict(verdict_name(row.verdict));
+  const bool ex2 = row.subject.is_ceiling() && row.subject.benchmark().starts_with("ex2");
   if (!row.status.ok()) {
     std::snprintf(text, sizeof text, "%-22s %s", name.c_str(), row.status.text().c_str());
   } else if (row.gbytes_per_s) {
-    std::snprintf(text, sizeof text, "%-22s %8.0f GB/s    median %.3f ms, SM clock %d MHz, %s",
-                  name.c_str(), *row.gbytes_per_s, row.median_ms, row.sm_clock_mhz,
+    const auto per_clock = per_sm_per_clock(row, device, *row.gbytes_per_s * 1e9);
+    std::string per_sm;
+    if (per_clock && row.subject.benchmark().starts_with("smem")) {
+      char extra[64];
+      std::snprintf(extra, sizeof extra, " (%.1f B/clk/SM)", *per_clock);
+      per_sm = extra;
+    }
+    std::snprintf(text, sizeof text, "%-22s %8.0f GB/s%s    median %.3f ms, SM clock %d MHz, %s",
+                  name.c_str(), *row.gbytes_per_s, per_sm.c_str(), row.median_ms, row.sm_clock_mhz,
                   verdict.c_str());
+  } else if (ex2) {
+    const auto per_clock = per_sm_per_clock(row, device, row.tflops * 1e12);
+    std::snprintf(text, sizeof text,
+                  "%-22s %8.3f T ex2/s (%.1f /clk/SM) median %.3f ms, SM clock %d MHz, %s",
+                  name.c_str(), row.tflops, per_clock.value_or(0.0), row.median_ms,
+                  row.sm_clock_mhz, verdict.c_str());
   } else {
     std::snprintf(text, sizeof text, "%-22s %8.1f TFLOP/s median %.3f ms, SM clock %d MHz, %s",
                   name.c_str(), row.tflops, row.median_ms, row.sm_clock_mhz, verdict.c_str());
@@ -119,10 +136,13 @@ CLI::App* add_peak_command(CLI::App& app, PeakCli& cli) {
       "peak",
       "Measure the device's ceilings with microbenchmarks that issue one instruction family and "
       "nothing else: mma.sync m16n8k16 and wgmma m64n256k16 (sm_90a) TFLOP/s per dtype, HBM read "
-      "and copy GB/s. Each result is checked. Writes results rows whose step is peak:<benchmark> "
+      "and copy GB/s, ex2.approx (MUFU) results per second in f32 and f16x2, and conflict-free "
+      "128-bit shared-memory reads in GB/s. Each result is checked. Writes results rows whose "
+      "step is peak:<benchmark> "
       "(docs/csv-schema.md); the explorer draws them as reference lines and roofs. Exit code 0 "
       "every row ok or skipped, 1 a fault, a failed check or no GPU, 2 invalid options.");
-  peak->add_option("--only", cli.only, "Benchmarks, comma-separated: mma.sync, wgmma, hbm")
+  peak->add_option("--only", cli.only,
+                   "Benchmarks, comma-separated: mma.sync, wgmma, hbm, ex2, smem")
       ->capture_default_str();
   peak->add_option("--dtypes", cli.dtypes, "Tensor-core input types: fp16, bf16 or fp16,bf16")
       ->capture_default_str();
@@ -145,7 +165,8 @@ CLI::App* add_peak_command(CLI::App& app, PeakCli& cli) {
                    "The SM clock (MHz) the caller locked, recorded in every row (as in --csv)");
   peak->add_option("--output", cli.output,
                    "Write the CSV here instead of stdout (as FILE.partial, renamed to FILE once "
-                   "every benchmark has its row; a run that fails leaves FILE as it was)");
+                   "every benchmark has its row; a run that fails leaves FILE as it was; an "
+                   "existing FILE.partial is refused)");
   return peak;
 }
 
@@ -175,11 +196,12 @@ int run_peak_mode(const PeakCli& cli) {
     std::optional<ResultsCsvWriter> writer;  // the header only once a row exists
     bool clean = true;
     std::size_t rows = 0;
+    const DeviceDescription device = describe_device(options.device);
     measure_ceilings(options, [&](const ResultRow& row) {
       if (!writer) writer.emplace(out);
       writer->write(row);
       ++rows;
-      std::cerr << "explorer peak: " << describe(row) << "\n";
+      std::cerr << "explorer peak: " << describe(row, device) << "\n";
       clean = clean && !row.status.is_fault() && row.verdict != Verdict::fail;
     });
     if (!writer) writer.emplace(out);

@@ -10,7 +10,7 @@
 namespace flashscope::cli {
 
 struct PeakCli {
-  std::string only = "mma.sync,wgmma,hbm";
+  std::string only = "mma.sync,wgmma,hbm,ex2,smem";
   std::string dtypes = "fp16,bf16";
   int runs = 20;
   int min_runs = 10;

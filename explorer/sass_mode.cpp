@@ -216,9 +216,10 @@ CLI::App* add_sass_command(CLI::App& app, SassCli& cli) {
   sass->add_flag("--list", cli.list, "List every kernel of the artifact and exit");
   sass->add_option("--sass-dir", cli.sass_dir,
                    "Read this artifact (a build's <build>/sass or a results/<gpu>/sass)");
-  sass->add_option("--output", cli.output,
-                   "Write here instead of stdout (whole or not at all: a failed request leaves "
-                   "the file as it was)");
+  sass->add_option(
+      "--output", cli.output,
+      "Write here instead of stdout (whole or not at all, through FILE.partial: a "
+      "failed request leaves the file as it was; an existing FILE.partial is refused)");
   return sass;
 }
 
@@ -265,7 +266,7 @@ UsageProblems sass_usage_problems(const SassCli& cli) {
     if (const auto problem = input_directory_problem("--sass-dir", cli.sass_dir))
       problems.add(*problem);
   if (!cli.output.empty())
-    if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
+    if (const auto problem = atomic_output_problem("--output", cli.output)) problems.add(*problem);
   return problems;
 }
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -23,36 +24,18 @@
 #include "profiling/results/results.hpp"
 #include "profiling/sweep/sweep_parent.hpp"
 #include "profiling/sweep/sweep_worker.hpp"
+#include "kernels/common/text.hpp"
 
 namespace flashscope::cli {
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    std::string item = text.substr(begin, end - begin);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    items.push_back(item);
-    begin = end + 1;
-  }
-  return items;
+std::vector<std::string> split_list(const std::string& list) {
+  return text::split_list(list);
 }
 
 std::string join(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items)
-    text += (text.empty() ? "" : ",") + item;
-  return text;
-}
-
-std::string format_seconds(double seconds) {
-  std::ostringstream text;
-  text << seconds;
-  return text.str();
+  return text::join(items);
 }
 
 volatile std::sig_atomic_t stop_signal = 0;
@@ -119,36 +102,24 @@ void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
   selection_option(app.add_option("--steps", cli.steps,
                                   "Steps to measure, e.g. 1-21, 7,16 or 16-21 (default: every step "
                                   "built into this binary)"));
-  selection_option(app.add_option("--seq-lens", cli.seq_lens, "Sequence lengths N, comma-separated")
-                       ->capture_default_str());
-  selection_option(
-      app.add_option("--dtypes", cli.dtypes, "fp16, bf16 or fp16,bf16")->capture_default_str());
-  selection_option(app.add_option("--d-heads", cli.d_heads,
-                                  "Head dimensions, comma-separated: each config is measured at "
-                                  "its own d_head, the references at each; a step that does not "
-                                  "run a listed d_head is skipped with a note (" +
-                                      configs::d_head_support_text() + ")")
-                       ->capture_default_str());
-  selection_option(
-      app.add_option("--causal", cli.causal,
-                     "The mask axis: 0 (no mask), 1 (causal: query i attends to keys j <= i) or "
-                     "0,1 for both workloads; each is its own set of units, references and pct_* "
-                     "baselines; a step without the mask is skipped at 1 with a note (causal "
-                     "attention runs on " +
-                         configs::step_list_text(configs::steps_supporting_causal()) + ")")
-          ->capture_default_str());
-  selection_option(app.add_option("--batch", cli.batch,
-                                  "Batch size for every N (default: the seed's table, min(16, "
-                                  "65536 / N): 16,16,16,16,8,4 for N = 512..16384)"));
-  selection_option(app.add_option("--heads", cli.heads, "Heads")->capture_default_str());
+  // One option per problem axis, from the table: every combination of the listed values is a
+  // problem of its own (its unit, references and pct_* baselines); a kernel is measured on the
+  // problems its step runs, the others noted with the rule.
+  for (const AxisSpec& spec : problem_axes())
+    selection_option(
+        app.add_option(std::string(spec.sweep_flag), cli.axes[spec.axis],
+                       std::string(spec.help) + "; comma-separated" +
+                           (spec.axis == Axis::d_head ? " (" + configs::d_head_support_text() + ")"
+                                                      : std::string())));
   selection_option(app.add_option("--reference", cli.reference,
                                   "References to measure at every (dtype, N): fa2, cudnn, both, or "
                                   "none; one that is not built is noted on stderr and left out")
                        ->capture_default_str());
-  selection_option(app.add_flag("--no-reference-repeat", cli.no_reference_repeat,
-                                "Measure each reference once per (dtype, N), before the kernels, "
-                                "instead of again after them (the repeat shows the drift over "
-                                "the kernels' rows: reference_pass 2, summarised at the end)"));
+  selection_option(app.add_flag("--reference-repeat", cli.reference_repeat,
+                                "Time each reference twice in its problem's rounds (reference_pass "
+                                "1 and 2): two contenders computing the same thing, whose "
+                                "difference is the noise interleaving leaves (an A/A check, "
+                                "summarised at the end)"));
 }
 
 void add_sweep_options(CLI::App& app, SweepCli& cli) {
@@ -163,27 +134,37 @@ void add_sweep_options(CLI::App& app, SweepCli& cli) {
     return option;
   };
   add_selection_options(app, cli, csv, group);
-  sweep_option(app.add_option("--runs", cli.runs,
-                              "Timed launches per measurement, at most; the row's runs column "
-                              "says how many were made")
+  // Timing: the kernels and references of one problem are timed interleaved, in rounds.
+  sweep_option(app.add_option("--ci-target", cli.ci_target_pct,
+                              "Rounds go on until every median's 95 % interval (and every "
+                              "% of a reference's) is at most this wide, in % of the median")
                    ->capture_default_str());
-  sweep_option(app.add_option("--min-runs", cli.min_runs,
-                              "Timed launches per measurement, at least (capped by --runs)")
+  sweep_option(app.add_option("--min-rounds", cli.min_rounds,
+                              "Timed rounds per problem, at least (6 or more: fewer have no 95 % "
+                              "interval)")
                    ->capture_default_str());
-  sweep_option(app.add_option("--target-ms", cli.target_ms,
-                              "GPU time the timed launches of one measurement aim to cover: "
-                              "ceil(target / duration) launches, within --min-runs..--runs; 0 "
-                              "always makes --runs (for a fixed count, or set --min-runs equal "
-                              "to --runs)")
+  sweep_option(app.add_option("--max-rounds", cli.max_rounds, "Timed rounds per problem, at most")
                    ->capture_default_str());
-  sweep_option(app.add_option("--warmup", cli.warmup,
-                              "Untimed launches before them, at most; they stop once they cover "
-                              "half of --target-ms (at least 2); the first one's duration sizes "
-                              "the rest")
+  sweep_option(app.add_option("--cell-seconds", cli.cell_seconds,
+                              "Time cap on one problem's timed rounds; the row says which limit "
+                              "stopped them (stop_reason)")
+                   ->capture_default_str());
+  sweep_option(app.add_option("--launch-pattern", cli.launch_pattern,
+                              "How a round's batch of launches is timed: graph (captured into a "
+                              "CUDA graph and replayed: no host launch cost timed), stream (back "
+                              "to back on a stream) or gapped (an event pair per launch, the GPU "
+                              "idle --gap-us before each, like a model's cadence)")
+                   ->capture_default_str());
+  sweep_option(app.add_option("--gap-us", cli.gap_us,
+                              "Idle microseconds before each launch (--launch-pattern gapped)")
+                   ->capture_default_str());
+  sweep_option(app.add_option("--batch-ms", cli.batch_ms,
+                              "GPU time one contender's batch of launches aims to cover per round")
                    ->capture_default_str());
   sweep_option(app.add_flag("--cold-l2", cli.cold_l2,
-                            "Evict L2 before every launch (memset of 2x the L2 size) instead of "
-                            "launching back to back; the mode is recorded in every row"));
+                            "Evict L2 before every launch (memset of 2x the L2 size, outside the "
+                            "timing; makes the pattern gapped); the mode is recorded in every "
+                            "row"));
   sweep_option(app.add_option(
       "--metrics", cli.metrics,
       "Extra CUPTI metrics, comma-separated, collected on top of gpu__time_duration.sum, "
@@ -255,51 +236,33 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
       fail("--steps", error.what());
     }
   }
-  options.seq_lens.clear();
-  for (const std::string& item : split_list(cli.seq_lens)) {
-    int value = 0;
-    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || error != std::errc() || end != item.data() + item.size() || value <= 0)
-      fail("--seq-lens", "'" + item + "' is not a positive integer (expected e.g. 512,1024,4096)");
-    else
-      options.seq_lens.push_back(value);
-  }
-  options.dtypes.clear();
-  for (const std::string& item : split_list(cli.dtypes)) {
-    const std::optional<DType> dtype = dtype_from_string(item);
-    if (!dtype)
-      fail("--dtypes", "'" + item + "' is not fp16 or bf16");
-    else if (std::find(options.dtypes.begin(), options.dtypes.end(), *dtype) ==
-             options.dtypes.end())
-      options.dtypes.push_back(*dtype);
-  }
-  options.d_heads.clear();
-  for (const std::string& item : split_list(cli.d_heads)) {
-    int value = 0;
-    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || error != std::errc() || end != item.data() + item.size() || value <= 0)
-      fail("--d-heads", "'" + item + "' is not a positive integer (expected e.g. 64,128,256)");
-    else if (std::find(options.d_heads.begin(), options.d_heads.end(), value) ==
-             options.d_heads.end())
-      options.d_heads.push_back(value);
-  }
-  options.causal.clear();
-  for (const std::string& item : split_list(cli.causal)) {
-    if (item != "0" && item != "1") {
-      fail("--causal", "'" + item + "' is not a mask value: 0 (no mask) or 1 (causal), e.g. 0,1");
-      continue;
+  for (const AxisSpec& spec : problem_axes()) {
+    const auto given = cli.axes.find(spec.axis);
+    if (given == cli.axes.end() || !given->second) continue;
+    const std::string flag(spec.sweep_flag);
+    std::vector<int>& values = options.axes[spec.axis];
+    for (const std::string& item : split_list(*given->second)) {
+      try {
+        if (item.empty()) throw std::invalid_argument("an empty value in " + *given->second);
+        values.push_back(spec.parse(item));
+      } catch (const std::invalid_argument& error) {
+        fail(flag, error.what());
+      }
     }
-    const int mask = item == "1" ? 1 : 0;
-    if (std::find(options.causal.begin(), options.causal.end(), mask) == options.causal.end())
-      options.causal.push_back(mask);
   }
-  options.batch = cli.batch;
-  options.heads = cli.heads;
-  options.timing.timed_runs = cli.runs;
-  options.timing.min_timed_runs = cli.min_runs;
-  options.timing.target_ms = cli.target_ms;
-  options.timing.warmup_runs = cli.warmup;
-  options.timing.cache_mode = cli.cold_l2 ? CacheMode::cold : CacheMode::warm;
+  measurement::InterleavedSettings& timing = options.interleaved;
+  timing.stopping.target_relative_width = cli.ci_target_pct / 100.0;
+  timing.stopping.min_rounds = cli.min_rounds;
+  timing.stopping.max_rounds = cli.max_rounds;
+  timing.stopping.max_seconds = cli.cell_seconds;
+  if (const auto pattern = measurement::launch_pattern_from_string(cli.launch_pattern))
+    timing.pattern = *pattern;
+  else
+    fail("--launch-pattern",
+         text::quoted(cli.launch_pattern) + " is not a launch pattern: graph, stream or gapped");
+  timing.gap_us = cli.gap_us;
+  timing.batch_target_ms = cli.batch_ms;
+  options.cache_mode = cli.cold_l2 ? CacheMode::cold : CacheMode::warm;
   if (cli.metrics == "none") {
     options.collect_metrics = false;
   } else if (!cli.metrics.empty()) {
@@ -325,14 +288,22 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
         options.baselines.push_back(name);
     }
   }
-  options.repeat_baselines = !cli.no_reference_repeat;
+  options.repeat_baselines = cli.reference_repeat;
   options.locked_sm_clock_mhz = cli.locked_sm_clock_mhz;
   options.run_id = cli.run_id;
   options.device = cli.device;
   if (!cli.devices.empty())
     problems.check([&] { options.devices = parse_device_selection(cli.devices); });
   if (!cli.shard.empty()) problems.check([&] { options.shard = parse_plan_shard(cli.shard); });
-  options.seed = cli.seed ? *cli.seed : 0;
+  if (cli.seed) {
+    bool out_of_range = false;
+    if (const auto seed = text::parse_decimal(*cli.seed, INT64_MAX, &out_of_range))
+      options.seed = static_cast<std::uint64_t>(*seed);
+    else
+      fail("--seed", text::quoted(*cli.seed) +
+                         (out_of_range ? " is out of range (0 to 9223372036854775807)"
+                                       : " is not a seed: a whole number from 0, e.g. 42"));
+  }
   options.timeout_s = cli.timeout_s;
   for (const std::string& problem : sweep_option_problems(options)) {
     const bool repeats = std::any_of(unparsed.begin(), unparsed.end(), [&](const std::string& o) {
@@ -344,63 +315,8 @@ SweepOptions sweep_options_from_cli(const SweepCli& cli) {
   return options;
 }
 
-std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, int row_fd) {
-  std::vector<std::string> args = {"--csv"};
-  const auto add = [&args](const std::string& name, const std::string& value) {
-    args.push_back(name);
-    args.push_back(value);
-  };
-  if (options.configs.empty()) {
-    add("--set", options.set_key);
-  } else {
-    for (const KernelConfig& c : options.configs)
-      add("--config", to_short_form(c));
-  }
-  if (!options.steps.empty()) {
-    std::vector<std::string> steps;
-    for (const int step : options.steps)
-      steps.push_back(std::to_string(step));
-    add("--steps", join(steps));
-  }
-  std::vector<std::string> lengths;
-  for (const int n : options.seq_lens)
-    lengths.push_back(std::to_string(n));
-  add("--seq-lens", join(lengths));
-  std::vector<std::string> dtypes;
-  for (const DType dtype : options.dtypes)
-    dtypes.emplace_back(dtype_lower_name(dtype));
-  add("--dtypes", join(dtypes));
-  std::vector<std::string> d_heads;
-  for (const int d_head : options.d_heads)
-    d_heads.push_back(std::to_string(d_head));
-  add("--d-heads", join(d_heads));
-  std::vector<std::string> masks;
-  for (const int mask : options.causal)
-    masks.push_back(std::to_string(mask));
-  add("--causal", join(masks));
-  if (options.batch) add("--batch", std::to_string(*options.batch));
-  add("--heads", std::to_string(options.heads));
-  add("--runs", std::to_string(options.timing.timed_runs));
-  add("--min-runs", std::to_string(options.timing.min_timed_runs));
-  add("--target-ms", format_seconds(options.timing.target_ms));
-  add("--warmup", std::to_string(options.timing.warmup_runs));
-  if (options.timing.cache_mode == CacheMode::cold) args.push_back("--cold-l2");
-  if (!options.collect_metrics)
-    add("--metrics", "none");
-  else if (!options.extra_metrics.empty())
-    add("--metrics", join(options.extra_metrics));
-  add("--metric-runs", std::to_string(options.metric_runs));
-  add("--reference", options.baselines.empty() ? "none" : join(options.baselines));
-  if (!options.repeat_baselines) args.push_back("--no-reference-repeat");
-  if (options.locked_sm_clock_mhz)
-    add("--locked-sm-clock", std::to_string(*options.locked_sm_clock_mhz));
-  if (!options.run_id.empty()) add("--run-id", options.run_id);
-  add("--device", std::to_string(options.device));
-  if (options.shard) add("--shard", to_string(*options.shard));
-  add("--seed", std::to_string(options.seed));
-  add("--timeout", format_seconds(options.timeout_s));
-  add("--sweep-worker-fd", std::to_string(row_fd));
-  return args;
+std::vector<std::string> sweep_worker_arguments(int row_fd) {
+  return {"--csv", "--sweep-worker-fd", std::to_string(row_fd)};
 }
 
 int run_sweep_mode(const SweepCli& cli) {
@@ -412,10 +328,7 @@ int run_sweep_mode(const SweepCli& cli) {
     options = sweep_options_from_cli(cli);
     options_valid = true;
   });
-  if (cli.worker_fd >= 0) {
-    if (!problems.empty()) return problems.report(std::cerr, "explorer --csv");
-    return run_sweep_worker(options, cli.worker_fd, STDIN_FILENO);
-  }
+  if (cli.worker_fd >= 0) return run_sweep_worker(cli.worker_fd, STDIN_FILENO);
   if (!cli.output.empty()) {
     if (const auto problem = output_file_problem("--output", cli.output)) problems.add(*problem);
     std::error_code error;
@@ -470,11 +383,8 @@ int run_sweep_mode(const SweepCli& cli) {
     };
     observer.stop_requested = [] { return stop_signal != 0; };
     const SweepSummary summary = run_sweep(
-        options,
-        [](const SweepOptions& worker_options, int fd) {
-          return sweep_worker_arguments(worker_options, fd);
-        },
-        observer, std::cerr);
+        options, [](const SweepOptions&, int fd) { return sweep_worker_arguments(fd); }, observer,
+        std::cerr);
     if (summary.stopped) {
       std::cerr << "explorer --csv: stopped by signal " << stop_signal << "; the "
                 << rows_kept(summary.rows) << "\n";

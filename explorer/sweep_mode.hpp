@@ -5,9 +5,12 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "kernels/common/problem_axes.hpp"
 
 #include "profiling/sweep/sweep_plan.hpp"
 
@@ -19,28 +22,30 @@ struct SweepCli {
   std::string set = "prog";
   std::vector<std::string> configs;
   std::string steps;  // empty: every built step
-  std::string seq_lens = "512,1024,2048,4096,8192,16384";
-  std::string dtypes = "fp16,bf16";
-  std::string d_heads = "128";
-  std::string causal = "0";  // the mask axis: 0, 1 or 0,1
-  std::optional<int> batch;
-  int heads = 16;
-  int runs = 30;
-  int min_runs = 10;
-  double target_ms = 200;
-  int warmup = 10;
+  // The problem axes' option texts (--dtypes, --d-heads, --heads-kv, --causal, --seq-lens, …: one
+  // option per axis of kernels/common/problem_axes.hpp), as given; an axis not given takes its
+  // default.
+  std::map<Axis, std::optional<std::string>> axes;
+  // Interleaved timing (docs/profiling.md, "Interleaved measurement and intervals").
+  double ci_target_pct = 1.0;  // stop once every interval is this narrow (% of the median)
+  int min_rounds = 10;
+  int max_rounds = 400;
+  double cell_seconds = 2.0;  // time cap on one unit's timed rounds
+  std::string launch_pattern = "graph";
+  double gap_us = 0;
+  double batch_ms = 2.0;
   bool cold_l2 = false;
   std::string metrics;  // extra metrics, comma-separated, or "none"
   int metric_runs = 3;
   std::string reference = "fa2,cudnn";
-  bool no_reference_repeat = false;
+  bool reference_repeat = false;
   std::optional<int> locked_sm_clock_mhz;
   std::string run_id;
   int device = 0;
-  std::string devices;  // --devices: "all" or "0,2,3"; empty: --device
-  std::string shard;    // --shard K/N; empty: the whole plan
-  std::string output;   // empty: stdout
-  std::optional<std::uint64_t> seed;
+  std::string devices;              // --devices: "all" or "0,2,3"; empty: --device
+  std::string shard;                // --shard K/N; empty: the whole plan
+  std::string output;               // empty: stdout
+  std::optional<std::string> seed;  // a decimal seed; parsed and checked with the others
   double timeout_s = 300;
   // Set only on worker processes the sweep starts (hidden option): the fd rows go to; commands
   // come on stdin.
@@ -50,10 +55,10 @@ struct SweepCli {
 // Adds --csv and the sweep options to the top-level app. They are rejected without --csv.
 void add_sweep_options(CLI::App& app, SweepCli& cli);
 
-// Adds the options that choose what a sweep measures (--set, --config, --steps, --seq-lens,
-// --dtypes, --d-heads, --causal, --batch, --heads, --reference, --no-reference-repeat) to `app`,
-// each needing `needs` (unless null) when it is given, in option group `group`. `explorer merge`
-// uses them to name the plan it checks coverage against.
+// Adds the options that choose what a sweep measures (--set, --config, --steps, one option per
+// problem axis, --reference, --no-reference-repeat) to `app`, each needing `needs` (unless null)
+// when it is given, in option group `group`. `explorer merge` uses them to name the plan it
+// checks coverage against.
 void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
                            const std::string& group);
 
@@ -61,10 +66,10 @@ void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
 // value and the rule.
 SweepOptions sweep_options_from_cli(const SweepCli& cli);
 
-// The worker command line for `options` (argv without the program name): a worker on
-// options.device, its rows to `row_fd`. Parsing it with add_sweep_options and
-// sweep_options_from_cli gives back `options` (with `devices` left empty).
-std::vector<std::string> sweep_worker_arguments(const SweepOptions& options, int row_fd);
+// The worker command line (argv without the program name): a worker writing its rows to
+// `row_fd`. Everything else — its device, settings and plan — it reads from its stdin as data
+// (profiling/sweep/sweep_worker.hpp, format_worker_job).
+std::vector<std::string> sweep_worker_arguments(int row_fd);
 
 // Runs the sweep (or, with the hidden worker option, one worker) and returns the exit code:
 // 0 every row ok or skipped; 1 a fault, a failed §1.4 check, a device whose worker could not

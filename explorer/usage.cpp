@@ -1,8 +1,11 @@
 #include "explorer/usage.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ostream>
 #include <system_error>
 
@@ -83,10 +86,47 @@ std::optional<std::string> output_file_problem(const std::string& option, const 
   return std::nullopt;
 }
 
+namespace {
+
+std::string partial_exists_message(const std::string& partial) {
+  return "'" + partial +
+         "' exists, left by an earlier run that did not finish (an interrupted sweep keeps its "
+         "measured rows there); move or delete it first: this command writes its output "
+         "through that file and would overwrite it";
+}
+
+}  // namespace
+
+std::optional<std::string> partial_file_problem(const std::string& option,
+                                                const std::string& path) {
+  std::error_code error;
+  const std::string partial = path + ".partial";
+  if (std::filesystem::exists(std::filesystem::symlink_status(partial, error)))
+    return option + ": " + partial_exists_message(partial);
+  return std::nullopt;
+}
+
+std::optional<std::string> atomic_output_problem(const std::string& option,
+                                                 const std::string& path) {
+  if (auto problem = output_file_problem(option, path)) return problem;
+  return partial_file_problem(option, path);
+}
+
 AtomicOutputFile::AtomicOutputFile(std::string path)
     : path_(std::move(path)), partial_path_(path_ + ".partial") {
+  // Created here or not at all: an existing partial file is another run's.
+  const int fd = ::open(partial_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    if (errno == EEXIST) throw std::runtime_error(partial_exists_message(partial_path_));
+    throw std::runtime_error("cannot open " + partial_path_ + " for writing (" +
+                             std::strerror(errno) + ")");
+  }
+  ::close(fd);
   out_.open(partial_path_, std::ios::binary | std::ios::trunc);
-  if (!out_) throw std::runtime_error("cannot open " + partial_path_ + " for writing");
+  if (!out_) {
+    std::remove(partial_path_.c_str());
+    throw std::runtime_error("cannot open " + partial_path_ + " for writing");
+  }
 }
 
 AtomicOutputFile::~AtomicOutputFile() {

@@ -66,10 +66,20 @@ std::optional<std::string> input_directory_problem(const std::string& option,
 // be a folder. nullopt when it is fine.
 std::optional<std::string> output_file_problem(const std::string& option, const std::string& path);
 
+// For a file written through "<path>.partial" (AtomicOutputFile): output_file_problem, and the
+// partial file must not exist, since it is no file of this run (an interrupted sweep keeps its
+// measured rows there): "--output: 'all.csv.partial' exists, ...; move or delete it first".
+std::optional<std::string> atomic_output_problem(const std::string& option,
+                                                 const std::string& path);
+// The second half alone: nullopt unless "<path>.partial" exists.
+std::optional<std::string> partial_file_problem(const std::string& option, const std::string& path);
+
 // A file written whole or not at all: the text goes to "<path>.partial" in the same folder
 // (so the rename stays on one file system) and commit() renames it over `path`. Destroyed
 // without commit() (a failure, an exception), it removes the partial file unless keep_partial()
 // was called, and `path` keeps whatever it held before.
+// The partial file is created anew (O_EXCL): one that exists already is no file of this run, and
+// the constructor throws (naming it) instead of overwriting it.
 class AtomicOutputFile {
  public:
   explicit AtomicOutputFile(std::string path);  // throws std::runtime_error if it cannot open

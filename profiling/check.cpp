@@ -6,31 +6,20 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include "configs/config_sets.hpp"
 #include "kernels/common/cuda_check.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "kernels/common/device_buffer.hpp"
+#include "kernels/common/problem_axes.hpp"
+#include "configs/launch_validation.hpp"
 #include "profiling/device.hpp"
 #include "profiling/npy.hpp"
 
 namespace flashscope {
 
 namespace {
-
-class DeviceTensor {
- public:
-  explicit DeviceTensor(std::int64_t count) {
-    FS_CUDA_CHECK(cudaMalloc(&data_, static_cast<std::size_t>(count) * kElementBytes));
-  }
-  ~DeviceTensor() { cudaFree(data_); }
-  DeviceTensor(const DeviceTensor&) = delete;
-  DeviceTensor& operator=(const DeviceTensor&) = delete;
-  void* get() const { return data_; }
-
- private:
-  void* data_ = nullptr;
-};
 
 // `mkdir -p`. Deliberately not std::filesystem: libtorch (linked for the fa2 reference) exports
 // its own statically linked copy of those symbols, which a newer libstdc++ caller can crash in
@@ -51,104 +40,103 @@ void make_directories(const std::string& path) {
 
 const KernelEntry& resolve_check_kernel(const CheckRequest& request,
                                         const KernelRegistry& registry) {
-  const AttentionShape& shape = request.shape;
-  if (shape.batch <= 0 || shape.seq_len <= 0 || shape.heads <= 0 || shape.d_head <= 0)
-    throw std::invalid_argument(
-        "batch, seq_len, heads and d_head must be positive; got B=" + std::to_string(shape.batch) +
-        " N=" + std::to_string(shape.seq_len) + " H=" + std::to_string(shape.heads) +
-        " d=" + std::to_string(shape.d_head));
+  const Problem& problem = request.problem;
+  if (const auto violation = problem_violation(problem))
+    throw std::invalid_argument("the problem " + problem_label(problem) + ": " + *violation);
   configs::step_info(request.step);  // throws std::out_of_range naming the valid steps
   if (request.config) {
-    if (request.dtype && *request.dtype != request.config->dtype)
-      throw std::invalid_argument("--dtype " + std::string(dtype_lower_name(*request.dtype)) +
-                                  " contradicts the config's dtype " +
-                                  std::string(dtype_name(request.config->dtype)));
-    return registry.find(request.step, *request.config);
+    if (request.config->dtype != problem.dtype || request.config->d_head != problem.d_head)
+      throw std::invalid_argument("the config " + to_short_form(*request.config) +
+                                  " does not compute the problem " + problem_label(problem) +
+                                  " (its dtype and d_head must be the problem's)");
+    return find_kernel(registry, request.step, *request.config);
   }
-  const DType dtype = request.dtype.value_or(DType::FP16);
-  // The step's config at the shape's d_head; a step that does not run it is named with the steps
-  // that do (std::invalid_argument).
+  // The step's config at the problem's d_head; a step that does not run it is named with the
+  // steps that do (std::invalid_argument).
   const KernelConfig headline =
-      configs::with_dtype(configs::headline_config(request.step, shape.d_head), dtype);
+      configs::with_dtype(configs::headline_config(request.step, problem.d_head), problem.dtype);
   if (const KernelEntry* entry = registry.try_find(request.step, headline)) return *entry;
   std::vector<const KernelEntry*> candidates;
   for (const KernelEntry* entry : registry.entries_of_step(request.step))
-    if (entry->config.dtype == dtype && entry->config.d_head == shape.d_head)
+    if (entry->config.dtype == problem.dtype && entry->config.d_head == problem.d_head)
       candidates.push_back(entry);
   if (candidates.size() == 1) return *candidates.front();
   if (candidates.empty()) return registry.find(request.step, headline);  // throws, names closest
-  std::string message = "step " + std::to_string(request.step) + " has " +
+  std::string message = "step " + step_name(request.step) + " has " +
                         std::to_string(candidates.size()) + " " +
-                        std::string(dtype_lower_name(dtype)) + " kernels built at d_head " +
-                        std::to_string(shape.d_head) + "; choose one with --config:";
+                        std::string(dtype_lower_name(problem.dtype)) + " kernels built at d_head " +
+                        std::to_string(problem.d_head) + "; choose one with --config:";
   for (const KernelEntry* entry : candidates)
     message += "\n  " + to_short_form(entry->config);
   throw std::invalid_argument(message);
 }
 
-// The shape, dtype and step rules of launch validation need no GPU: check them first, so a bad
-// request is named as such on any machine. Validation only inspects the descriptors, so a
-// placeholder address stands in for the device buffers allocated later.
-void validate_request_shape(const KernelEntry& entry, const AttentionShape& shape) {
-  static const char kPlaceholder = 0;
-  const std::array<std::int64_t, 4> dims{shape.batch, shape.seq_len, shape.heads, shape.d_head};
-  const TensorView view{&kPlaceholder, entry.config.dtype, MemoryLocation::device, dims,
-                        contiguous_strides(dims)};
-  // Any GPU the kernel was compiled for: the device itself is checked once it is known.
-  constexpr int kLowestSupportedComputeCapability = 80;
-  const int compute_capability = entry.exact_compute_capability != 0
-                                     ? entry.exact_compute_capability
-                                     : kLowestSupportedComputeCapability;
-  // The mask too: a causal request to a step without it is refused here, naming the steps that
-  // have it.
-  validate_launch(entry, {view, view, view, view, shape.causal}, compute_capability);
+void validate_request_problem(const KernelEntry& entry, const Problem& problem) {
+  if (auto reason = launch_refusal(entry, problem)) throw LaunchValidationError(*reason);
+}
+
+const std::vector<std::string>& check_dump_file_names() {
+  static const std::vector<std::string> names = {
+      "q.npy", "k.npy", "v.npy", "o.npy", "reference_low_precision.npy", "reference_fp32.npy"};
+  return names;
 }
 
 CheckReport run_check(const CheckRequest& request) {
   const KernelEntry& entry = resolve_check_kernel(request, built_kernels());
-  validate_request_shape(entry, request.shape);
+  validate_request_problem(entry, request.problem);
   const DeviceDescription device = describe_device(request.device);
   activate_device(request.device);
 
   CheckReport report;
   report.kernel = &entry;
-  report.dtype = entry.config.dtype;
-  report.shape = request.shape;
+  report.problem = request.problem;
   report.seed = request.seed;
-  const AttentionShape& shape = request.shape;
-  const std::int64_t count = shape.elements();
-  const DeviceTensor q(count), k(count), v(count), o(count);
-  const std::array<std::int64_t, 4> dims{shape.batch, shape.seq_len, shape.heads, shape.d_head};
-  const auto view = [&](const void* data) {
-    return TensorView{data, report.dtype, MemoryLocation::device, dims, contiguous_strides(dims)};
+  const Problem& problem = request.problem;
+  const std::size_t q_bytes =
+      static_cast<std::size_t>(problem.query_elements()) * element_bytes(problem.dtype);
+  const std::size_t kv_bytes =
+      static_cast<std::size_t>(problem.key_value_elements()) * element_bytes(problem.dtype);
+  const DeviceBuffer q(q_bytes), k(kv_bytes), v(kv_bytes), o(q_bytes);
+  const std::array<std::int64_t, 4> q_dims{problem.batch, problem.seq_len, problem.heads,
+                                           problem.d_head};
+  const std::array<std::int64_t, 4> kv_dims{problem.batch, problem.seq_len, problem.heads_kv,
+                                            problem.d_head};
+  const auto view = [&](const void* data, const std::array<std::int64_t, 4>& dims) {
+    return TensorView{data, problem.dtype, MemoryLocation::device, dims, contiguous_strides(dims)};
   };
-  const AttentionTensors tensors{view(q.get()), view(k.get()), view(v.get()), view(o.get()),
-                                 shape.causal};
+  const AttentionTensors tensors{view(q.get(), q_dims), view(k.get(), kv_dims),
+                                 view(v.get(), kv_dims), view(o.get(), q_dims), problem.causal};
   validate_launch(entry, tensors, device.compute_capability, request.device);
 
   // Same derivation as the sweep (and tests/support): Q, K, V seeds 3s, 3s+1, 3s+2.
-  fill_random_normal(q.get(), report.dtype, count, request.seed * 3 + 0, request.input_scale);
-  fill_random_normal(k.get(), report.dtype, count, request.seed * 3 + 1, request.input_scale);
-  fill_random_normal(v.get(), report.dtype, count, request.seed * 3 + 2, request.input_scale);
-  const ReferenceOutputs references(shape, report.dtype, q.get(), k.get(), v.get());
-  poison_output(o.get(), report.dtype, count);
+  fill_random_normal(q.get(), problem.dtype, problem.query_elements(), request.seed * 3 + 0,
+                     request.input_scale);
+  fill_random_normal(k.get(), problem.dtype, problem.key_value_elements(), request.seed * 3 + 1,
+                     request.input_scale);
+  fill_random_normal(v.get(), problem.dtype, problem.key_value_elements(), request.seed * 3 + 2,
+                     request.input_scale);
+  const ReferenceOutputs references(problem, q.get(), k.get(), v.get());
+  poison_output(o.get(), problem.dtype, problem.query_elements());
   FS_CUDA_CHECK(entry.launch(make_forward_args(entry, tensors), nullptr));
   FS_CUDA_CHECK(cudaDeviceSynchronize());
   report.verdict = references.check(o.get());
 
   if (!request.dump_dir.empty()) {
     make_directories(request.dump_dir);
-    const std::vector<std::int64_t> npy_shape(dims.begin(), dims.end());
-    const std::pair<const char*, const void*> tensors_to_dump[] = {
-        {"q.npy", q.get()},
-        {"k.npy", k.get()},
-        {"v.npy", v.get()},
-        {"o.npy", o.get()},
-        {"reference_low_precision.npy", references.low_precision()},
-        {"reference_fp32.npy", references.fp32()}};
-    for (const auto& [name, data] : tensors_to_dump) {
-      const std::string path = request.dump_dir + "/" + name;
-      write_device_tensor_npy(path, report.dtype, npy_shape, data);
+    const std::vector<std::int64_t> q_shape(q_dims.begin(), q_dims.end());
+    const std::vector<std::int64_t> kv_shape(kv_dims.begin(), kv_dims.end());
+    // K and V have heads_kv heads; the outputs and references have Q's shape.
+    const std::pair<const void*, const std::vector<std::int64_t>*> tensors_to_dump[] = {
+        {q.get(), &q_shape},
+        {k.get(), &kv_shape},
+        {v.get(), &kv_shape},
+        {o.get(), &q_shape},
+        {references.low_precision(), &q_shape},
+        {references.fp32(), &q_shape}};
+    for (std::size_t i = 0; i < std::size(tensors_to_dump); ++i) {
+      const std::string path = request.dump_dir + "/" + check_dump_file_names().at(i);
+      const auto& [data, shape] = tensors_to_dump[i];
+      write_device_tensor_npy(path, problem.dtype, *shape, data);
       report.dumped_files.push_back(path);
     }
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/common/config.hpp"
+#include "kernels/common/problem.hpp"
 #include "kernels/common/reference.hpp"
 #include "kernels/common/registry.hpp"
 
@@ -15,11 +16,12 @@ namespace flashscope {
 
 struct CheckRequest {
   int step = 0;
-  std::optional<KernelConfig> config;  // default: the step's built config for `dtype`
-  std::optional<DType> dtype;          // default: the config's, else fp16
-  // The seed's unit-test shape (spec §1.2); shape.causal: the causal problem (`--causal`),
-  // checked against the references with the mask.
-  AttentionShape shape{16, 2048, 16, 128};
+  // Default: the step's built config for the problem's dtype and d_head. A config given must
+  // have the problem's dtype and d_head (explorer check takes both from it).
+  std::optional<KernelConfig> config;
+  // The seed's unit-test shape (spec §1.2) by default; any problem the step runs (the causal mask,
+  // grouped K/V heads), checked against the references of that problem.
+  Problem problem = multi_head_problem(DType::FP16, 16, 2048, 16, 128);
   std::uint64_t seed = 0;
   float input_scale = 1.0f;  // inputs ~ N(0, input_scale²)
   std::string dump_dir;      // empty: no dump
@@ -28,21 +30,24 @@ struct CheckRequest {
 
 struct CheckReport {
   const KernelEntry* kernel = nullptr;
-  DType dtype = DType::FP16;
-  AttentionShape shape;
+  Problem problem;
   std::uint64_t seed = 0;
   CorrectnessVerdict verdict;
   std::vector<std::string> dumped_files;
 };
 
-// The kernel a request names. Throws std::invalid_argument (bad shape, dtype contradicting the
-// config, several candidates) or KernelLookupError (not built, with the closest built configs).
+// The kernel a request names. Throws std::invalid_argument (a bad problem, a config of another
+// dtype or d_head, several candidates) or KernelLookupError (not built, with the closest built
+// configs).
 const KernelEntry& resolve_check_kernel(const CheckRequest& request,
                                         const KernelRegistry& registry);
 
-// The shape, dtype and step rules of launch validation, which need no GPU: throws
-// LaunchValidationError (a std::invalid_argument) naming the rule the shape breaks.
-void validate_request_shape(const KernelEntry& entry, const AttentionShape& shape);
+// The rules of launch validation that need no GPU (launch_refusal): throws LaunchValidationError
+// (a std::invalid_argument) naming the rule the problem breaks.
+void validate_request_problem(const KernelEntry& entry, const Problem& problem);
+
+// The files a dump writes into CheckRequest::dump_dir, in this order.
+const std::vector<std::string>& check_dump_file_names();
 
 // Runs the check on the device. Throws NoCudaDevice, LaunchValidationError, CudaError.
 CheckReport run_check(const CheckRequest& request);

@@ -10,8 +10,7 @@ int cuda_device_count() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess)
-    throw NoCudaDevice(std::string("no usable CUDA device: cudaGetDeviceCount failed with ") +
-                       cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
+    throw NoCudaDevice("no usable CUDA device: " + cuda_unavailable_reason(status));
   if (count == 0) throw NoCudaDevice("no usable CUDA device: cudaGetDeviceCount found none");
   return count;
 }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/device_buffer.hpp"
 
 namespace flashscope {
 
@@ -32,18 +33,6 @@ class EventPairs {
   std::vector<cudaEvent_t> events_;
 };
 
-class SideStream {
- public:
-  SideStream() { FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~SideStream() { cudaStreamDestroy(stream_); }
-  SideStream(const SideStream&) = delete;
-  SideStream& operator=(const SideStream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
 // Three more launches like the timed ones (not timed, no NVTX range), each with a clock probe
 // spinning on a side stream for half a launch: the probe is enqueued first so it is resident
 // when the kernel fills the GPU, and the next one starts as it ends, all under load.
@@ -52,7 +41,7 @@ int sm_clock_under_load(const LaunchFunction& launch, const TimingSettings& sett
   constexpr int kClockLaunches = 3;
   const double spin_ms = std::clamp(0.5 * median_ms, 0.02, 5.0);
   const auto spin_ns = static_cast<std::uint64_t>(spin_ms * 1e6);
-  const SideStream side;
+  const CudaStream side;
   SmClockProbe clock(kClockLaunches);
   for (int i = 0; i < kClockLaunches; ++i) {
     if (settings.cache_mode == CacheMode::cold) flusher->flush(stream);
@@ -91,16 +80,11 @@ TimingStats summarize_samples(std::vector<double> samples_ms) {
 L2Flusher::L2Flusher(int device) {
   int l2_bytes = 0;
   FS_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-  bytes_ = 2 * static_cast<std::size_t>(l2_bytes);
-  if (bytes_ > 0) FS_CUDA_CHECK(cudaMalloc(&buffer_, bytes_));
-}
-
-L2Flusher::~L2Flusher() {
-  if (buffer_) cudaFree(buffer_);
+  buffer_ = DeviceBuffer(2 * static_cast<std::size_t>(l2_bytes));
 }
 
 void L2Flusher::flush(cudaStream_t stream) {
-  if (bytes_ > 0) FS_CUDA_CHECK(cudaMemsetAsync(buffer_, 0, bytes_, stream));
+  if (buffer_) FS_CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));
 }
 
 void validate_timing_settings(const TimingSettings& settings) {

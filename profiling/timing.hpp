@@ -17,7 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "profiling/nvtx_ranges.hpp"
+#include "kernels/common/device_buffer.hpp"
+#include "profiling/measurement/nvtx_ranges.hpp"
 
 namespace flashscope {
 
@@ -59,16 +60,12 @@ TimingStats summarize_samples(std::vector<double> samples_ms);
 class L2Flusher {
  public:
   explicit L2Flusher(int device);
-  ~L2Flusher();
-  L2Flusher(const L2Flusher&) = delete;
-  L2Flusher& operator=(const L2Flusher&) = delete;
 
   void flush(cudaStream_t stream);
-  std::size_t bytes() const { return bytes_; }
+  std::size_t bytes() const { return buffer_.bytes(); }
 
  private:
-  void* buffer_ = nullptr;
-  std::size_t bytes_ = 0;
+  DeviceBuffer buffer_;
 };
 
 // Enqueues exactly one forward pass on the stream; throws (CudaError) if the launch fails.

@@ -10,7 +10,7 @@ usage() {
 usage: scripts/sanitize.sh [BUILD_DIR]
 
 Configures BUILD_DIR (default build-asan) with -DFLASHSCOPE_SANITIZE=address,undefined (GCC,
-C++ at -O1 -g, -fno-sanitize-recover, _GLIBCXX_ASSERTIONS; no GUI), builds the host tests and
+C++ at -O1 -g1, -fno-sanitize-recover, _GLIBCXX_ASSERTIONS; no GUI), builds the host tests and
 what they run (target host_tests; the explorer included), and runs `ctest -L host -LE no_asan`
 there (a test labelled no_asan loads a library the ASan runtime refuses; it is named when
 skipped). A sanitizer report aborts the test that triggered it, so the script fails on any

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds the `ci` kernel set (every step once per dtype) and runs
+# Installs what is missing, builds the `ci` kernel set (every step once per dtype; configured by
+# scripts/ci_build.sh, which scripts/run.sh shares on a machine without a GPU) and runs
 # every test: ctest, then the Python module's pytest suite (tests/python) with the interpreter the
 # module was built for. GPU tests run where a GPU is present and are reported as skipped
 # elsewhere. Then the
@@ -12,22 +13,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-"$ROOT/build-ci"}
 "$ROOT/scripts/install_deps.sh"
 export PATH="$PATH:/usr/local/cuda/bin"
-# ccache keys on paths relative to the repository, so the sanitizer build below reuses this
-# build's CUDA objects (generated sources live in each build folder).
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
-# The Python module is built for the first python3 that can run its tests (has pytest): the one
-# on PATH, else Debian's, which install_deps.sh gave python3-pytest.
-PYTHON=""
-for candidate in python3 /usr/bin/python3; do
-  if command -v "$candidate" > /dev/null && "$candidate" -c "import pytest" 2> /dev/null; then
-    PYTHON=$(command -v "$candidate")
-    break
-  fi
-done
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHSCOPE_KERNEL_SET=ci \
-  ${FLASHSCOPE_CUDA_ARCHITECTURES:+-DCMAKE_CUDA_ARCHITECTURES=$FLASHSCOPE_CUDA_ARCHITECTURES} \
-  ${PYTHON:+-DPython3_EXECUTABLE=$PYTHON}
-cmake --build "$BUILD" -j "$(nproc)"
+# Configure and build (scripts/ci_build.sh, which scripts/run.sh shares on a machine without a
+# GPU); its last line names the interpreter the Python module was built for.
+PYTHON=$("$ROOT/scripts/ci_build.sh" "$BUILD" | sed -n 's/^python: //p' | tail -1)
 # The GUI screenshot tests need a display: give them a virtual one when none is set.
 status=0
 # The JUnit file records which tests were skipped and what they printed (the reasons, listed at

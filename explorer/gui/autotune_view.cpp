@@ -18,12 +18,15 @@ constexpr Field kAxisFields[] = {
     Field::cycles,           Field::median_ms, Field::sm_clock_mhz, Field::local_bytes,
     Field::tensor_pipe_pct,  Field::seq_len};
 
-// Short numeric columns first and the long config last, so the numbers stay in view.
+// N, TFLOP/s and the config that names the row first, always in view (the layout below makes
+// room for them), then the other numbers, which scroll sideways.
 constexpr Field kTableFields[] = {
-    Field::seq_len,         Field::tflops,      Field::pct_fa2,      Field::pct_fa2_cycles,
-    Field::pct_cudnn,       Field::median_ms,   Field::sm_clock_mhz, Field::registers,
-    Field::smem_bytes,      Field::local_bytes, Field::l2_hit_pct,   Field::cycles,
-    Field::tensor_pipe_pct, Field::verdict,     Field::dtype,        Field::config};
+    Field::seq_len,        Field::tflops,          Field::config,      Field::pct_fa2,
+    Field::pct_fa2_cycles, Field::pct_cudnn,       Field::median_ms,   Field::sm_clock_mhz,
+    Field::registers,      Field::smem_bytes,      Field::local_bytes, Field::l2_hit_pct,
+    Field::cycles,         Field::tensor_pipe_pct, Field::verdict,     Field::dtype};
+// The table's N and TFLOP/s columns, its borders and scroll bar, beside the config column.
+constexpr float kTableLeadWidth = 200;
 
 bool field_combo(const char* label, Field& field) {
   bool changed = false;
@@ -103,7 +106,6 @@ void AutotuneView::draw(ExplorerState& state) {
   ImGui::SetNextItemWidth(80);
   string_combo("##autotune_dtype", query_.dtype, set.dtypes(), "all");
   ImGui::SameLine();
-  d_head_controls(state);
   workload_controls(state);
   ImGui::SetNextItemWidth(130);
   seq_len_combo("##autotune_n", query_.seq_len, set.seq_lens(query_.dtype), "every N");
@@ -121,9 +123,15 @@ void AutotuneView::draw(ExplorerState& state) {
     empty_view_message("No rows for this step and dtype. Choose another step above.");
     return;
   }
-  const float chart_width = ImGui::GetContentRegionAvail().x * 0.5f;
-  draw_chart(state, chart_width);
-  ImGui::SameLine();
+  // Chart and table side by side when half the width shows N, TFLOP/s and the longest config
+  // whole; otherwise (a narrow window, long configs) the chart above the table.
+  const ImVec2 available = ImGui::GetContentRegionAvail();
+  if (available.x * 0.5f >= widest_config_ + kTableLeadWidth) {
+    draw_chart(state, ImVec2(available.x * 0.5f, 0));
+    ImGui::SameLine();
+  } else {
+    draw_chart(state, ImVec2(0, available.y * 0.45f));
+  }
   draw_table(state);
 }
 
@@ -133,6 +141,11 @@ void AutotuneView::rebuild(ExplorerState& state) {
     model_ = build_autotune_model(state.rows(), query_);
     fastest_ = std::set<const ResultRow*>(model_.fastest.begin(), model_.fastest.end());
     if (selected_ && generation_ != state.generation()) selected_ = nullptr;
+    widest_config_ = 0;
+    for (const AutotunePoint& point : model_.points)
+      widest_config_ = std::max(
+          widest_config_,
+          ImGui::CalcTextSize(format_field(state.rows(), *point.row, Field::config).c_str()).x);
   }
   if (data_changed || filter_text_ != built_filter_ || sort_keys_ != built_sort_) {
     std::vector<const ResultRow*> rows;
@@ -148,9 +161,9 @@ void AutotuneView::rebuild(ExplorerState& state) {
   built_query_ = query_;
 }
 
-void AutotuneView::draw_chart(ExplorerState& state, float width) {
+void AutotuneView::draw_chart(ExplorerState& state, ImVec2 size) {
   const RowSet& set = state.rows();
-  ImGui::BeginChild("##autotune_chart", ImVec2(width, 0));
+  ImGui::BeginChild("##autotune_chart", size);
 
   // Resolve both coordinates once; rows without one of them cannot be placed.
   struct Placed {
@@ -229,7 +242,7 @@ void AutotuneView::draw_chart(ExplorerState& state, float width) {
         model_.points[placed[static_cast<std::size_t>(*interaction.hovered)].point];
     ImGui::BeginTooltip();
     if (point.fastest_at_seq_len)
-      ImGui::TextColored(kBetterColour, "fastest at N = %d", point.row->seq_len);
+      ImGui::TextColored(kBetterColour, "fastest at N = %d", point.row->problem.seq_len);
     row_details(set, *point.row);
     ImGui::EndTooltip();
   }

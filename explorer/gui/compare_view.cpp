@@ -104,9 +104,12 @@ void CompareView::draw(ExplorerState& state) {
     if (pair) {
       file_a_ = pair->a;
       file_b_ = pair->b;
-      default_note_ = "Opened on the two newest runs of " + pair->device + " that share " +
-                      std::to_string(pair->shared) +
-                      " measurements (older as A, newer as B); choose other files above.";
+      default_note_ = "Opened on two runs of " + pair->device + " that share " +
+                      std::to_string(pair->shared) + " measurements, " +
+                      std::to_string(static_cast<int>(pair->overlap * 100 + 0.5)) +
+                      " % of the smaller file's (" +
+                      (pair->overlap >= 0.5 ? "the newest such re-run" : "no re-run is loaded") +
+                      "; older as A, newer as B); choose other files above.";
     } else {
       file_a_ = 0;
       file_b_ = std::min<std::size_t>(1, files.size() - 1);
@@ -166,6 +169,15 @@ void CompareView::draw(ExplorerState& state) {
     ImGui::TextColored(kWarningColour,
                        "A and B are the same rows: choose another file or another GPU for one "
                        "side.");
+  if (!comparison_.duplicates_a.empty() || !comparison_.duplicates_b.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(kWarningColour,
+                       "A holds %zu and B %zu measurements more than once (two runs in one file?): "
+                       "the fastest usable copy of each is paired; explorer compare refuses such "
+                       "files and lists the copies.",
+                       comparison_.duplicates_a.size(), comparison_.duplicates_b.size());
+    ImGui::PopTextWrapPos();
+  }
   if (inputs_changed || built_filter_ != filter_text_ || built_sort_ != sort_keys_) {
     const RowTextFilter filter(filter_text_);
     table_rows_.clear();
@@ -274,7 +286,7 @@ void CompareView::draw(ExplorerState& state) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(dtype_text(either).c_str());
         ImGui::TableNextColumn();
-        ImGui::Text("%d", either.seq_len);
+        ImGui::Text("%d", either.problem.seq_len);
         for (const ResultRow* side : {row.a, row.b}) {
           ImGui::TableNextColumn();
           if (side == nullptr)
@@ -286,10 +298,21 @@ void CompareView::draw(ExplorerState& state) {
             ImGui::Text("%.1f", side->tflops);
         }
         ImGui::TableNextColumn();
-        if (row.ratio)
-          ImGui::TextColored(ratio_colour(*row.ratio), "%.3f", *row.ratio);
-        else
+        if (row.ratio) {
+          // Coloured only where the rows' 95 % intervals are disjoint; a ratio within them is
+          // noise and shown muted with "~" (docs/explorer.md, "Compare").
+          if (row.significance == Significance::within_noise)
+            ImGui::TextColored(kMutedColour, "~%.3f", *row.ratio);
+          else
+            ImGui::TextColored(ratio_colour(*row.ratio), "%.3f", *row.ratio);
+          if (ImGui::IsItemHovered() && row.significance != Significance::no_interval)
+            ImGui::SetTooltip("A %.4f ms [%.4f, %.4f], B %.4f ms [%.4f, %.4f]: %s",
+                              row.a->median_ms, *row.a->ci_low_ms, *row.a->ci_high_ms,
+                              row.b->median_ms, *row.b->ci_low_ms, *row.b->ci_high_ms,
+                              std::string(significance_name(row.significance)).c_str());
+        } else {
           ImGui::TextColored(kMutedColour, "-");
+        }
       }
     }
     ImGui::EndTable();

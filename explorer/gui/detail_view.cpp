@@ -83,9 +83,8 @@ void DetailView::draw(ExplorerState& state) {
   }
   ImGui::SameLine();
   if (ImGui::ArrowButton("##next_step", ImGuiDir_Right) && step < configs::kLastStep) ++step;
-  ImGui::SameLine();
-  ImGui::TextUnformatted("   ");
-  ImGui::SameLine();
+  // The shared selection (dtype, d_head, workload, N, show) on a line of its own, as in the
+  // progression view: beside the step chooser it ran off a 1600-pixel window.
   selection_controls(state);
 
   const Progression& progression = cache_.get(state);

@@ -141,7 +141,6 @@ const std::vector<std::string>& ExplorerState::devices() {
         if (filter_.device.empty() || row.device == filter_.device) of_model.push_back(&row);
     gpus_ = device_units(of_model);
     runs_ = distinct_runs(files_);
-    d_heads_ = distinct_d_heads(files_);
     workloads_ = distinct_workloads(files_);
     distinct_generation_ = generation_;
   }
@@ -158,26 +157,19 @@ const std::vector<RunChoice>& ExplorerState::runs() {
   return runs_;
 }
 
-const std::vector<int>& ExplorerState::d_heads() {
-  devices();  // refreshes all of them
-  return d_heads_;
-}
-
-const std::vector<bool>& ExplorerState::workloads() {
+const std::vector<Problem>& ExplorerState::workloads() {
   devices();  // refreshes all of them
   return workloads_;
 }
 
-void ExplorerState::set_causal(bool causal) {
-  if (filter_.causal == causal) return;
-  filter_.causal = causal;
-  changed();
-  repair_selection();
+std::vector<int> ExplorerState::workload_values(Axis axis) {
+  return workload_axis_values(workloads(), filter_.workload, axis);
 }
 
-void ExplorerState::set_d_head(int d_head) {
-  if (d_head == filter_.d_head) return;
-  filter_.d_head = d_head;
+void ExplorerState::set_workload_value(Axis axis, int value) {
+  const auto found = filter_.workload.find(axis);
+  if (found != filter_.workload.end() && found->second == value) return;
+  filter_.workload[axis] = value;
   changed();
   repair_selection();
 }
@@ -189,8 +181,7 @@ const std::vector<std::string>& ExplorerState::cache_modes() {
 
 void ExplorerState::set_filter(RowFilter filter) {
   if (filter.device == filter_.device && filter.cache_mode == filter_.cache_mode &&
-      filter.gpu == filter_.gpu && filter.run == filter_.run && filter.d_head == filter_.d_head &&
-      filter.causal == filter_.causal)
+      filter.gpu == filter_.gpu && filter.run == filter_.run && filter.workload == filter_.workload)
     return;
   filter_ = std::move(filter);
   filter_chosen_ = true;
@@ -199,18 +190,11 @@ void ExplorerState::set_filter(RowFilter filter) {
 }
 
 void ExplorerState::repair_selection() {
-  // One d_head at a time: a file of another d_head, or a filter reset, moves it to one present.
-  const std::vector<int> present = distinct_d_heads(files_);
-  if (!present.empty() &&
-      std::find(present.begin(), present.end(), filter_.d_head) == present.end()) {
-    filter_.d_head = default_d_head(present);
-    changed();
-  }
-  // One workload at a time, the same way: the non-causal one when present.
-  const std::vector<bool> workloads = distinct_workloads(files_);
-  if (!workloads.empty() && (!filter_.causal || std::find(workloads.begin(), workloads.end(),
-                                                          *filter_.causal) == workloads.end())) {
-    filter_.causal = workloads.front();
+  // One workload at a time: a file of another workload, or a filter reset, moves every axis to
+  // a value present (the plain one — d_head 128, no mask, forward — when it is).
+  WorkloadSelection repaired = repaired_workload(distinct_workloads(files_), filter_.workload);
+  if (repaired != filter_.workload) {
+    filter_.workload = std::move(repaired);
     changed();
   }
   const RowSet& set = rows();
@@ -266,6 +250,12 @@ std::string ExplorerState::save_file(std::size_t index, const std::string& path)
   // Written whole or not at all: the rows go to PATH.partial, renamed over PATH once complete,
   // so a failed save leaves PATH as it was.
   const std::string partial = path + ".partial";
+  {
+    std::error_code error;
+    if (std::filesystem::exists(std::filesystem::symlink_status(partial, error)))
+      return partial + " exists, left by a run that did not finish (an interrupted sweep keeps " +
+             "its rows there); move or delete it first: saving writes through that file";
+  }
   std::set<std::string> metric_names;
   for (const ResultRow& row : files_[index].rows)
     for (const auto& [name, value] : row.extra_metrics)

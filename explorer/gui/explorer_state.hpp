@@ -61,14 +61,15 @@ class ExplorerState {
   // Every GPU (index, UUID) of the filter's device model in the loaded files.
   const std::vector<DeviceUnit>& gpus();
   const std::vector<RunChoice>& runs();  // every run (host, commit) in the loaded files
-  // The head dimensions of the shown files' rows; the filter always holds one of them (128 when
-  // present), so no view mixes rows of different d_head.
-  const std::vector<int>& d_heads();
-  void set_d_head(int d_head);
-  // The workloads of the shown files' rows (false: no mask, true: causal); the filter always
-  // holds one of them (the non-causal one when present), so no view mixes the two problems.
-  const std::vector<bool>& workloads();
-  void set_causal(bool causal);
+  // The workloads (problems without N and batch) of the shown files' rows; the filter always holds
+  // one value of every selectable workload axis (d_head, heads, heads_kv, mask, pass) that one of
+  // them has — the plain value when present — so no view mixes two problems.
+  const std::vector<Problem>& workloads();
+  // The values the selector of `axis` offers: those a workload has together with the values
+  // selected for the axes before it.
+  std::vector<int> workload_values(Axis axis);
+  // Selects `value` of `axis`; the axes after it move to a value present with it if needed.
+  void set_workload_value(Axis axis, int value);
 
   const RowFilter& filter() const { return filter_; }
   void set_filter(RowFilter filter);
@@ -87,11 +88,10 @@ class ExplorerState {
 
   // Views ask for another view (a click on a bar opens that step's detail).
   std::optional<ViewId> requested_view;
-  // A view's d_head selector asks for another head dimension; the app applies it (set_d_head)
-  // at the start of the next frame, so no view's row pointers change under it mid-frame.
-  std::optional<int> requested_d_head;
-  // The same for the workload toggle ("non-causal / causal").
-  std::optional<bool> requested_causal;
+  // A view's workload selector asks for another value of an axis; the app applies it
+  // (set_workload_value) at the start of the next frame, so no view's row pointers change under
+  // it mid-frame.
+  std::optional<std::pair<Axis, int>> requested_workload_value;
 
   // The SASS the views show (the build's artifact, else the shipped one; set once at start).
   sass::SassLibrary sass;
@@ -111,8 +111,7 @@ class ExplorerState {
   std::vector<std::string> devices_;
   std::vector<std::string> cache_modes_;
   std::vector<DeviceUnit> gpus_;
-  std::vector<int> d_heads_;
-  std::vector<bool> workloads_;
+  std::vector<Problem> workloads_;
   std::vector<RunChoice> runs_;
 };
 

@@ -1,5 +1,8 @@
 #include "explorer/gui/gui_app.hpp"
 
+#include "kernels/common/problem_axes.hpp"
+#include "kernels/common/text.hpp"
+
 #include <CLI/CLI.hpp>
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -8,6 +11,7 @@
 #include <imgui_stdlib.h>  // after imgui.h, which it needs
 
 #include <algorithm>
+#include <cctype>
 #include <cfloat>
 #include <chrono>
 #include <cstdio>
@@ -54,13 +58,16 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                           "default: this build's when it has listings, else the newest shipped "
                           "one)"));
   in_group(app.add_option("--progression-opcode", options.progression_opcode,
-                          "SASS opcode the progression view annotates each step with (e.g. LDSM)"));
+                          "SASS opcode the progression view annotates each step with (e.g. LDSM; "
+                          "one of the shown listings' opcodes)"));
   in_group(app.add_option("--gpu", options.gpu,
                           "GPU whose rows the views show first: a device index (e.g. 1) or a UUID "
                           "or its prefix (e.g. GPU-8e5b); its model becomes the device filter"));
-  in_group(app.add_option("--d-head", options.d_head,
-                          "Head dimension the views show first (64, 128, 256); default 128 when "
-                          "the loaded rows have it, else their smallest"));
+  in_group(
+      app.add_option("--workload", options.workload,
+                     "The workload the views show first, one axis=value each (repeatable): "
+                     "d_head=64, heads=32, heads_kv=8, causal=1, pass=backward; an axis not "
+                     "named starts at its plain value (d_head 128, no mask, ...) when loaded"));
   in_group(app.add_option_function<std::string>(
       "--compare-gpus",
       [&options](const std::string& pair) {
@@ -112,6 +119,54 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
                ->default_str("1600x1000"));
 }
 
+namespace {
+
+// The SASS artifact the views show (docs/explorer.md, "Which artifact a view shows"); throws
+// when an explicit --sass-dir cannot be read.
+sass::SassSource gui_sass_source(const GuiOptions& options) {
+  return sass::find_sass_source(options.sass_directory, sass::build_sass_directory(),
+                                options.results_directory.empty()
+                                    ? sass::shipped_results_directory_for_sass()
+                                    : std::filesystem::path(options.results_directory));
+}
+
+// --progression-opcode must be an opcode of the listings the view counts it in, else every bar
+// would be labelled 0.
+std::optional<std::string> progression_opcode_problem(const GuiOptions& options) {
+  const std::string& opcode = options.progression_opcode;
+  if (opcode.empty()) return std::nullopt;
+  const std::string named = "--progression-opcode: '" + opcode + "'";
+  std::optional<sass::SassLibrary> library;
+  try {
+    library.emplace(gui_sass_source(options));
+  } catch (const std::exception& error) {
+    return named + ": no SASS artifact to count it in (--sass-dir: " + error.what() + ")";
+  }
+  if (!library->has_listings())
+    return named + ": no SASS listings to count it in (" + library->note() + ")";
+  std::vector<std::string> known;
+  for (const std::string& arch : library->artifact()->architectures())
+    for (const std::string& name : library->names(arch, sass::OpcodeGrouping::opcode))
+      if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
+  if (std::find(known.begin(), known.end(), opcode) != known.end()) return std::nullopt;
+  const auto upper = [](std::string text) {
+    for (char& ch : text)
+      ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return text;
+  };
+  std::string message = named + " is not an opcode of the SASS listings (" +
+                        library->artifact()->directory().string() + ")";
+  const auto same_but_case = std::find_if(
+      known.begin(), known.end(), [&](const std::string& n) { return upper(n) == upper(opcode); });
+  if (same_but_case != known.end()) return message + "; did you mean " + *same_but_case + "?";
+  message += "; the opcodes there, most frequent first:";
+  for (std::size_t i = 0; i < known.size(); ++i)
+    message += (i == 0 ? " " : ", ") + known[i];
+  return message;
+}
+
+}  // namespace
+
 std::vector<std::string> gui_option_problems(const GuiOptions& options) {
   std::vector<std::string> problems;
   const auto add = [&problems](const std::optional<std::string>& problem) {
@@ -145,6 +200,7 @@ std::vector<std::string> gui_option_problems(const GuiOptions& options) {
                        " is not in 1-100000");
   if (!options.screenshot_path.empty())
     add(cli::output_file_problem("--screenshot", options.screenshot_path));
+  add(progression_opcode_problem(options));
   return problems;
 }
 
@@ -175,10 +231,7 @@ class ExplorerWindow {
     }
     state_.load(paths);
     try {
-      state_.sass = sass::SassLibrary(sass::find_sass_source(
-          options.sass_directory, sass::build_sass_directory(),
-          options.results_directory.empty() ? sass::shipped_results_directory_for_sass()
-                                            : std::filesystem::path(options.results_directory)));
+      state_.sass = sass::SassLibrary(gui_sass_source(options));
     } catch (const std::exception& error) {  // only an explicit --sass-dir can fail here
       const std::string problem = std::string("--sass-dir: ") + error.what();
       state_.add_problem(problem);
@@ -189,7 +242,8 @@ class ExplorerWindow {
     if (options.detail_tab == "diff") detail_.select_tab(DetailView::Tab::source_diff);
     if (options.detail_tab == "sass") detail_.select_tab(DetailView::Tab::sass);
     if (!options.gpu.empty()) choose_gpu(options.gpu);
-    if (options.d_head != 0) choose_d_head(options.d_head);
+    for (const std::string& item : options.workload)
+      choose_workload_value(item);
     if (!options.compare_gpu_a.empty() || !options.compare_gpu_b.empty()) {
       for (const std::string& gpu : {options.compare_gpu_a, options.compare_gpu_b})
         if (!gpu.empty() && !any_row_on(gpu))
@@ -248,28 +302,48 @@ class ExplorerWindow {
                        "' (give a device index such as 1 or a UUID prefix such as GPU-8e5b)");
   }
 
-  void choose_d_head(int d_head) {
-    const std::vector<int>& d_heads = state_.d_heads();
-    if (std::find(d_heads.begin(), d_heads.end(), d_head) != d_heads.end()) {
-      state_.set_d_head(d_head);
+  // "d_head=64": selects that value when a loaded workload has it (with the values chosen so
+  // far), else lists the values there are under Problems.
+  void choose_workload_value(const std::string& item) {
+    const std::size_t equals = item.find('=');
+    const AxisSpec* spec =
+        equals == std::string::npos ? nullptr : find_axis(std::string_view(item).substr(0, equals));
+    const auto& selectable = selectable_workload_axes();
+    if (spec == nullptr ||
+        std::find(selectable.begin(), selectable.end(), spec->axis) == selectable.end()) {
+      std::vector<std::string> names;
+      for (const Axis axis : selectable)
+        names.emplace_back(axis_spec(axis).name);
+      state_.add_problem("--workload: " + text::quoted(item) + " is not axis=value with an axis " +
+                         "of " + text::join(names, ", "));
       return;
     }
-    std::string present;
-    for (const int value : d_heads)
-      present += (present.empty() ? "" : ", ") + std::to_string(value);
-    state_.add_problem("--d-head: no loaded row has d_head " + std::to_string(d_head) +
-                       " (the loaded rows have " + (present.empty() ? "none" : present) + ")");
+    int value = 0;
+    try {
+      value = spec->parse(std::string_view(item).substr(equals + 1));
+    } catch (const std::invalid_argument& error) {
+      state_.add_problem("--workload: " + std::string(spec->name) + ": " + error.what());
+      return;
+    }
+    const std::vector<int> values = state_.workload_values(spec->axis);
+    if (std::find(values.begin(), values.end(), value) != values.end()) {
+      state_.set_workload_value(spec->axis, value);
+      return;
+    }
+    std::vector<std::string> present;
+    for (const int other : values)
+      present.push_back(spec->text(other));
+    state_.add_problem("--workload: no loaded row has " + std::string(spec->name) + " " +
+                       spec->text(value) + " (the loaded rows have " +
+                       (present.empty() ? "none" : text::join(present, ", ")) + ")");
   }
 
  public:
   void draw() {
-    if (state_.requested_d_head) {
-      state_.set_d_head(*state_.requested_d_head);
-      state_.requested_d_head.reset();
-    }
-    if (state_.requested_causal) {
-      state_.set_causal(*state_.requested_causal);
-      state_.requested_causal.reset();
+    if (state_.requested_workload_value) {
+      state_.set_workload_value(state_.requested_workload_value->first,
+                                state_.requested_workload_value->second);
+      state_.requested_workload_value.reset();
     }
     run_panel_.stream_rows(state_);
     const ImGuiViewport* viewport = ImGui::GetMainViewport();

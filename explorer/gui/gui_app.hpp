@@ -33,7 +33,9 @@ struct GuiOptions {
   int window_width = 1600;           // --window WxH
   int window_height = 1000;
   std::string gpu;  // --gpu: the GPU the views show first (index or UUID prefix); "" any
-  int d_head = 0;   // --d-head: the head dimension the views show first; 0: 128 when loaded
+  // --workload name=value (repeatable): the workload the views show first, one axis each
+  // (d_head=64, heads_kv=8, causal=1, ...); an axis not named starts at its plain value.
+  std::vector<std::string> workload;
   // --compare-gpus A,B: the GPU of each compare side (index or UUID prefix; "" any).
   std::string compare_gpu_a;
   std::string compare_gpu_b;
@@ -50,7 +52,7 @@ struct GuiOptions {
 };
 
 // Adds --results, --results-dir, --view, --detail-step, --detail-tab, --sass-dir,
-// --progression-opcode, --gpu, --d-head, --compare-gpus, --run-steps, --run-sweep, --screenshot,
+// --progression-opcode, --gpu, --workload, --compare-gpus, --run-steps, --run-sweep, --screenshot,
 // --frames,
 // --bench-frames and --window
 // to `app` (group "Desktop explorer"), writing into `options`, which must outlive parsing.

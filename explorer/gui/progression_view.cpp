@@ -52,7 +52,7 @@ std::optional<CeilingShare> value_share(ExplorerState& state, const Ceilings& ce
   row.tflops = value.tflops;  // the harmonic mean where the value is one
   std::optional<InstructionFamily> family;
   if (const auto step = row.step_number())
-    family = kernel_family(state.sass, *step, value.config, row.dtype);
+    family = kernel_family(state.sass, *step, value.config, row_dtype(row));
   return share_of_ceiling(ceilings, row, family);
 }
 
@@ -330,8 +330,10 @@ void ProgressionView::draw(ExplorerState& state) {
   };
   if (ImGui::BeginTable("##progression_table", 8, flags)) {
     ImGui::TableSetupScrollFreeze(0, 1);
+    // The numbers keep their width; the iteration's title and the config share the rest and
+    // wrap onto a second line where the window is narrow, so neither is cut off.
     ImGui::TableSetupColumn("step");
-    ImGui::TableSetupColumn("iteration");
+    ImGui::TableSetupColumn("iteration", ImGuiTableColumnFlags_WidthStretch, 1.0f);
     ImGui::TableSetupColumn("TFLOP/s");
     const std::string baseline_name(baseline_label(selection.baseline));
     const std::string percent_header = "% of " + baseline_name + " by time";
@@ -340,7 +342,7 @@ void ProgressionView::draw(ExplorerState& state) {
     ImGui::TableSetupColumn(cycles_header.c_str());
     ImGui::TableSetupColumn("% of ceiling");
     ImGui::TableSetupColumn("vs previous step");
-    ImGui::TableSetupColumn("config", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("config", ImGuiTableColumnFlags_WidthStretch, 1.7f);
     ImGui::TableHeadersRow();
     const StepValue* previous = nullptr;
     for (const StepValue& value : progression.steps) {
@@ -356,8 +358,10 @@ void ProgressionView::draw(ExplorerState& state) {
         state.requested_view = ViewId::detail;
       }
       ImGui::TableNextColumn();
+      ImGui::PushTextWrapPos(0.0f);
       ImGui::TextUnformatted(step_title(step).data(),
                              step_title(step).data() + step_title(step).size());
+      ImGui::PopTextWrapPos();
       ImGui::TableNextColumn();
       ImGui::Text("%.1f", value.tflops);
       ImGui::TableNextColumn();
@@ -377,7 +381,9 @@ void ProgressionView::draw(ExplorerState& state) {
         ImGui::TextColored(kMutedColour, "-");
       }
       ImGui::TableNextColumn();
+      ImGui::PushTextWrapPos(0.0f);
       ImGui::TextUnformatted(value.config_text().c_str());
+      ImGui::PopTextWrapPos();
       previous = &value;
     }
     for (const StepValue& value : progression.baselines) {

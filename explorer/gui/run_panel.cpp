@@ -1,13 +1,15 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>  // after imgui.h, which it needs
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string>
 
 #include "configs/config_sets.hpp"
 #include "explorer/gui/views.hpp"
-#include "kernels/versions/steps.hpp"
+#include "kernels/common/problem_axes.hpp"
+#include "kernels/common/text.hpp"
 
 namespace flashscope::explorer::gui {
 
@@ -24,8 +26,14 @@ constexpr const char* kConfigSetHelp[] = {
     "every kernel built into this binary",
     "auto-tune configs with this block shape",
 };
-constexpr int kDefaultSeqLens[] = {512, 1024, 2048, 4096, 8192, 16384};
 constexpr int kStepsPerRow = 4;
+
+// What the panel starts with ticked: one quick problem (fp16, N = 4096) of each axis' default.
+std::vector<int> panel_default(const AxisSpec& spec) {
+  if (spec.axis == Axis::seq_len) return {4096};
+  if (spec.axis == Axis::dtype) return {static_cast<int>(DType::FP16)};
+  return spec.sweep_default != nullptr ? spec.sweep_default() : std::vector<int>{};
+}
 
 }  // namespace
 
@@ -41,13 +49,14 @@ RunPanel::RunPanel(std::shared_ptr<SweepPlanner> planner, std::shared_ptr<SweepR
       for (const RunnableStep& step : track.steps)
         steps_[step.step] = true;
   }
-  for (int seq_len : kDefaultSeqLens)
-    seq_lens_.emplace_back(seq_len, seq_len == 4096);
-  std::set<int> d_heads = {128};
-  for (const StepDescriptor& step : versions::kAll)
-    d_heads.insert(step.d_heads.begin(), step.d_heads.end());
-  for (const int d_head : d_heads)
-    d_heads_.emplace_back(d_head, d_head == 128);
+  // One chooser per problem axis: its suggested values, the panel's defaults ticked.
+  for (const AxisSpec& spec : problem_axes()) {
+    AxisChoice& choice = axes_[spec.axis];
+    const std::vector<int> ticked = panel_default(spec);
+    for (const int value : spec.suggested())
+      choice.values.emplace_back(value,
+                                 std::find(ticked.begin(), ticked.end(), value) != ticked.end());
+  }
 }
 
 bool RunPanel::busy() const {
@@ -78,16 +87,14 @@ SweepRequest RunPanel::request() const {
       config_set_ == IM_ARRAYSIZE(kConfigSets) - 1 ? custom_shape_ : kConfigSets[config_set_];
   for (const auto& [step, ticked] : steps_)
     if (ticked) request.steps.push_back(step);
-  for (const auto& [seq_len, chosen] : seq_lens_)
-    if (chosen) request.seq_lens.push_back(seq_len);
-  if (fp16_) request.dtypes.push_back("fp16");
-  if (bf16_) request.dtypes.push_back("bf16");
-  request.d_heads.clear();
-  for (const auto& [d_head, chosen] : d_heads_)
-    if (chosen) request.d_heads.push_back(d_head);
-  request.causal.clear();
-  if (non_causal_) request.causal.push_back(0);
-  if (causal_) request.causal.push_back(1);
+  // An axis with no value ticked is derived where it can be (batch from N, heads_kv = heads),
+  // else left empty, which the preview names.
+  for (const auto& [axis, choice] : axes_) {
+    std::vector<int> values;
+    for (const auto& [value, ticked] : choice.values)
+      if (ticked) values.push_back(value);
+    if (!values.empty() || axis_spec(axis).derived == nullptr) request.axes[axis] = values;
+  }
   request.include_baselines = baselines_;
   return request;
 }
@@ -102,15 +109,21 @@ void RunPanel::refresh_preview() {
   for (const auto& [step, ticked] : steps_)
     every_step.steps.push_back(step);
   every_step.include_baselines = false;
-  if (every_step.seq_lens.empty()) every_step.seq_lens = {4096};
-  if (every_step.dtypes.empty()) every_step.dtypes = {"fp16"};
-  if (every_step.d_heads.empty()) every_step.d_heads = {128};
-  if (every_step.causal.empty()) every_step.causal = {0};
+  std::vector<std::string> unchosen;
+  for (auto& [axis, values] : every_step.axes)
+    if (values.empty()) {
+      values = panel_default(axis_spec(axis));
+      unchosen.emplace_back(axis_spec(axis).label);
+    }
   every_step_ = planner_->preview(every_step);
-  chosen_ = wanted.steps.empty() || wanted.seq_lens.empty() || wanted.dtypes.empty() ||
-                    wanted.d_heads.empty() || wanted.causal.empty()
-                ? SweepPreview{{}, 0, {}, "choose at least one step, N, dtype, d_head and workload"}
-                : planner_->preview(wanted);
+  chosen_ =
+      wanted.steps.empty() || !unchosen.empty()
+          ? SweepPreview{{},
+                         0,
+                         {},
+                         "choose at least one step and a value of each of: " +
+                             (unchosen.empty() ? std::string("steps") : text::join(unchosen, ", "))}
+          : planner_->preview(wanted);
 }
 
 std::string RunPanel::start(ExplorerState& state) {
@@ -221,31 +234,25 @@ void RunPanel::draw(ExplorerState& state) {
   refresh_preview();
   draw_steps();
 
-  ImGui::TextUnformatted("N");
-  for (std::size_t i = 0; i < seq_lens_.size(); ++i) {
-    if (i % 3 != 0) ImGui::SameLine();
-    const std::string label = std::to_string(seq_lens_[i].first);
-    ImGui::Checkbox(label.c_str(), &seq_lens_[i].second);
-  }
-  ImGui::Checkbox("fp16", &fp16_);
-  ImGui::SameLine();
-  ImGui::Checkbox("bf16", &bf16_);
-  ImGui::SameLine();
-  ImGui::Checkbox("FA2 + cuDNN", &baselines_);
-  if (d_heads_.size() > 1) {
-    ImGui::TextUnformatted("d_head");
-    for (auto& [d_head, chosen] : d_heads_) {
+  // One chooser per problem axis of the table; an axis a derived value stands for (batch from N,
+  // KV heads = heads) says so while none of its values is ticked.
+  for (auto& [axis, choice] : axes_) {
+    const AxisSpec& spec = axis_spec(axis);
+    if (choice.values.empty()) continue;
+    ImGui::TextUnformatted(std::string(spec.label).c_str());
+    for (std::size_t i = 0; i < choice.values.size(); ++i) {
+      if (i % 4 != 0 || i == 0) ImGui::SameLine();
+      auto& [value, ticked] = choice.values[i];
+      const std::string label = spec.text(value) + "##" + std::string(spec.name);
+      ImGui::Checkbox(label.c_str(), &ticked);
+    }
+    if (spec.derived != nullptr && std::none_of(choice.values.begin(), choice.values.end(),
+                                                [](const auto& value) { return value.second; })) {
       ImGui::SameLine();
-      ImGui::Checkbox((std::to_string(d_head) + "##d_head").c_str(), &chosen);
+      ImGui::TextColored(kMutedColour, "(derived)");
     }
   }
-  if (!configs::steps_supporting_causal().empty()) {
-    ImGui::TextUnformatted("workload");
-    ImGui::SameLine();
-    ImGui::Checkbox("non-causal", &non_causal_);
-    ImGui::SameLine();
-    ImGui::Checkbox("causal", &causal_);
-  }
+  ImGui::Checkbox("FA2 + cuDNN", &baselines_);
   ImGui::EndDisabled();
 
   refresh_preview();

@@ -23,15 +23,7 @@ SweepOptions sweep_options_for(const SweepRequest& request) {
   SweepOptions options;
   options.set_key = request.config_set;
   options.steps = request.steps;
-  options.seq_lens = request.seq_lens;
-  options.dtypes.clear();
-  for (const std::string& name : request.dtypes) {
-    const auto dtype = dtype_from_string(name);
-    if (!dtype) throw std::invalid_argument("unknown dtype \"" + name + "\"");
-    options.dtypes.push_back(*dtype);
-  }
-  options.d_heads = request.d_heads;
-  options.causal = request.causal;
+  options.axes = request.axes;
   if (!request.include_baselines) options.baselines.clear();
   return options;
 }
@@ -89,10 +81,7 @@ class ProfilingSweepRunner final : public SweepRunner {
     observer.stop_requested = [&stop] { return stop.stop_requested(); };
     // Workers are this executable started with the sweep's own (hidden) worker options.
     run_sweep(
-        options,
-        [](const SweepOptions& worker_options, int fd) {
-          return cli::sweep_worker_arguments(worker_options, fd);
-        },
+        options, [](const SweepOptions&, int fd) { return cli::sweep_worker_arguments(fd); },
         observer, std::cerr);
   }
 

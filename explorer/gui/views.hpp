@@ -119,10 +119,11 @@ class AutotuneView {
 
  private:
   void rebuild(ExplorerState& state);
-  void draw_chart(ExplorerState& state, float width);
+  void draw_chart(ExplorerState& state, ImVec2 size);
   void draw_table(ExplorerState& state);
 
   AutotuneQuery query_;
+  float widest_config_ = 0;  // pixels of the longest config text among the model's rows
   Field x_field_ = Field::registers;
   Field y_field_ = Field::tflops;
   std::string filter_text_;
@@ -226,16 +227,12 @@ class RunPanel {
   std::string custom_shape_ = "128,64";
   std::vector<StepTrack> tracks_;  // every step the build has
   std::map<int, bool> steps_;      // ticked, by step
-  std::vector<std::pair<int, bool>> seq_lens_;
-  bool fp16_ = true;
-  bool bf16_ = false;
-  // The head dimensions to measure, and whether each is ticked (128 alone by default); shown
-  // when the build has kernels at more than one.
-  std::vector<std::pair<int, bool>> d_heads_;
-  // The workloads to measure: non-causal ticked, causal not; shown when a step's descriptor has
-  // the mask (`.causal`).
-  bool non_causal_ = true;
-  bool causal_ = false;
+  // Each problem axis' suggested values (AxisSpec::suggested) and whether each is ticked: fp16,
+  // N = 4096 and every other axis' default to start with.
+  struct AxisChoice {
+    std::vector<std::pair<int, bool>> values;
+  };
+  std::map<Axis, AxisChoice> axes_;
   bool baselines_ = true;
   // The plans of the chosen set over every step (the per-step counts) and of the request.
   std::optional<SweepRequest> previewed_;

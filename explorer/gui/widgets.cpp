@@ -107,40 +107,32 @@ bool seq_len_combo(const char* label, std::optional<int>& seq_len, const std::ve
   return changed;
 }
 
-void d_head_controls(ExplorerState& state) {
-  // Rows of another head dimension are another problem: one d_head at a time, chosen here when
-  // the shown files hold several.
-  const std::vector<int>& d_heads = state.d_heads();
-  if (d_heads.size() < 2) return;
-  ImGui::TextUnformatted("d_head");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(70);
-  const std::string current = std::to_string(state.filter().d_head);
-  if (ImGui::BeginCombo("##d_head", current.c_str())) {
-    for (const int d_head : d_heads)
-      if (ImGui::Selectable(std::to_string(d_head).c_str(), d_head == state.filter().d_head))
-        state.requested_d_head = d_head;  // applied before the next frame's views
-    ImGui::EndCombo();
-  }
-  ImGui::SameLine();
-}
-
 void workload_controls(ExplorerState& state) {
-  // A causal row is another problem than the same shape without the mask (half the FLOP, its
-  // own references): one workload at a time, chosen here when the shown files hold both.
-  const std::vector<bool>& workloads = state.workloads();
-  if (workloads.size() < 2) return;
-  ImGui::TextUnformatted("workload");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(110);
-  const bool current = state.filter().causal.value_or(false);
-  if (ImGui::BeginCombo("##workload", std::string(workload_label(current)).c_str())) {
-    for (const bool causal : workloads)
-      if (ImGui::Selectable(std::string(workload_label(causal)).c_str(), causal == current))
-        state.requested_causal = causal;  // applied before the next frame's views
-    ImGui::EndCombo();
+  // Rows of two workloads are two problems (another d_head, head grouping, the mask, the pass):
+  // one value of each axis at a time, chosen here for every axis the shown files vary. One
+  // generic selector per axis of the table (kernels/common/problem_axes.hpp).
+  for (const Axis axis : selectable_workload_axes()) {
+    const std::vector<int> values = state.workload_values(axis);
+    if (values.size() < 2) continue;
+    const AxisSpec& spec = axis_spec(axis);
+    const WorkloadSelection& selection = state.filter().workload;
+    const auto selected = selection.find(axis);
+    const std::string current =
+        selected == selection.end() ? "" : workload_value_label(axis, selected->second, selection);
+    ImGui::TextUnformatted(std::string(spec.label).c_str());
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize(current.c_str()).x + 40);
+    const std::string id = "##workload_" + std::string(spec.name);
+    if (ImGui::BeginCombo(id.c_str(), current.c_str())) {
+      for (const int value : values) {
+        const bool is_selected = selected != selection.end() && selected->second == value;
+        if (ImGui::Selectable(workload_value_label(axis, value, selection).c_str(), is_selected))
+          state.requested_workload_value = {axis, value};  // applied before the next frame
+      }
+      ImGui::EndCombo();
+    }
+    ImGui::SameLine();
   }
-  ImGui::SameLine();
 }
 
 void selection_controls(ExplorerState& state) {
@@ -151,7 +143,6 @@ void selection_controls(ExplorerState& state) {
   ImGui::SetNextItemWidth(80);
   string_combo("##dtype", selection.dtype, set.dtypes());
   ImGui::SameLine();
-  d_head_controls(state);
   workload_controls(state);
   ImGui::SetNextItemWidth(190);
   seq_len_combo("##N", selection.seq_len, set.seq_lens(selection.dtype), "harmonic mean over N");
@@ -189,7 +180,7 @@ void value_mode_controls(Selection& selection) {
 
 void row_details(const RowSet& set, const ResultRow& row) {
   ImGui::TextColored(kHeadingColour, "%s  %s  N = %d", row.subject.label().c_str(),
-                     dtype_text(row).c_str(), row.seq_len);
+                     dtype_text(row).c_str(), row.problem.seq_len);
   if (row.config) ImGui::TextUnformatted(to_short_form(*row.config).c_str());
   if (ImGui::BeginTable("##row", 2, ImGuiTableFlags_SizingFixedFit)) {
     auto line = [&](const char* name, const std::string& value) {
@@ -214,8 +205,9 @@ void row_details(const RowSet& set, const ResultRow& row) {
     line("cycles", format_field(set, row, Field::cycles));
     if (const auto pipe = numeric_field(set, row, Field::tensor_pipe_pct))
       line("tensor pipe", format_field(set, row, Field::tensor_pipe_pct) + " % active");
-    line("shape", "B=" + std::to_string(row.batch) + " H=" + std::to_string(row.heads) +
-                      " d=" + std::to_string(row.d_head) + (row.causal ? " causal" : ""));
+    line("problem", problem_label(row.problem) + " B=" + std::to_string(row.problem.batch) +
+                        " H=" + std::to_string(row.problem.heads) +
+                        " d=" + std::to_string(row.problem.d_head));
     line("verdict",
          std::string(verdict_name(row.verdict)) +
              (row.max_error ? "  (max error " + format_field(set, row, Field::max_error) + ")"
@@ -325,14 +317,36 @@ void markdown_table(const MarkdownBlock& block, int id) {
     columns = std::max(columns, row.size());
   if (columns == 0) return;
   const ImGuiStyle& style = ImGui::GetStyle();
-  const float row_height = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y + 1;
-  const float height = row_height * static_cast<float>(block.rows.size()) + style.ScrollbarSize + 6;
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
-                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+  // Each column as wide as its widest cell, the header's included; a scroll bar (and the room for
+  // it) only when the columns are wider than the page.
+  float width = 0;
+  for (std::size_t c = 0; c < columns; ++c) {
+    float column = 0;
+    for (const auto& row : block.rows) {
+      if (c >= row.size()) continue;
+      float cell = 0;
+      for (const MarkdownSpan& span : row[c])
+        cell += ImGui::CalcTextSize(span.text.c_str()).x;
+      column = std::max(column, cell);
+    }
+    width += column + 2 * style.CellPadding.x + 1;
+  }
+  const bool scrolls = width > ImGui::GetContentRegionAvail().x;
+  const float row_height = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+  const float height = row_height * static_cast<float>(block.rows.size()) + 2 +
+                       (scrolls ? style.ScrollbarSize + 4 : 0);
+  ImGuiTableFlags flags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  if (scrolls) flags |= ImGuiTableFlags_ScrollX;
   ImGui::PushID(id);
-  if (ImGui::BeginTable("##markdown_table", static_cast<int>(columns), flags, ImVec2(0, height))) {
+  if (ImGui::BeginTable("##markdown_table", static_cast<int>(columns), flags,
+                        ImVec2(scrolls ? 0 : width + 2, height))) {
     for (std::size_t r = 0; r < block.rows.size(); ++r) {
-      ImGui::TableNextRow(r == 0 ? ImGuiTableRowFlags_Headers : ImGuiTableRowFlags_None);
+      // The header row as an ordinary row (ImGui's header flag leaves its text out of the
+      // columns' fitted width, which clipped long headers), in the heading colour on its own
+      // background.
+      ImGui::TableNextRow();
+      if (r == 0) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(45, 52, 70, 255));
       for (std::size_t c = 0; c < columns; ++c) {
         ImGui::TableNextColumn();
         if (c >= block.rows[r].size()) continue;

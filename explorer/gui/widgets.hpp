@@ -47,11 +47,8 @@ bool seq_len_combo(const char* label, std::optional<int>& seq_len, const std::ve
 void selection_controls(ExplorerState& state);
 // The "show TFLOP/s | % of <reference>" controls alone (the sweep view picks its own dtypes).
 void value_mode_controls(Selection& selection);
-// "d_head [64]": the head dimension every view shows, when the shown files hold several (then
-// followed by SameLine); nothing otherwise.
-void d_head_controls(ExplorerState& state);
-// "workload [non-causal]": the workload every view shows, when the shown files hold causal and
-// non-causal rows (then followed by SameLine); nothing otherwise.
+// "d_head [64]  KV heads [8 (groups of 4)]  causal [non-causal]": one selector per workload axis
+// the shown files vary (each then followed by SameLine); nothing for an axis they do not vary.
 void workload_controls(ExplorerState& state);
 
 // The body of a tooltip describing one measured row.

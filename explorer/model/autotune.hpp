@@ -24,7 +24,9 @@ struct AutotuneQuery {
   int step = 0;                // a step number; 0 before a view picked one
   std::string dtype;           // empty: every dtype
   std::optional<int> seq_len;  // nullopt: every N
-  std::optional<bool> causal;  // nullopt: both workloads (each still has its own fastest)
+  // The workload's axes (RowFilter::workload); an axis without an entry accepts any value, each
+  // workload still has its own fastest.
+  WorkloadSelection workload;
   bool operator==(const AutotuneQuery&) const = default;
 };
 

@@ -60,7 +60,8 @@ const ComputeCeiling* Ceilings::highest(std::string_view device, std::string_vie
 const MemoryCeiling* Ceilings::best_memory(std::string_view device) const {
   const MemoryCeiling* best = nullptr;
   for (const MemoryCeiling& ceiling : memory_)
-    if (ceiling.device == device && (!best || ceiling.gbytes_per_s > best->gbytes_per_s))
+    if (ceiling.device == device && ceiling.name.starts_with("hbm.") &&
+        (!best || ceiling.gbytes_per_s > best->gbytes_per_s))
       best = &ceiling;
   return best;
 }

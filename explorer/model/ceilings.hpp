@@ -28,7 +28,7 @@ struct ComputeCeiling {
 };
 
 struct MemoryCeiling {
-  std::string name;  // "hbm.read", "hbm.copy"
+  std::string name;  // "hbm.read", "hbm.copy", "smem.read" (on-chip)
   std::string device;
   double gbytes_per_s = 0;
   const ResultRow* row = nullptr;
@@ -48,7 +48,8 @@ class Ceilings {
                              std::string_view dtype) const;
   // The highest compute ceiling of a device and dtype (whatever its family).
   const ComputeCeiling* highest(std::string_view device, std::string_view dtype) const;
-  // The highest memory bandwidth of a device.
+  // The highest device-memory (hbm.*) bandwidth of a device: the roofline's memory roof. On-chip
+  // bandwidths (smem.read) are in memory() but never the roof.
   const MemoryCeiling* best_memory(std::string_view device) const;
 
  private:

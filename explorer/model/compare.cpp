@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "explorer/model/row_set.hpp"
+#include "profiling/measurement/statistics.hpp"
 
 namespace flashscope::explorer {
 
@@ -15,15 +16,13 @@ namespace {
 
 // A reference measured twice at a shape (before and after the kernels) is two measurements;
 // a file from before the passes existed has pass 1 only.
-// The workload is part of the key: a causal row is compared with the causal row of the other file
-// only.
-using MeasurementKey = std::tuple<RowSubject, std::optional<KernelConfig>, std::optional<DType>,
-                                  int, int, int, int, bool, int>;
+// The problem is part of the key: a causal row is compared with the causal row of the other file
+// only, a grouped one with the grouped one.
+using MeasurementKey = std::tuple<RowSubject, std::optional<KernelConfig>, Problem, int>;
 
 MeasurementKey key_of(const ResultRow& row) {
   const int pass = row.is_baseline_or_ceiling() ? row.reference_pass.value_or(1) : 0;
-  return {row.subject, row.config,  row.dtype,  row.d_head, row.batch,
-          row.heads,   row.seq_len, row.causal, pass};
+  return {row.subject, row.config, row.problem, pass};
 }
 
 int sign(std::partial_ordering order) {
@@ -36,17 +35,25 @@ bool better_copy(const ResultRow& candidate, const ResultRow& current) {
   return candidate.tflops > current.tflops;
 }
 
-// First-appearance order of keys, with the best copy of each.
+// First-appearance order of keys, with the best copy of each; every copy of a key held more than
+// once goes to `duplicates`.
 std::vector<const ResultRow*> deduplicate(const std::vector<const ResultRow*>& rows,
-                                          std::map<MeasurementKey, std::size_t>& index) {
+                                          std::map<MeasurementKey, std::size_t>& index,
+                                          std::vector<std::vector<const ResultRow*>>& duplicates) {
   std::vector<const ResultRow*> unique;
+  std::vector<std::vector<const ResultRow*>> copies;  // per unique key
   for (const ResultRow* row : rows) {
     const auto [slot, inserted] = index.try_emplace(key_of(*row), unique.size());
-    if (inserted)
+    if (inserted) {
       unique.push_back(row);
-    else if (better_copy(*row, *unique[slot->second]))
-      unique[slot->second] = row;
+      copies.push_back({row});
+      continue;
+    }
+    copies[slot->second].push_back(row);
+    if (better_copy(*row, *unique[slot->second])) unique[slot->second] = row;
   }
+  for (std::vector<const ResultRow*>& same : copies)
+    if (same.size() > 1) duplicates.push_back(std::move(same));
   return unique;
 }
 
@@ -60,13 +67,46 @@ std::optional<double> geometric_mean(const std::vector<double>& values) {
 
 }  // namespace
 
+std::string_view significance_name(Significance significance) {
+  switch (significance) {
+    case Significance::no_interval:
+      return "no interval";
+    case Significance::within_noise:
+      return "within the intervals";
+    case Significance::b_faster:
+      return "B faster";
+    case Significance::b_slower:
+      return "B slower";
+  }
+  return "?";
+}
+
+Significance significance_of(const ResultRow& a, const ResultRow& b) {
+  if (!a.ci_low_ms || !a.ci_high_ms || !b.ci_low_ms || !b.ci_high_ms)
+    return Significance::no_interval;
+  using measurement::Separation;
+  const measurement::Interval time_a{.lower = *a.ci_low_ms, .upper = *a.ci_high_ms};
+  const measurement::Interval time_b{.lower = *b.ci_low_ms, .upper = *b.ci_high_ms};
+  switch (measurement::separation(time_b, time_a)) {
+    case Separation::first_lower:
+      return Significance::b_faster;  // B takes less time
+    case Separation::first_higher:
+      return Significance::b_slower;
+    case Separation::overlapping:
+      return Significance::within_noise;
+    case Separation::no_interval:
+      return Significance::no_interval;
+  }
+  return Significance::no_interval;
+}
+
 Comparison compare_results(const std::vector<const ResultRow*>& a,
                            const std::vector<const ResultRow*>& b) {
   std::map<MeasurementKey, std::size_t> index_a, index_b;
-  const std::vector<const ResultRow*> unique_a = deduplicate(a, index_a);
-  const std::vector<const ResultRow*> unique_b = deduplicate(b, index_b);
-
   Comparison comparison;
+  const std::vector<const ResultRow*> unique_a = deduplicate(a, index_a, comparison.duplicates_a);
+  const std::vector<const ResultRow*> unique_b = deduplicate(b, index_b, comparison.duplicates_b);
+
   std::map<RowSubject, std::vector<double>> ratios_by_step;  // in step order
   std::vector<double> all_ratios;
   for (const ResultRow* row_a : unique_a) {
@@ -77,6 +117,12 @@ Comparison compare_results(const std::vector<const ResultRow*>& a,
       ++comparison.paired;
       if (is_usable(*row_a) && is_usable(*compared.b)) {
         compared.ratio = compared.b->tflops / row_a->tflops;
+        compared.significance = significance_of(*row_a, *compared.b);
+        SignificanceCounts& counts = comparison.significance;
+        ++(compared.significance == Significance::b_faster       ? counts.b_faster
+           : compared.significance == Significance::b_slower     ? counts.b_slower
+           : compared.significance == Significance::within_noise ? counts.within_noise
+                                                                 : counts.no_interval);
         ratios_by_step[row_a->subject].push_back(*compared.ratio);
         all_ratios.push_back(*compared.ratio);
       }
@@ -131,7 +177,7 @@ const ResultRow& either(const ComparedRow& row) {
 std::optional<double> numeric_column(const ComparedRow& row, CompareColumn column) {
   switch (column) {
     case CompareColumn::seq_len:
-      return either(row).seq_len;
+      return either(row).problem.seq_len;
     case CompareColumn::a_tflops:
       return row.a && is_usable(*row.a) ? std::optional<double>(row.a->tflops) : std::nullopt;
     case CompareColumn::b_tflops:
@@ -151,7 +197,7 @@ int compare_column(const ComparedRow& x, const ComparedRow& y, CompareColumn col
     case CompareColumn::config:
       return sign(either(x).config <=> either(y).config);
     case CompareColumn::dtype:
-      return sign(either(x).dtype <=> either(y).dtype);
+      return sign(row_dtype(either(x)) <=> row_dtype(either(y)));
     default:
       break;
   }
@@ -193,6 +239,7 @@ std::string run_start(const ResultRow& row) {
 
 std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& files,
                                                 const std::string& device) {
+  constexpr double kRerunOverlap = 0.5;
   std::set<std::string> devices;
   if (!device.empty()) {
     devices.insert(device);
@@ -202,7 +249,9 @@ std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& f
         if (!row.is_ceiling()) devices.insert(row.device);
   }
   std::optional<ComparePair> best;
-  std::tuple<std::string, std::string, std::size_t> best_rank;
+  // Re-runs (at least half the smaller file's measurements are in the other) first; among them
+  // the newest, then the most shared; among the others the largest overlap, then the most shared.
+  std::tuple<bool, std::string, std::string, double, std::size_t> best_rank;
   for (const std::string& candidate : devices) {
     // Each file's usable measurements on the device, and its newest run start.
     std::vector<std::set<MeasurementKey>> keys(files.size());
@@ -220,12 +269,16 @@ std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& f
         for (const MeasurementKey& key : keys[i])
           shared += keys[j].count(key);
         if (shared == 0) continue;
-        const auto rank =
-            std::make_tuple(std::min(newest[i], newest[j]), std::max(newest[i], newest[j]), shared);
+        const double overlap = static_cast<double>(shared) /
+                               static_cast<double>(std::min(keys[i].size(), keys[j].size()));
+        const bool rerun = overlap >= kRerunOverlap;
+        const auto rank = std::make_tuple(rerun, rerun ? std::min(newest[i], newest[j]) : "",
+                                          rerun ? std::max(newest[i], newest[j]) : "",
+                                          rerun ? 0.0 : overlap, shared);
         if (best && rank <= best_rank) continue;
         best_rank = rank;
         const bool i_older = newest[i] <= newest[j];
-        best = ComparePair{i_older ? i : j, i_older ? j : i, shared, candidate};
+        best = ComparePair{i_older ? i : j, i_older ? j : i, shared, overlap, candidate};
       }
   }
   return best;

@@ -14,10 +14,27 @@
 
 namespace flashscope::explorer {
 
+// Whether B's time differs from A's: only when the two rows' 95 % intervals of the median
+// (ci_low_ms..ci_high_ms) are disjoint (docs/profiling.md, "Significance"). Rows from before the
+// interleaved engine have no interval, and nothing is said of them.
+enum class Significance { no_interval, within_noise, b_faster, b_slower };
+std::string_view significance_name(Significance significance);
+
 struct ComparedRow {
   const ResultRow* a = nullptr;  // nullptr: measured only in B
   const ResultRow* b = nullptr;  // nullptr: measured only in A
   std::optional<double> ratio;   // B TFLOP/s / A TFLOP/s, when both are usable
+  Significance significance = Significance::no_interval;  // when both are usable
+};
+
+// The significance of a pair of usable rows of one measurement.
+Significance significance_of(const ResultRow& a, const ResultRow& b);
+
+struct SignificanceCounts {
+  int b_faster = 0;
+  int b_slower = 0;
+  int within_noise = 0;
+  int no_interval = 0;
 };
 
 struct StepRatio {
@@ -32,10 +49,15 @@ struct Comparison {
   int only_a = 0;
   int only_b = 0;
   std::optional<double> geometric_mean_ratio;  // over every row with a ratio
+  SignificanceCounts significance;             // over every row with a ratio
   std::vector<StepRatio> per_step;             // step order
+  // Measurements a side holds more than once: every copy, in file order (first appearance).
+  std::vector<std::vector<const ResultRow*>> duplicates_a, duplicates_b;
 };
 
-// Where a file holds the same measurement more than once, its fastest usable copy is used.
+// Where a file holds the same measurement more than once, its fastest usable copy is paired, and
+// the copies are listed in duplicates_a / duplicates_b (explorer compare refuses such a file; the
+// view warns).
 Comparison compare_results(const std::vector<const ResultRow*>& a,
                            const std::vector<const ResultRow*>& b);
 
@@ -54,15 +76,19 @@ std::optional<RatioSpread> ratio_spread(
     const std::function<bool(const ResultRow& b)>& b_filter = {});
 
 // The two files Compare opens on: two runs of the same kind, so that rows pair. Among the files
-// with rows on `device` (empty: any one device), the pairs that share at least one usable
-// measurement (step, config, dtype, shape, reference pass); of those, the two newest runs (by the
-// UTC start in run_id; a file without one counts as older than any that has it), then the pair
-// sharing the most measurements. A is the older file, B the newer. Nullopt when no two files share
-// a measurement: the view then says what to pick.
+// with rows on `device` (empty: any one device), the pairs that share a usable measurement (step,
+// config, dtype, shape, reference pass); of those the re-runs, pairs where at least half the
+// usable measurements of the smaller file are in the other (a sweep and a repeat of it, or of part
+// of it), and of the re-runs the two newest runs (by the UTC start in run_id; a file without one
+// counts as older than any that has it), then the pair sharing the most measurements. Without a
+// re-run, the pair with the largest such fraction, then the most shared (two unrelated sweeps
+// share a few reference rows: they are no re-run). A is the older file, B the newer. Nullopt
+// when no two files share a measurement: the view then says what to pick.
 struct ComparePair {
   std::size_t a = 0;
   std::size_t b = 0;
   std::size_t shared = 0;  // measurements usable in both
+  double overlap = 0;      // shared / the smaller file's usable measurements
   std::string device;
 };
 std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& files,

@@ -233,7 +233,7 @@ bool RowTextFilter::matches(const ResultRow& row) const {
                                      std::string(verdict_name(row.verdict)) + '\n' +
                                      row.status.text() + '\n' + row.subject.label());
   const std::string step_term = "step=" + lowercase(row.subject.text());
-  const std::string seq_len_term = "n=" + std::to_string(row.seq_len);
+  const std::string seq_len_term = "n=" + std::to_string(row.problem.seq_len);
   auto term_matches = [&](const std::string& term) {
     if (term.starts_with("gpu=")) return gpu_matches(row, std::string_view(term).substr(4));
     return term == step_term || term == seq_len_term || text.find(term) != std::string::npos;

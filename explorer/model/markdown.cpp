@@ -2,17 +2,13 @@
 
 #include <cctype>
 
+#include "kernels/common/text.hpp"
+
 namespace flashscope::explorer {
 
 namespace {
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r'))
-    text.remove_suffix(1);
-  return text;
-}
+using text::trim;
 
 std::string without_comments(std::string_view markdown) {
   std::string out;

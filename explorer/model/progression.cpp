@@ -16,7 +16,7 @@ std::map<RowSubject, RowsByConfigAndN> group_usable_rows(const RowSet& set,
   std::map<RowSubject, RowsByConfigAndN> by_step;
   for (const ResultRow* row : set.rows()) {
     if (dtype_text(*row) != dtype || !is_usable(*row)) continue;
-    const ResultRow*& slot = by_step[row->subject][row->config][row->seq_len];
+    const ResultRow*& slot = by_step[row->subject][row->config][row->problem.seq_len];
     if (slot == nullptr || stands_before(*row, *slot)) slot = row;
   }
   return by_step;
@@ -113,7 +113,8 @@ Progression build_progression(const RowSet& set, const ProgressionQuery& query) 
   } else {
     std::vector<int> seq_lens;
     for (const ResultRow* row : set.rows())
-      if (dtype_text(*row) == query.dtype && is_usable(*row)) seq_lens.push_back(row->seq_len);
+      if (dtype_text(*row) == query.dtype && is_usable(*row))
+        seq_lens.push_back(row->problem.seq_len);
     std::sort(seq_lens.begin(), seq_lens.end());
     seq_lens.erase(std::unique(seq_lens.begin(), seq_lens.end()), seq_lens.end());
     progression.seq_lens = std::move(seq_lens);

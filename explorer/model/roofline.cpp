@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "kernels/common/config.hpp"
-#include "kernels/common/reference.hpp"
+#include "kernels/common/problem.hpp"
 
 namespace flashscope::explorer {
 
@@ -14,8 +14,7 @@ std::optional<double> arithmetic_intensity(const ResultRow& row) {
   const double bytes = read->second + write->second;
   if (!(bytes > 0)) return std::nullopt;
   // The row's own workload: a causal row did half the FLOP.
-  return matmul_flops(AttentionShape{row.batch, row.seq_len, row.heads, row.d_head, row.causal}) /
-         bytes;
+  return matmul_flops(row.problem) / bytes;
 }
 
 Roofline build_roofline(const Progression& progression, const Ceilings& ceilings,

@@ -53,8 +53,7 @@ std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
           (row.is_ceiling() ||
            (accepts(filter.cache_mode, row.cache_mode) && gpu_matches(row, filter.gpu) &&
             (filter.run.empty() || filter.run == run_key(row)) &&
-            (filter.d_head == 0 || filter.d_head == row.d_head) &&
-            (!filter.causal || *filter.causal == row.causal))))
+            workload_matches(row, filter.workload))))
         rows.push_back(&row);
   }
   return rows;
@@ -76,32 +75,94 @@ std::vector<std::string> distinct_cache_modes(const std::vector<ResultFile>& fil
   return distinct_values(files, [](const ResultRow& row) { return row.cache_mode; });
 }
 
-std::vector<int> distinct_d_heads(const std::vector<ResultFile>& files) {
-  std::set<int> d_heads;
+const std::vector<Axis>& selectable_workload_axes() {
+  static const std::vector<Axis> axes = [] {
+    std::vector<Axis> out;
+    for (const AxisSpec& spec : problem_axes())
+      if (spec.workload && spec.axis != Axis::dtype) out.push_back(spec.axis);
+    return out;
+  }();
+  return axes;
+}
+
+bool workload_matches(const ResultRow& row, const WorkloadSelection& selection) {
+  if (row.is_ceiling()) return true;
+  for (const auto& [axis, value] : selection)
+    if (axis_spec(axis).get(row.problem) != value) return false;
+  return true;
+}
+
+std::vector<Problem> distinct_workloads(const std::vector<ResultFile>& files) {
+  std::set<Problem> workloads;
   for (const ResultFile& file : files)
     if (file.shown)
       for (const ResultRow& row : file.rows)
-        if (!row.is_ceiling()) d_heads.insert(row.d_head);
-  return {d_heads.begin(), d_heads.end()};
-}
-
-int default_d_head(const std::vector<int>& d_heads) {
-  if (d_heads.empty()) return 0;
-  if (std::find(d_heads.begin(), d_heads.end(), 128) != d_heads.end()) return 128;
-  return d_heads.front();
-}
-
-std::vector<bool> distinct_workloads(const std::vector<ResultFile>& files) {
-  std::set<bool> workloads;
-  for (const ResultFile& file : files)
-    if (file.shown)
-      for (const ResultRow& row : file.rows)
-        if (!row.is_ceiling()) workloads.insert(row.causal);
+        if (!row.is_ceiling()) {
+          Problem workload = workload_of(row.problem);
+          workload.dtype = DType::FP16;
+          workloads.insert(workload);
+        }
   return {workloads.begin(), workloads.end()};
 }
 
-std::string_view workload_label(bool causal) {
-  return causal ? "causal" : "non-causal";
+namespace {
+
+// Whether `workload` has the selected value of every selectable axis before `axis`.
+bool agrees_before(const Problem& workload, const WorkloadSelection& selection, Axis axis) {
+  for (const Axis earlier : selectable_workload_axes()) {
+    if (earlier == axis) return true;
+    const auto found = selection.find(earlier);
+    if (found != selection.end() && axis_spec(earlier).get(workload) != found->second) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<int> workload_axis_values(const std::vector<Problem>& workloads,
+                                      const WorkloadSelection& selection, Axis axis) {
+  std::set<int> values;
+  for (const Problem& workload : workloads)
+    if (agrees_before(workload, selection, axis)) values.insert(axis_spec(axis).get(workload));
+  return {values.begin(), values.end()};
+}
+
+WorkloadSelection repaired_workload(const std::vector<Problem>& workloads,
+                                    WorkloadSelection selection) {
+  if (workloads.empty()) return {};
+  for (const Axis axis : selectable_workload_axes()) {
+    const AxisSpec& spec = axis_spec(axis);
+    std::vector<const Problem*> candidates;
+    for (const Problem& workload : workloads)
+      if (agrees_before(workload, selection, axis)) candidates.push_back(&workload);
+    const auto found = selection.find(axis);
+    const bool kept = found != selection.end() &&
+                      std::any_of(candidates.begin(), candidates.end(),
+                                  [&](const Problem* w) { return spec.get(*w) == found->second; });
+    if (kept) continue;
+    // The plain value (whose fragment is empty: d_head 128, 16 heads, no grouping, no mask,
+    // forward) where a candidate has it, else the smallest.
+    const Problem* chosen = nullptr;
+    for (const Problem* candidate : candidates)
+      if (spec.fragment(*candidate).empty()) {
+        chosen = candidate;
+        break;
+      }
+    if (chosen == nullptr)
+      for (const Problem* candidate : candidates)
+        if (chosen == nullptr || spec.get(*candidate) < spec.get(*chosen)) chosen = candidate;
+    selection[axis] = spec.get(*chosen);
+  }
+  return selection;
+}
+
+std::string workload_value_label(Axis axis, int value, const WorkloadSelection& selection) {
+  // The value in the context of the others selected (heads_kv is read against heads).
+  Problem context = multi_head_problem(DType::FP16, 1, 1, 16, 128);
+  for (const auto& [other, other_value] : selection)
+    axis_spec(other).set(context, other_value);
+  axis_spec(axis).set(context, value);
+  return axis_spec(axis).value_label(context);
 }
 
 std::vector<RunChoice> distinct_runs(const std::vector<ResultFile>& files) {
@@ -123,7 +184,7 @@ std::vector<RunChoice> distinct_runs(const std::vector<ResultFile>& files) {
 }
 
 RowSet::ShapeKey RowSet::shape_of(const ResultRow& row) {
-  return {run_key(row), row.dtype, row.d_head, row.batch, row.heads, row.seq_len, row.causal};
+  return {run_key(row), row.problem};
 }
 
 RowSet::RowSet(std::vector<const ResultRow*> rows) {
@@ -135,8 +196,8 @@ RowSet::RowSet(std::vector<const ResultRow*> rows) {
   std::set<std::string> runs;
   for (const ResultRow* row : rows_) {
     dtypes.insert(dtype_text(*row));
-    seq_lens[dtype_text(*row)].insert(row->seq_len);
-    seq_lens[""].insert(row->seq_len);
+    seq_lens[dtype_text(*row)].insert(row->problem.seq_len);
+    seq_lens[""].insert(row->problem.seq_len);
     runs.insert(run_label(*row));
     if (const auto step = row->step_number()) steps.insert(*step);
     const auto baseline = row->subject.which_baseline();

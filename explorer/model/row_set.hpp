@@ -10,9 +10,13 @@
 #include <vector>
 
 #include "explorer/model/result_files.hpp"
+#include "kernels/common/problem_axes.hpp"
 #include "profiling/results/results.hpp"
 
 namespace flashscope::explorer {
+
+// A value per workload axis (see RowFilter::workload).
+using WorkloadSelection = std::map<Axis, int>;
 
 // How a percentage of a baseline is read. By time: baseline median / row median, which moves
 // with the SM clock each row ran at (a power-capped GPU runs different kernels at different
@@ -43,14 +47,13 @@ struct RowFilter {
   std::string cache_mode;
   std::string gpu;  // one GPU of that model: index or UUID (explorer/model/devices.hpp)
   std::string run;  // a run_key(), or empty for every run
-  // One head dimension, or 0 for every one. Rows of different d_head are different problems: a
-  // view that aggregates (progression, autotune, reports) must show one d_head at a time, so
-  // the GUI always sets it (ExplorerState picks 128 when present) and the reports split by it.
-  int d_head = 0;
-  // One workload, or nullopt for both. A causal row and a row without the mask are different
-  // problems (half the FLOP, other outputs): like d_head, the GUI always sets it (ExplorerState
-  // picks the non-causal workload when present) and the reports split by it.
-  std::optional<bool> causal;
+  // One value per workload axis (kernels/common/problem_axes.hpp: d_head, heads, heads_kv, the
+  // mask, the pass); an axis without an entry accepts any value. Rows of two workloads are
+  // different problems: a view that aggregates (progression, autotune, reports) shows one
+  // workload at a time, so the GUI always sets every axis the shown files vary (ExplorerState
+  // picks the plain value — d_head 128, no mask, forward — when present) and the reports split
+  // by them. The dtype is chosen apart (Selection::dtype), since some views show both.
+  WorkloadSelection workload;
 };
 
 std::vector<const ResultRow*> select_rows(const std::vector<ResultFile>& files,
@@ -59,15 +62,26 @@ std::vector<const ResultRow*> all_rows(const ResultFile& file);
 
 std::vector<std::string> distinct_devices(const std::vector<ResultFile>& files);
 std::vector<std::string> distinct_cache_modes(const std::vector<ResultFile>& files);
-// The head dimensions of the shown files' measured rows (ceiling rows have none), ascending.
-std::vector<int> distinct_d_heads(const std::vector<ResultFile>& files);
-// The d_head a view starts with: 128 (every step runs it) when present, else the smallest; 0 when
-// `d_heads` is empty.
-int default_d_head(const std::vector<int>& d_heads);
-// The workloads of the shown files' measured rows: false (no mask) before true (causal).
-std::vector<bool> distinct_workloads(const std::vector<ResultFile>& files);
-// "non-causal" or "causal", for labels and messages.
-std::string_view workload_label(bool causal);
+// The workload axes a view selects one value of (every workload axis but the dtype), in table
+// order.
+const std::vector<Axis>& selectable_workload_axes();
+// Whether `row` measured a problem with the selected value of every axis `selection` names
+// (ceiling rows measure none and match any selection).
+bool workload_matches(const ResultRow& row, const WorkloadSelection& selection);
+// The workloads (Problem::workload_of, the dtype set to fp16) of the shown files' measured rows.
+std::vector<Problem> distinct_workloads(const std::vector<ResultFile>& files);
+// The values `axis` takes among `workloads` that agree with `selection` on the axes before it in
+// table order, ascending.
+std::vector<int> workload_axis_values(const std::vector<Problem>& workloads,
+                                      const WorkloadSelection& selection, Axis axis);
+// `selection` made consistent with `workloads`: for each selectable axis in table order, its value
+// if some workload has it together with the axes before, else the plain value (d_head 128, no
+// mask, forward, …) when present, else the smallest. Axes no workload varies are still set, so
+// a view never mixes two problems.
+WorkloadSelection repaired_workload(const std::vector<Problem>& workloads,
+                                    WorkloadSelection selection);
+// A value of `axis` as a selector shows it: "128", "causal" / "non-causal", "8 (groups of 4)".
+std::string workload_value_label(Axis axis, int value, const WorkloadSelection& selection);
 
 struct RunChoice {
   std::string key;    // run_key()
@@ -107,8 +121,9 @@ class RowSet {
   const std::vector<int>& steps() const { return steps_; }            // numbered steps, ascending
 
  private:
-  // run, dtype, d_head, B, H, N, causal: a causal row pairs with the causal references only
-  using ShapeKey = std::tuple<std::string, std::optional<DType>, int, int, int, int, bool>;
+  // run and problem: a row pairs with the references of its own problem only (a causal row with
+  // the causal references, a grouped one with the grouped references)
+  using ShapeKey = std::tuple<std::string, Problem>;
   static ShapeKey shape_of(const ResultRow& row);
 
   std::vector<const ResultRow*> rows_;

@@ -11,7 +11,7 @@ std::vector<SweepSeries> build_sweep_series(const RowSet& set, const SweepQuery&
   std::map<std::pair<RowSubject, std::string>, std::map<int, const ResultRow*>> fastest;
   for (const ResultRow* row : set.rows()) {
     if (!is_usable(*row)) continue;
-    const ResultRow*& slot = fastest[{row->subject, dtype_text(*row)}][row->seq_len];
+    const ResultRow*& slot = fastest[{row->subject, dtype_text(*row)}][row->problem.seq_len];
     if (slot == nullptr || stands_before(*row, *slot)) slot = row;
   }
 

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/common/problem_axes.hpp"
 #include "profiling/results/results.hpp"
 
 namespace flashscope::explorer {
@@ -22,12 +23,11 @@ namespace flashscope::explorer {
 struct SweepRequest {
   std::string config_set =
       "prog";  // selection key (spec §5.4): prog, prog_all, tune, all, "128,64"; or built
-  std::vector<int> steps;            // kernel steps (SweepPlanner::steps() lists those built)
-  std::vector<int> seq_lens;         // N values
-  std::vector<std::string> dtypes;   // "fp16", "bf16"
-  std::vector<int> d_heads = {128};  // each config at its own d_head (explorer --csv --d-heads)
-  std::vector<int> causal = {0};     // the mask axis, 0 and/or 1 (explorer --csv --causal)
-  bool include_baselines = true;     // also measure FA2 and cuDNN at each (dtype, N)
+  std::vector<int> steps;  // kernel steps (SweepPlanner::steps() lists those built)
+  // The values of each problem axis to measure (explorer --csv's option per axis); an axis
+  // without an entry takes its sweep default or is derived (batch from N, heads_kv = heads).
+  AxisValues axes;
+  bool include_baselines = true;  // also measure FA2 and cuDNN at each problem
   bool operator==(const SweepRequest&) const = default;
 };
 

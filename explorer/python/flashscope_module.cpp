@@ -19,17 +19,18 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/problem_axes.hpp"
 #include "configs/config_sets.hpp"
 #include "explorer/python/dlpack.hpp"
 #include "explorer/python/kernel_selection.hpp"
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/config.hpp"
 #include "kernels/common/cuda_check.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
 #include "kernels/common/registry.hpp"
 #include "kernels/common/tensor_map.hpp"
-#include "profiling/nvtx_ranges.hpp"
-#include "profiling/timing.hpp"
+#include "kernels/common/device_buffer.hpp"
+#include "profiling/measurement/interleaved.hpp"
 
 namespace py = pybind11;
 
@@ -71,7 +72,7 @@ GpuTarget describe_gpu(int device) {
   if (status != cudaSuccess) {
     cudaGetLastError();  // clear it, so a later call does not report it again
     throw std::runtime_error("no usable CUDA device cuda:" + std::to_string(device) + " (" +
-                             cudaGetErrorName(status) + ": " + cudaGetErrorString(status) + ")");
+                             cuda_unavailable_reason(status, "cudaGetDeviceProperties") + ")");
   }
   return described[device] = {properties.major * 10 + properties.minor, properties.name};
 }
@@ -240,30 +241,23 @@ std::string step_list_text(const std::vector<int>& steps) {
   return text.empty() ? "none" : text;
 }
 
-std::vector<int> built_steps_with_causal() {
-  std::vector<int> steps;
-  for (const KernelEntry* entry : built_kernels().entries())
-    if (entry->supports_causal && (steps.empty() || steps.back() != entry->step))
-      steps.push_back(entry->step);
-  return steps;
-}
-
-// ValueError unless `entry` (or, with no entry yet, `step`, or any built step) applies the causal
-// mask. A named step without it gets launch validation's message (unsupported_causal_message),
-// the one `explorer check --causal` and a causal sweep give.
-void require_causal_support(std::optional<int> step, const KernelEntry* entry) {
-  if (entry && !entry->supports_causal)
-    throw py::value_error("causal=True: " + unsupported_causal_message(entry->step));
-  if (step && !configs::step_descriptor(*step).causal)
-    throw py::value_error("causal=True: " + unsupported_causal_message(*step));
-  const std::vector<int> causal_steps = built_steps_with_causal();
-  if (causal_steps.empty())
-    throw py::value_error(
-        "causal=True: no step built into this module has the causal mask; causal attention runs "
-        "on " +
-        configs::step_list_text(configs::steps_supporting_causal()) +
-        " (the .causal of kernels/versions/vNN/step.hpp; built steps: " +
-        step_list_text(built_kernels().steps()) + ")");
+// ValueError unless the named step (or, with none named, some built step) runs every axis' value
+// of the problem the arrays pose — the mask, grouped K/V heads, the head dimension — as its
+// descriptor declares: the message launch validation, `explorer check` and a sweep give, naming
+// the steps that run it.
+void require_problem_support(std::optional<int> step, const Problem& problem) {
+  if (step) {
+    if (auto reason = configs::step_refusal_message(*step, problem)) throw py::value_error(*reason);
+    return;
+  }
+  const std::vector<int> built = built_kernels().steps();
+  for (const int candidate : built)
+    if (!configs::step_refusal_message(candidate, problem)) return;
+  const std::optional<std::string> newest =
+      built.empty() ? std::nullopt : configs::step_refusal_message(built.back(), problem);
+  throw py::value_error("no step built into this module runs the problem " +
+                        problem_label(problem) + (newest ? ": " + *newest : std::string()) +
+                        " (built steps: " + step_list_text(built) + ")");
 }
 
 void require_step_built(int step) {
@@ -280,6 +274,7 @@ void require_step_built(int step) {
 }
 
 AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays, bool causal) {
+  // K and V have their own head count (grouped-query attention); O has Q's shape.
   // Until the output exists, Q stands in for it: every rule about O compares it with Q.
   const TensorView& o = arrays.size() > 3 ? arrays[3].view : arrays[0].view;
   return {arrays[0].view, arrays[1].view, arrays[2].view, o, causal};
@@ -288,7 +283,7 @@ AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays, boo
 // The kernel of `step` for the call: the named config, or the step's pick for the GPU.
 const KernelEntry& kernel_of_step(int step, const std::optional<KernelConfig>& config,
                                   const TensorView& q, const GpuTarget& gpu) {
-  if (config) return built_kernels().find(step, *config);
+  if (config) return find_kernel(built_kernels(), step, *config);
   return default_kernel(built_kernels(), step, q.dtype, static_cast<int>(q.shape[3]), gpu);
 }
 
@@ -319,8 +314,8 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
     // The kernels read every K and V row from every block, and forward_timed launches again on
     // the same inputs, so an output that overlaps an input would silently change the result.
     const auto end_of = [](const TensorView& view) {
-      return static_cast<const char*>(view.data) +
-             view.shape[0] * view.shape[1] * view.shape[2] * view.shape[3] * kElementBytes;
+      return static_cast<const char*>(view.data) + view.shape[0] * view.shape[1] * view.shape[2] *
+                                                       view.shape[3] * element_bytes(view.dtype);
     };
     const TensorView& o = arrays[3].view;
     for (int i = 0; i < 3; ++i) {
@@ -332,13 +327,15 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
     }
   }
   if (step) require_step_built(*step);
-  if (causal) require_causal_support(step, nullptr);
-
   const AttentionTensors tensors = attention_tensors(arrays, causal);
+  const Problem problem = problem_of(tensors);
+  if (const auto violation = problem_violation(problem))
+    throw py::value_error("q, k, v: " + *violation);
+  require_problem_support(step, problem);
   if (step && config) {
     // The rules of launch validation that do not depend on the device, for the lowest GPU the
     // kernel was compiled for; the device itself is checked below.
-    const KernelEntry& entry = built_kernels().find(*step, *config);
+    const KernelEntry& entry = find_kernel(built_kernels(), *step, *config);
     constexpr int kLowestSupportedComputeCapability = 80;
     validate_launch(entry, tensors,
                     entry.exact_compute_capability != 0 ? entry.exact_compute_capability
@@ -351,7 +348,6 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
   const int capability = resolved.gpu.compute_capability;
   if (step) {
     resolved.entry = &kernel_of_step(*step, config, tensors.q, resolved.gpu);
-    if (causal) require_causal_support(std::nullopt, resolved.entry);
     validate_launch(*resolved.entry, tensors, capability, resolved.device);
     return resolved;
   }
@@ -366,7 +362,7 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
       continue;
     try {
       const KernelEntry& entry = kernel_of_step(*it, config, tensors.q, resolved.gpu);
-      if (causal && !entry.supports_causal) continue;
+      if (configs::step_refusal_message(*it, problem)) continue;
       validate_launch(entry, tensors, capability, resolved.device);
       resolved.entry = &entry;
       return resolved;
@@ -452,8 +448,8 @@ class DeviceArray {
       if (extent <= 0) throw py::value_error("DeviceArray: every extent must be positive");
       count *= extent;
     }
-    allocation_ =
-        std::make_shared<DeviceAllocation>(static_cast<std::size_t>(count) * kElementBytes, device);
+    allocation_ = std::make_shared<DeviceAllocation>(
+        static_cast<std::size_t>(count) * element_bytes(dtype), device);
   }
 
   void* data() const { return allocation_->data; }
@@ -548,6 +544,14 @@ class DeviceArray {
   std::shared_ptr<DeviceAllocation> allocation_;
 };
 
+// A CUDA device index given by the caller, before any CUDA call sees it.
+int device_argument(int device) {
+  if (device < 0)
+    throw py::value_error("device " + std::to_string(device) +
+                          " is not a CUDA device index (0 or more)");
+  return device;
+}
+
 DType dtype_argument(const std::string& text) {
   if (const std::optional<DType> dtype = dtype_from_string(text)) return *dtype;
   throw py::value_error("dtype \"" + text + "\" is not fp16 or bf16");
@@ -555,20 +559,121 @@ DType dtype_argument(const std::string& text) {
 
 // ---- The forward pass --------------------------------------------------------------------------
 
+// Milliseconds with 4 significant decimals, for Timing's repr.
+std::string exact_ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", ms);
+  return text;
+}
+
+// How forward_timed measures: the sweep's interleaved engine and its settings
+// (profiling/measurement/interleaved.hpp), with the kernel as the one contender.
+struct TimingRequest {
+  double ci_target_percent = 1.0;
+  int min_rounds = 10;
+  int max_rounds = 400;
+  double cell_seconds = 2.0;
+  std::string launch_pattern = "graph";
+};
+
+// What forward_timed measured: the median per-launch time of the rounds with its 95 %
+// order-statistic interval, as a sweep row reports it (median_ms, ci_low_ms, ci_high_ms).
+struct Timing {
+  double ms = 0;
+  std::optional<double> ci_low_ms, ci_high_ms;  // none with fewer than 6 rounds
+  int rounds = 0;
+  int launches_per_round = 0;
+  std::string launch_pattern;  // the one used (graph falls back to stream when capture fails)
+  std::string pattern_note;    // why it differs from the one asked for
+  std::string stop_reason;     // "target", "max rounds", "time cap"
+  double seconds = 0;          // wall time of the timed rounds
+};
+
 struct ForwardResult {
   py::object o;
   int step = 0;
   KernelConfig config{};
-  std::optional<double> milliseconds;
+  std::optional<Timing> timing;
 };
+
+// The engine's settings for a request; throws std::invalid_argument (ValueError) naming the
+// argument and the rule, before any GPU is touched.
+measurement::InterleavedSettings interleaved_settings(const TimingRequest& request) {
+  measurement::InterleavedSettings settings;
+  if (!(request.ci_target_percent > 0))
+    throw std::invalid_argument("ci_target=" + std::to_string(request.ci_target_percent) +
+                                ": the target interval width must be a positive percentage of "
+                                "the median (e.g. 1.0)");
+  settings.stopping.target_relative_width = request.ci_target_percent / 100;
+  settings.stopping.min_rounds = request.min_rounds;
+  settings.stopping.max_rounds = request.max_rounds;
+  settings.stopping.max_seconds = request.cell_seconds;
+  const auto pattern = measurement::launch_pattern_from_string(request.launch_pattern);
+  if (!pattern)
+    throw std::invalid_argument("launch_pattern=\"" + request.launch_pattern +
+                                "\" is not a launch pattern: graph, stream or gapped");
+  settings.pattern = *pattern;
+  try {
+    measurement::validate_interleaved_settings(settings);
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument(std::string("forward_timed: ") + error.what());
+  }
+  return settings;
+}
+
+// A CUDA event without timing, to order one stream after another.
+class StreamFence {
+ public:
+  StreamFence() { FS_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+  ~StreamFence() { cudaEventDestroy(event_); }
+  StreamFence(const StreamFence&) = delete;
+  StreamFence& operator=(const StreamFence&) = delete;
+  // `waiting` runs nothing more until what `first` holds now is done.
+  void order(cudaStream_t first, cudaStream_t waiting) {
+    FS_CUDA_CHECK(cudaEventRecord(event_, first));
+    FS_CUDA_CHECK(cudaStreamWaitEvent(waiting, event_, 0));
+  }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// Times `launch` as a sweep times a kernel row. The rounds run on a stream of their own (graph
+// capture needs a created stream; the caller's may be the legacy default one), ordered after the
+// caller's work and before whatever the caller enqueues next.
+Timing time_interleaved(const std::function<void(cudaStream_t)>& launch, const std::string& name,
+                        const measurement::InterleavedSettings& settings, cudaStream_t caller) {
+  const CudaStream rounds;
+  StreamFence fence;
+  fence.order(caller, rounds.get());
+  const measurement::InterleavedResult result =
+      measurement::measure_interleaved({{name, launch}}, {}, settings, rounds.get());
+  fence.order(rounds.get(), caller);
+  const measurement::ContenderResult& kernel = result.contenders.front();
+  Timing timing;
+  timing.ms = kernel.time.median;
+  if (kernel.time.interval) {
+    timing.ci_low_ms = kernel.time.interval->lower;
+    timing.ci_high_ms = kernel.time.interval->upper;
+  }
+  timing.rounds = result.rounds;
+  timing.launches_per_round = kernel.launches_per_round;
+  timing.launch_pattern = std::string(measurement::launch_pattern_name(result.pattern.pattern));
+  timing.pattern_note = result.pattern.note;
+  timing.stop_reason = std::string(measurement::stop_reason_name(result.stop_reason));
+  timing.seconds = result.seconds;
+  return timing;
+}
 
 // Borrows q, k, v (and o), picks and validates the kernel, allocates the output through
 // `allocate_output(shape, dtype, device)` when o is None, then launches on `stream`, or, with
-// `timing` = (warmup, runs), times it as a sweep does and returns the median.
+// `timing`, times it as a sweep times a kernel row (time_interleaved).
 ForwardResult forward(const py::object& q, const py::object& k, const py::object& v, py::object o,
                       const py::object& allocate_output, std::optional<int> step,
                       const std::optional<KernelConfig>& config, bool causal, std::intptr_t stream,
-                      std::optional<std::pair<int, int>> timing) {
+                      const std::optional<TimingRequest>& timing) {
+  const std::optional<measurement::InterleavedSettings> settings =
+      timing ? std::optional(interleaved_settings(*timing)) : std::nullopt;
   std::vector<BorrowedArray> arrays;
   const py::handle inputs[] = {q, k, v};
   for (int i = 0; i < 3; ++i)
@@ -600,22 +705,12 @@ ForwardResult forward(const py::object& q, const py::object& k, const py::object
   if (!timing) {
     FS_CUDA_CHECK(entry.launch(args, as_stream(stream)));
   } else {
-    TimingSettings settings;
-    settings.warmup_runs = timing->first;
-    settings.timed_runs = timing->second;
-    settings.min_timed_runs = timing->second;
-    settings.target_ms = 0;  // exactly `runs` timed launches
-    settings.cache_mode = CacheMode::warm;
-    const MeasurementRangeName range_name{measurement_range_name(
-        std::to_string(entry.step), to_short_form(entry.config), static_cast<int>(args.seq_len))};
-    TimingStats stats;
-    {
-      const py::gil_scoped_release release;
-      stats = time_launches(
-          [&](cudaStream_t launch_stream) { FS_CUDA_CHECK(entry.launch(args, launch_stream)); },
-          settings, as_stream(stream), nullptr, range_name);
-    }
-    result.milliseconds = stats.median_ms;
+    const std::string name =
+        "step " + std::to_string(entry.step) + " " + to_short_form(entry.config);
+    const py::gil_scoped_release release;
+    result.timing = time_interleaved(
+        [&](cudaStream_t launch_stream) { FS_CUDA_CHECK(entry.launch(args, launch_stream)); }, name,
+        *settings, as_stream(stream));
   }
   if (py::isinstance<DeviceArray>(o)) o.cast<DeviceArray&>().record_ready(stream);
   result.o = o;
@@ -638,7 +733,7 @@ std::pair<int, KernelConfig> resolve_kernel(const py::object& q, const py::objec
 }
 
 py::dict kernel_info(int step, const KernelConfig& config) {
-  const KernelEntry& entry = built_kernels().find(step, config);
+  const KernelEntry& entry = find_kernel(built_kernels(), step, config);
   py::dict info;
   info["step"] = entry.step;
   info["config"] = entry.config;
@@ -647,6 +742,8 @@ py::dict kernel_info(int step, const KernelConfig& config) {
   info["static_head_counts"] = entry.static_head_counts;
   info["exact_compute_capability"] = entry.exact_compute_capability;
   info["supports_causal"] = entry.supports_causal;
+  // From the step's descriptor: K and V with fewer heads than Q (grouped-query attention).
+  info["supports_grouped_kv"] = configs::step_descriptor(entry.step).grouped_kv;
   info["title"] = std::string(configs::step_info(entry.step).title);
   return info;
 }
@@ -689,6 +786,8 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
   });
+
+  m.attr("__version__") = FLASHSCOPE_VERSION;
 
   py::class_<KernelConfig>(m, "Config",
                            "The C++ kernel configuration record (kernels/common/config.hpp): its "
@@ -749,8 +848,10 @@ PYBIND11_MODULE(_core, m) {
   py::class_<DeviceArray>(m, "DeviceArray",
                           "An output the module allocated (cudaMalloc) for a framework it cannot "
                           "allocate in; hand it to any from_dlpack")
-      .def(py::init([](const std::array<std::int64_t, 4>& shape, const std::string& dtype,
-                       int device) { return DeviceArray(shape, dtype_argument(dtype), device); }),
+      .def(py::init(
+               [](const std::array<std::int64_t, 4>& shape, const std::string& dtype, int device) {
+                 return DeviceArray(shape, dtype_argument(dtype), device_argument(device));
+               }),
            py::arg("shape"), py::arg("dtype"), py::arg("device"))
       .def("__dlpack__", &DeviceArray::dlpack, py::kw_only(), py::arg("stream") = py::none(),
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
@@ -790,15 +891,22 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def(
       "default_config",
-      [](int step, const std::string& dtype, int d_head, int compute_capability,
-         const std::string& device_name) {
+      [](int step, const std::string& dtype, int d_head, std::optional<int> device,
+         std::optional<int> compute_capability, const std::string& device_name) {
+        // Every rule that needs no GPU first, so a bad call is named as such without one.
         require_step_built(step);
-        return default_kernel(built_kernels(), step, dtype_argument(dtype), d_head,
-                              {compute_capability, device_name})
-            .config;
+        const DType kernel_dtype = dtype_argument(dtype);
+        require_built_kernel(built_kernels(), step, kernel_dtype, d_head);
+        GpuTarget gpu{compute_capability.value_or(0), device_name};
+        if (compute_capability) {
+          require_kernel_capability(*compute_capability);
+        } else {
+          gpu = describe_gpu(device_argument(device.value_or(0)));
+        }
+        return default_kernel(built_kernels(), step, kernel_dtype, d_head, gpu).config;
       },
-      py::arg("step"), py::arg("dtype"), py::arg("d_head"), py::arg("compute_capability"),
-      py::arg("device_name"));
+      py::arg("step"), py::arg("dtype"), py::arg("d_head"), py::arg("device"),
+      py::arg("compute_capability"), py::arg("device_name"));
   m.def(
       "gpu_pick_order",
       [](int step, int compute_capability, const std::string& device_name) {
@@ -846,9 +954,38 @@ PYBIND11_MODULE(_core, m) {
         py::arg("stream"), py::arg("timing"));
   m.def("resolve_kernel", &resolve_kernel, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
         py::arg("step"), py::arg("config"), py::arg("causal"), py::arg("stream"));
+  py::class_<TimingRequest>(m, "TimingRequest")
+      .def(py::init([](double ci_target, int min_rounds, int max_rounds, double cell_seconds,
+                       std::string launch_pattern) {
+             return TimingRequest{ci_target, min_rounds, max_rounds, cell_seconds,
+                                  std::move(launch_pattern)};
+           }),
+           py::arg("ci_target"), py::arg("min_rounds"), py::arg("max_rounds"),
+           py::arg("cell_seconds"), py::arg("launch_pattern"));
+  py::class_<Timing>(m, "Timing",
+                     "What forward_timed measured: the median per-launch time of the rounds "
+                     "and its 95 % order-statistic interval (docs/python.md)")
+      .def_readonly("ms", &Timing::ms)
+      .def_readonly("ci_low_ms", &Timing::ci_low_ms)
+      .def_readonly("ci_high_ms", &Timing::ci_high_ms)
+      .def_readonly("rounds", &Timing::rounds)
+      .def_readonly("launches_per_round", &Timing::launches_per_round)
+      .def_readonly("launch_pattern", &Timing::launch_pattern)
+      .def_readonly("pattern_note", &Timing::pattern_note)
+      .def_readonly("stop_reason", &Timing::stop_reason)
+      .def_readonly("seconds", &Timing::seconds)
+      .def("__float__", [](const Timing& t) { return t.ms; })
+      .def("__repr__", [](const Timing& t) {
+        std::string text = "Timing(" + exact_ms(t.ms) + " ms";
+        if (t.ci_low_ms && t.ci_high_ms)
+          text +=
+              ", 95 % interval [" + exact_ms(*t.ci_low_ms) + ", " + exact_ms(*t.ci_high_ms) + "]";
+        return text + ", " + std::to_string(t.rounds) + " rounds, " + t.launch_pattern +
+               " pattern, stopped: " + t.stop_reason + ")";
+      });
   py::class_<ForwardResult>(m, "ForwardResult")
       .def_readonly("o", &ForwardResult::o)
       .def_readonly("step", &ForwardResult::step)
       .def_readonly("config", &ForwardResult::config)
-      .def_readonly("milliseconds", &ForwardResult::milliseconds);
+      .def_readonly("timing", &ForwardResult::timing);
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <stdexcept>
+#include <string>
 
 #include "configs/config_sets.hpp"
 
@@ -44,10 +46,25 @@ const KernelEntry& default_kernel(const KernelRegistry& registry, int step, DTyp
     if (pick.d_head != d_head) continue;
     if (const KernelEntry* entry = registry.try_find(step, pick)) return *entry;
   }
+  for (const KernelEntry* entry : registry.entries_of_step(step))
+    if (entry->config.dtype == dtype && entry->config.d_head == d_head) return *entry;
+  require_built_kernel(registry, step, dtype, d_head);
+  throw std::logic_error("default_kernel: require_built_kernel found a kernel the loop did not");
+}
+
+void require_kernel_capability(int compute_capability) {
+  if (compute_capability < 80)
+    throw std::invalid_argument(
+        "compute_capability " + std::to_string(compute_capability) +
+        " is not a GPU the kernels run on: major * 10 + minor of sm_80 or newer, e.g. 80 (A100), "
+        "86 (RTX 3090), 90 (H100, H200)");
+}
+
+void require_built_kernel(const KernelRegistry& registry, int step, DType dtype, int d_head) {
   std::set<int> built_d_heads;
   for (const KernelEntry* entry : registry.entries_of_step(step)) {
     if (entry->config.dtype != dtype) continue;
-    if (entry->config.d_head == d_head) return *entry;
+    if (entry->config.d_head == d_head) return;
     built_d_heads.insert(entry->config.d_head);
   }
   std::string message = "step " + std::to_string(step) + " has no " +

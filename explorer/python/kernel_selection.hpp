@@ -26,6 +26,14 @@ std::vector<KernelConfig> gpu_pick_order(int step, const GpuTarget& gpu);
 // Whether the entry's machine code runs on a GPU of this compute capability.
 bool runs_on(const KernelEntry& entry, int compute_capability);
 
+// Throws KernelLookupError unless `registry` has a kernel of `step` in `dtype` at `d_head`, naming
+// the step, the dtype and d_head and what the step has built: what default_kernel needs of any GPU.
+void require_built_kernel(const KernelRegistry& registry, int step, DType dtype, int d_head);
+
+// A described GPU (`compute_capability` major * 10 + minor) that the kernels can run on: sm_80 or
+// newer. Throws std::invalid_argument naming the value and the rule.
+void require_kernel_capability(int compute_capability);
+
 // The kernel of `step` a call with inputs of `dtype` and `d_head` runs on `gpu` when it names no
 // config: the first of gpu_pick_order() built in `registry` (in `dtype`), else the step's first
 // built kernel of that dtype and d_head in (step, config) order. Throws KernelLookupError naming

@@ -41,9 +41,11 @@ ReportCommand add_report_command(CLI::App& app) {
       ->capture_default_str();
   report.command->add_option(
       "--update", options.update,
-      "Rewrite these documents' blocks (each document written whole: a temporary file renamed)");
+      "Rewrite these documents' blocks (each document written whole: DOC.partial renamed; an "
+      "existing DOC.partial is refused; a document without a block fails)");
   report.command->add_option("--check", options.check,
-                             "Exit 1 if any block of these documents differs from the data");
+                             "Exit 1 if any block of these documents differs from the data, or a "
+                             "document holds no block");
   report.command->add_option(
       "--print", options.print,
       "Print one block (e.g. progression, vs-fa2-16, clocks, drift, warnings, autotune-7, "
@@ -60,8 +62,10 @@ int ReportCommand::run() const {
   if (options.results.empty())
     if (const auto problem = cli::input_directory_problem("--results-dir", options.results_dir))
       problems.add(*problem);
-  for (const std::string& path : options.update)
+  for (const std::string& path : options.update) {
     if (const auto problem = cli::input_file_problem("--update", path)) problems.add(*problem);
+    if (const auto problem = cli::partial_file_problem("--update", path)) problems.add(*problem);
+  }
   for (const std::string& path : options.check)
     if (const auto problem = cli::input_file_problem("--check", path)) problems.add(*problem);
   if (options.print.empty() && options.update.empty() && options.check.empty())
@@ -132,7 +136,25 @@ int ReportCommand::run() const {
     return 1;
   }
 
-  int status = 0;
+  // A document without a single block has nothing to check or update: that is no match.
+  std::size_t empty_documents = 0;
+  for (const Document& document : documents)
+    if (document.update.blocks == 0) {
+      std::cerr << "explorer report: " << document.path
+                << ": no generated block (<!-- flashscope:begin NAME --> ... <!-- flashscope:end "
+                   "NAME -->); nothing in it was "
+                << (document.write ? "updated" : "checked") << "\n";
+      ++empty_documents;
+    }
+  if (empty_documents > 0 && empty_documents == documents.size()) {
+    std::cerr << "explorer report: no block in "
+              << (documents.size() == 1 ? "the document" : "any of the documents")
+              << ": nothing to check or update (explorer report --print NAME prints a block; "
+                 "docs/results.md shows how one is marked)\n";
+    return 1;
+  }
+
+  int status = empty_documents > 0 ? 1 : 0;
   std::size_t block_count = 0, changed = 0, unknown = 0;
   for (const Document& document : documents) {
     block_count += document.update.blocks;
@@ -173,7 +195,11 @@ int ReportCommand::run() const {
       std::cerr << "every block matches the data\n";
     else
       std::cerr << changed << " " << (options.check.empty() ? "updated" : "changed or differing")
-                << ", " << unknown << " unknown\n";
+                << ", " << unknown << " unknown"
+                << (empty_documents > 0
+                        ? ", " + std::to_string(empty_documents) + " document(s) without a block"
+                        : std::string())
+                << "\n";
   }
   return status;
 }

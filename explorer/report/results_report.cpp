@@ -1,5 +1,7 @@
 #include "explorer/report/results_report.hpp"
 
+#include "kernels/common/problem_axes.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -18,6 +20,7 @@
 #include "explorer/model/fields.hpp"
 #include "explorer/model/progression.hpp"
 #include "explorer/model/roofline.hpp"
+#include "explorer/model/compare.hpp"
 #include "profiling/results/baseline_drift.hpp"
 
 namespace flashscope::explorer {
@@ -82,7 +85,8 @@ std::string busiest_run(const RowSet& set, Wanted wanted) {
       items;
   for (const ResultRow* row : set.rows())
     if (is_usable(*row) && wanted(*row))
-      items[run_key(*row)].insert({row->subject, row->config, row->dtype, row->seq_len});
+      items[run_key(*row)].insert(
+          {row->subject, row->config, row_dtype(*row), row->problem.seq_len});
   std::string best;
   std::size_t most = 0;
   for (const auto& [run, measured] : items)
@@ -100,7 +104,8 @@ template <typename Wanted>
 std::string widest_run(const RowSet& set, Wanted wanted) {
   std::map<std::string, std::set<std::pair<RowSubject, std::optional<DType>>>> covered;
   for (const ResultRow* row : set.rows())
-    if (is_usable(*row) && wanted(*row)) covered[run_key(*row)].insert({row->subject, row->dtype});
+    if (is_usable(*row) && wanted(*row))
+      covered[run_key(*row)].insert({row->subject, row_dtype(*row)});
   std::string best;
   std::size_t most = 0;
   for (const auto& [run, pairs] : covered)
@@ -118,7 +123,7 @@ std::string widest_kernel_run(const RowSet& set, int first_step) {
   std::map<std::string, std::set<std::tuple<int, std::optional<DType>, int>>> covered;
   for (const ResultRow* row : set.rows())
     if (const auto step = row->step_number(); step && *step >= first_step && is_usable(*row))
-      covered[run_key(*row)].insert({*step, row->dtype, row->seq_len});
+      covered[run_key(*row)].insert({*step, row_dtype(*row), row->problem.seq_len});
   std::string best;
   std::size_t most = 0;
   for (const auto& [run, cells] : covered)
@@ -154,6 +159,20 @@ std::string hopper_run_with_step(const RowSet& set, int step) {
 
 std::string percent_text(std::optional<double> value) {
   return fixed(value, 1, " %");
+}
+
+// % of a baseline by time at one N, with the row's 95 % interval when it was measured in
+// interleaved rounds ("99.1 % [98.9, 99.3]"); rows from before then have none.
+std::string percent_at_n_text(const StepValue* value, Baseline baseline) {
+  if (value == nullptr) return percent_text(std::nullopt);
+  std::string text = percent_text(value->percent_by(PercentBasis::time));
+  if (value->rows.size() != 1 || !value->percent) return text;
+  const ResultRow& row = *value->rows.front();
+  const auto& [low, high] = baseline == Baseline::fa2
+                                ? std::pair{row.pct_fa2_low, row.pct_fa2_high}
+                                : std::pair{row.pct_cudnn_low, row.pct_cudnn_high};
+  if (low && high) text += " [" + fixed(*low, 1) + ", " + fixed(*high, 1) + "]";
+  return text;
 }
 
 std::string progression_block(const RowSet& all) {
@@ -256,7 +275,8 @@ std::string hopper_block(const RowSet& all) {
 }
 
 // A Hopper step at every N of the widest run that has it: the fastest config there, its TFLOP/s and
-// % FA2 and % cuDNN by time and by cycles — where a harmonic mean hides a weak N, this shows it.
+// % FA2 and % cuDNN by time (with the 95 % interval of rows measured in interleaved rounds) and by
+// cycles — where a harmonic mean hides a weak N, this shows it.
 std::string per_n_block(const RowSet& all, int step) {
   const RowSet set(rows_of_run(all, hopper_run_with_step(all, step)));
   std::string out =
@@ -271,15 +291,13 @@ std::string per_n_block(const RowSet& all, int step) {
       const StepValue* versus_cudnn = cudnn.find_step(step);
       if (!versus_fa2 || versus_fa2->rows.empty()) continue;
       any = true;
-      out +=
-          "| " + dtype + " | " + std::to_string(seq_len) + " | `" + versus_fa2->config_text() +
-          "` | " + fixed(versus_fa2->tflops, 1) + " | " +
-          percent_text(versus_fa2->percent_by(PercentBasis::time)) + " | " +
-          percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::time) : std::nullopt) +
-          " | " +
-          percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::cycles)
-                                    : std::nullopt) +
-          " |\n";
+      out += "| " + dtype + " | " + std::to_string(seq_len) + " | `" + versus_fa2->config_text() +
+             "` | " + fixed(versus_fa2->tflops, 1) + " | " +
+             percent_at_n_text(versus_fa2, Baseline::fa2) + " | " +
+             percent_at_n_text(versus_cudnn, Baseline::cudnn) + " | " +
+             percent_text(versus_cudnn ? versus_cudnn->percent_by(PercentBasis::cycles)
+                                       : std::nullopt) +
+             " |\n";
     }
   return any ? out : "";
 }
@@ -290,7 +308,7 @@ std::string per_n_block(const RowSet& all, int step) {
 std::string d_heads_block(const std::vector<const ResultRow*>& rows) {
   std::map<int, std::vector<const ResultRow*>> by_d_head;
   for (const ResultRow* row : rows)
-    if (!row->is_ceiling()) by_d_head[row->d_head].push_back(row);
+    if (!row->is_ceiling()) by_d_head[row->problem.d_head].push_back(row);
   if (by_d_head.size() < 2) return "";
   std::string out =
       "| d_head | dtype | N | fastest step | config | TFLOP/s | % FA2 | % cuDNN by time | % cuDNN "
@@ -355,9 +373,19 @@ std::optional<double> tensor_pipe_percent(const ResultRow& row) {
   return pipe->second;
 }
 
+// Whether two rows' times differ beyond both 95 % intervals of the median (docs/profiling.md,
+// "Significance"): "yes", "no" (they overlap: the difference is noise) or "–" (a row from
+// before the interleaved timing has no interval).
+std::string significance_text(const ResultRow& before, const ResultRow& after) {
+  const Significance significance = significance_of(before, after);
+  if (significance == Significance::no_interval) return "–";
+  return significance == Significance::within_noise ? "no" : "yes";
+}
+
 // A step against the step before it at every N, from the run that measured the Hopper track:
-// each one's fastest config, its TFLOP/s, the ratio, and where the time went (tensor-pipe
-// activity, SM-active share). Empty when the run lacks either step.
+// each one's fastest config, its TFLOP/s, the ratio, where the time went (tensor-pipe activity,
+// SM-active share), and whether the difference is beyond both rows' intervals. Empty when the run
+// lacks either step.
 std::string versus_previous_block(const RowSet& all, int step) {
   const RowSet set(rows_of_run(all, hopper_run_with_step(all, step)));
   const auto optional_percent = [](std::optional<double> value) {
@@ -370,9 +398,10 @@ std::string versus_previous_block(const RowSet& all, int step) {
   std::string out = "| dtype | N | step " + std::to_string(step - 1) + " TFLOP/s | step " +
                     std::to_string(step) + " TFLOP/s | step " + std::to_string(step) + " / step " +
                     std::to_string(step - 1) + " | tensor pipe active | SM-active share | " +
-                    (with_balance ? "SM balance | " : "") + "step " + std::to_string(step) +
-                    " config |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | " +
-                    (with_balance ? "---: | " : "") + "--- |\n";
+                    (with_balance ? "SM balance | " : "") + "beyond the intervals | step " +
+                    std::to_string(step) +
+                    " config |\n| --- | ---: | ---: | ---: | ---: | ---: | " + "---: | " +
+                    (with_balance ? "---: | " : "") + "--- | --- |\n";
   bool any = false;
   for (const std::string& dtype : dtypes_of(set))
     for (const int seq_len : set.seq_lens(dtype)) {
@@ -393,7 +422,7 @@ std::string versus_previous_block(const RowSet& all, int step) {
              (with_balance ? optional_percent(sm_balance_percent(before)) + " → " +
                                  optional_percent(sm_balance_percent(after)) + " | "
                            : std::string()) +
-             "`" + current->config_text() + "` |\n";
+             significance_text(before, after) + " | `" + current->config_text() + "` |\n";
     }
   return any ? out : "";
 }
@@ -455,7 +484,7 @@ std::string ceilings_block(const RowSet& all) {
            fixed(ceiling.row->sm_clock_mhz, 0) + " | " + run_label(*ceiling.row) + " |\n";
 
   const std::string run = widest_run(all, [](const ResultRow& row) {
-    return row.seq_len == kHeadlineSeqLen && arithmetic_intensity(row).has_value();
+    return row.problem.seq_len == kHeadlineSeqLen && arithmetic_intensity(row).has_value();
   });
   if (run.empty()) return out;
   const RowSet set(rows_of_run(all, run));
@@ -518,7 +547,8 @@ std::string references_block(const RowSet& set) {
     const auto baseline = row->subject.which_baseline();
     if (!baseline || !is_usable(*row)) continue;
     const ResultRow* paired = set.baseline_for(*row, *baseline);
-    if (paired == row) by_run[run_label(*row)][row->seq_len][{dtype_text(*row), *baseline}] = row;
+    if (paired == row)
+      by_run[run_label(*row)][row->problem.seq_len][{dtype_text(*row), *baseline}] = row;
   }
   const auto ratio = [](std::optional<double> value) {
     if (!value) return std::string("–");
@@ -537,7 +567,7 @@ std::string references_block(const RowSet& set) {
         };
         for (const Baseline baseline : kBaselines) {
           const ResultRow* row = row_of(baseline);
-          if (row) batch = row->batch;
+          if (row) batch = row->problem.batch;
           line += " " + fixed(row ? std::optional<double>(row->tflops) : std::nullopt, 1) + " |";
         }
         const ResultRow* fa2 = row_of(Baseline::fa2);
@@ -610,11 +640,11 @@ std::string versus_fa2_block(const RowSet& all, int step) {
   const RowSet set(rows_of_run(all, progression_run(all)));
   std::vector<const ResultRow*> rows;
   for (const ResultRow* row : set.rows())
-    if (row->step_number() == step && row->seq_len == kHeadlineSeqLen && is_usable(*row))
+    if (row->step_number() == step && row->problem.seq_len == kHeadlineSeqLen && is_usable(*row))
       rows.push_back(row);
   if (rows.empty()) return "";
   std::sort(rows.begin(), rows.end(), [&](const ResultRow* a, const ResultRow* b) {
-    if (a->dtype != b->dtype) return a->dtype < b->dtype;  // fp16 first
+    if (row_dtype(*a) != row_dtype(*b)) return row_dtype(*a) < row_dtype(*b);  // fp16 first
     return a->median_ms < b->median_ms;
   });
   std::string out =
@@ -675,7 +705,7 @@ std::string warnings_block(const RowSet& set) {
   for (const ResultRow* row : set.rows())
     if (!row->warnings.empty())
       out += "| " + run_label(*row) + " | " + row->subject.label() + " | " + config_cell(*row) +
-             " | " + dtype_text(*row) + " | " + std::to_string(row->seq_len) + " | " +
+             " | " + dtype_text(*row) + " | " + std::to_string(row->problem.seq_len) + " | " +
              row->warnings + " |\n";
   if (out.empty()) return "No row carries a warning.\n";
   return "| run | step | config | dtype | N | warning |\n| --- | --- | --- | --- | ---: | --- |\n" +
@@ -697,16 +727,16 @@ std::string autotune_block(const RowSet& all, int step) {
   const AutotuneModel model = build_autotune_model(set, {step, "", std::nullopt});
   std::map<std::pair<std::optional<DType>, int>, int> configs_measured;
   for (const AutotunePoint& point : model.points)
-    ++configs_measured[{point.row->dtype, point.row->seq_len}];
+    ++configs_measured[{row_dtype(*point.row), point.row->problem.seq_len}];
   std::string out =
       "| dtype | N | configs measured | fastest config | TFLOP/s | % FA2 by time | % FA2 by "
       "cycles | registers |\n"
       "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n";
   for (const ResultRow* row : model.fastest) {
     out +=
-        "| " + dtype_text(*row) + " | " + std::to_string(row->seq_len) + " | " +
-        std::to_string(configs_measured[{row->dtype, row->seq_len}]) + " | " + config_cell(*row) +
-        " | " + fixed(row->tflops, 1) + " | " +
+        "| " + dtype_text(*row) + " | " + std::to_string(row->problem.seq_len) + " | " +
+        std::to_string(configs_measured[{row_dtype(*row), row->problem.seq_len}]) + " | " +
+        config_cell(*row) + " | " + fixed(row->tflops, 1) + " | " +
         percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::time)) + " | " +
         percent_text(set.percent_of_baseline(*row, Baseline::fa2, PercentBasis::cycles)) + " | " +
         fixed(row->registers ? std::optional<double>(*row->registers) : std::nullopt, 0) + " |\n";
@@ -776,8 +806,8 @@ std::string autotune_summary_block(const RowSet& all, int step) {
   for (const ResultRow* fastest : model.fastest) {
     std::vector<const AutotunePoint*> points;
     for (const AutotunePoint& point : model.points)
-      if (point.row->dtype == fastest->dtype && point.row->seq_len == fastest->seq_len &&
-          is_usable(*point.row))
+      if (row_dtype(*point.row) == row_dtype(*fastest) &&
+          point.row->problem.seq_len == fastest->problem.seq_len && is_usable(*point.row))
         points.push_back(&point);
     int within = 0;
     double slowest = 0;
@@ -801,7 +831,7 @@ std::string autotune_summary_block(const RowSet& all, int step) {
     const auto relative = [&](std::optional<double> ms) {
       return ms ? time_change_text(*ms / fastest->median_ms) : std::string("–");
     };
-    out += "| " + dtype_text(*fastest) + " | " + std::to_string(fastest->seq_len) + " | " +
+    out += "| " + dtype_text(*fastest) + " | " + std::to_string(fastest->problem.seq_len) + " | " +
            std::to_string(points.size()) + " | " + std::to_string(within) + " | " +
            relative(slowest) + " |";
     for (const BlockShape& shape : model.shapes) {
@@ -825,8 +855,9 @@ std::string run_comparison_block(const RowSet& set) {
   std::map<std::string, std::map<Item, const ResultRow*>> by_run;
   for (const ResultRow* row : set.rows()) {
     if (!is_usable(*row) || row->reference_pass.value_or(1) != 1) continue;
-    const ResultRow*& slot = by_run[run_label(*row)][{row->subject, row->config, row->dtype,
-                                                      row->batch, row->heads, row->seq_len}];
+    const ResultRow*& slot =
+        by_run[run_label(*row)][{row->subject, row->config, row_dtype(*row), row->problem.batch,
+                                 row->problem.heads, row->problem.seq_len}];
     if (!slot || row->median_ms < slot->median_ms) slot = row;
   }
   std::string out;
@@ -964,8 +995,31 @@ std::string device_slug(const std::string& device) {
   return slug;
 }
 
-// The head dimension of the unsuffixed block names: the one every step runs.
-constexpr int kReportDHead = 128;
+// The suffix of a workload's block names: a token per workload axis off its plain value, in table
+// order ("-d64", "-h32-kv8", "-causal", "-backward"), so the plain workload (d_head 128, 16 heads,
+// no grouping, no mask, forward) keeps the names the documents have always used. The dtype is not
+// a workload of its own here: a block shows both. `skipped` leaves one axis out (the d-heads
+// block compares head dimensions).
+std::string workload_suffix(const Problem& workload, std::optional<Axis> skipped = std::nullopt) {
+  std::string suffix;
+  for (const AxisSpec& spec : problem_axes()) {
+    if (!spec.workload || spec.axis == Axis::dtype || spec.axis == skipped) continue;
+    std::string token;
+    for (const char c : spec.fragment(workload))
+      if (c != '=') token += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!token.empty()) suffix += "-" + token;
+  }
+  return suffix;
+}
+
+// The workload a row's blocks go with; a ceiling, which measures no problem, goes with the plain
+// one.
+Problem report_workload(const ResultRow& row) {
+  Problem workload =
+      row.is_ceiling() ? multi_head_problem(DType::FP16, 0, 0, 16, 128) : workload_of(row.problem);
+  workload.dtype = DType::FP16;
+  return workload;
+}
 
 // The blocks measured on one device.
 std::map<std::string, std::string> device_blocks(const RowSet& set) {
@@ -1023,30 +1077,28 @@ std::map<std::string, std::string> report_blocks(const RowSet& set) {
     if (primary.empty() || measured_rows[device] > measured_rows[primary]) primary = device;
   std::map<std::string, std::string> blocks;
   for (const auto& [device, rows] : rows_by_device) {
-    // The two workloads never share a block: the causal rows (half the FLOP, their own
-    // references) give every block again with "-causal" appended to its name.
-    std::map<bool, std::vector<const ResultRow*>> by_workload;
-    for (const ResultRow* row : rows)
-      by_workload[!row->is_ceiling() && row->causal].push_back(row);
-    for (const auto& [causal, workload_rows] : by_workload) {
-      const std::string workload = causal ? "-causal" : "";
+    // Two workloads never share a block: the rows of each (the causal ones, a head grouping,
+    // another d_head, …: half the FLOP or other references) give every block again with the
+    // workload's suffix ("per-n-22-d64@h100-80gb-hbm3", "per-n-23-d64-causal",
+    // "progression-h32-kv8-causal").
+    std::map<Problem, std::vector<const ResultRow*>> by_workload;
+    // The head dimensions side by side: one d-heads block per workload but for its d_head.
+    std::map<std::string, std::vector<const ResultRow*>> across_d_heads;
+    for (const ResultRow* row : rows) {
+      const Problem workload = report_workload(*row);
+      by_workload[workload].push_back(row);
+      across_d_heads[workload_suffix(workload, Axis::d_head)].push_back(row);
+    }
+    for (const auto& [suffix, workload_rows] : across_d_heads)
       if (std::string block = d_heads_block(workload_rows); !block.empty()) {
-        blocks["d-heads" + workload + "@" + device_slug(device)] = block;
-        if (device == primary) blocks["d-heads" + workload] = block;
+        blocks["d-heads" + suffix + "@" + device_slug(device)] = block;
+        if (device == primary) blocks["d-heads" + suffix] = block;
       }
-      // One head dimension per block: rows of d_head 128 (and the ceilings) give the names the
-      // documents have always used; another d_head adds "-d<d_head>" to every name
-      // ("per-n-22-d64@h100-80gb-hbm3", "per-n-23-d64-causal").
-      std::map<int, std::vector<const ResultRow*>> by_d_head;
-      for (const ResultRow* row : workload_rows)
-        by_d_head[row->is_ceiling() ? kReportDHead : row->d_head].push_back(row);
-      for (const auto& [d_head, head_rows] : by_d_head) {
-        const std::string suffix =
-            (d_head == kReportDHead ? "" : "-d" + std::to_string(d_head)) + workload;
-        for (const auto& [name, text] : device_blocks(RowSet(head_rows))) {
-          blocks[name + suffix + "@" + device_slug(device)] = text;
-          if (device == primary) blocks[name + suffix] = text;
-        }
+    for (const auto& [workload, workload_rows] : by_workload) {
+      const std::string suffix = workload_suffix(workload);
+      for (const auto& [name, text] : device_blocks(RowSet(workload_rows))) {
+        blocks[name + suffix + "@" + device_slug(device)] = text;
+        if (device == primary) blocks[name + suffix] = text;
       }
     }
   }

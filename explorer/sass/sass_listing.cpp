@@ -10,17 +10,13 @@
 #include <map>
 #include <memory>
 
+#include "kernels/common/text.hpp"
+
 namespace flashscope::sass {
 
 namespace {
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  return text;
-}
+using text::trim;
 
 bool is_hex_digit(char c) {
   return std::isxdigit(static_cast<unsigned char>(c)) != 0;

@@ -279,6 +279,7 @@ struct ExportOptions {
   std::string from;
   std::string to;
   bool progression_only = false;
+  bool replace = false;
   std::vector<std::string> manifest;
 };
 
@@ -286,7 +287,20 @@ int export_artifact(const ExportOptions& options) {
   const SassArtifact artifact = SassArtifact::load(options.from);
   const fs::path to = options.to;
   std::error_code error;
-  if (fs::exists(to / "manifest.txt", error)) fs::remove_all(to);  // replace an earlier export
+  // The destination is written only when it is new or empty, or (--replace) an earlier export.
+  if (fs::exists(to, error) && !(fs::is_directory(to, error) && fs::is_empty(to, error))) {
+    if (!fs::is_directory(to, error))
+      throw ToolError("--to: '" + to.string() + "' is a file; name a folder to export into");
+    if (!fs::exists(to / "manifest.txt", error))
+      throw ToolError("--to: '" + to.string() +
+                      "' holds files and is no SASS artifact (no manifest.txt); name a new or "
+                      "empty folder");
+    if (!options.replace)
+      throw ToolError("--to: '" + to.string() +
+                      "' holds an artifact already; give --replace to replace it, or name a new "
+                      "folder");
+    fs::remove_all(to);
+  }
   std::vector<SassKernelRecord> kept;
   std::set<std::string> copied;
   for (const SassKernelRecord& record : artifact.kernels()) {
@@ -349,8 +363,12 @@ int main(int argc, char** argv) {
   CLI::App* export_command =
       app.add_subcommand("export", "Copy an artifact (e.g. build-sass/sass to results/<gpu>/sass)");
   export_command->add_option("--from", export_options.from, "Artifact folder to copy")->required();
-  export_command->add_option("--to", export_options.to, "Destination folder (replaced)")
+  export_command
+      ->add_option("--to", export_options.to,
+                   "Destination folder: new or empty, or with --replace an earlier artifact")
       ->required();
+  export_command->add_flag("--replace", export_options.replace,
+                           "Replace the artifact (a folder with manifest.txt) already at --to");
   export_command->add_flag("--progression-only", export_options.progression_only,
                            "Keep each step's progression config and picks, and the previous and "
                            "next step's picks built at that step");

@@ -6,24 +6,61 @@
 #include <charconv>
 #include <vector>
 
+#include "kernels/common/text.hpp"
+
 namespace flashscope {
 
+std::string escape_control_bytes(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> config_field_problem(const KernelConfig& c) {
+  const auto is = [](std::string_view field, int value, std::string_view rule) {
+    return std::string(field) + " " + std::to_string(value) + " is not " + std::string(rule);
+  };
+  if (c.d_head <= 0 || c.d_head % 64 != 0)
+    return is("d_head", c.d_head, "a positive multiple of 64");
+  if (c.B_r <= 0 || c.B_r % 16 != 0)
+    return is("B_r", c.B_r, "a positive multiple of 16 (whole 16-row m-tiles)");
+  if (c.B_c <= 0 || c.B_c % 16 != 0) return is("B_c", c.B_c, "a positive multiple of 16");
+  if (c.n_warps <= 0) return is("n_warps", c.n_warps, "positive");
+  const std::pair<std::string_view, int> loads[] = {
+      {"the Q load of load_Q_K_V_tiles", c.Q_mma_load_K_fragments},
+      {"the K load of load_Q_K_V_tiles", c.K_mma_load_K_fragments},
+      {"the V load of load_Q_K_V_tiles", c.V_mma_load_K_fragments}};
+  for (const auto& [field, value] : loads)
+    if (value != 0 && (value < 2 || (value & (value - 1)) != 0))
+      return is(field, value, "0 (the whole tile) or a power of two from 2 up");
+  if (c.stages < 0 || c.stages > 4) return is("stages", c.stages, "0 (Ampere) or 1-4 (Hopper)");
+  if (c.consumer_regs != 0 &&
+      (c.consumer_regs % 8 != 0 || c.consumer_regs < 24 || c.consumer_regs > 256))
+    return is("consumer_regs (regs_N)", c.consumer_regs,
+              "0 or a multiple of 8 from 24 to 256 (setmaxnreg's range)");
+  return std::nullopt;
+}
+
 namespace {
+
+using text::trim;
 
 std::string lower(std::string_view text) {
   std::string out(text);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   return out;
-}
-
-std::string_view trim(std::string_view text) {
-  const auto is_space = [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0; };
-  while (!text.empty() && is_space(text.front()))
-    text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back()))
-    text.remove_suffix(1);
-  return text;
 }
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
@@ -38,7 +75,16 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
 }
 
 [[noreturn]] void fail(std::string_view text, const std::string& problem) {
-  throw ConfigParseError("cannot parse config \"" + std::string(text) + "\": " + problem);
+  // Escaped, so that a NUL (or any control byte) cannot cut or garble the message where it is
+  // read as a C string (a Python ValueError, a terminal).
+  throw ConfigParseError("cannot parse config \"" + escape_control_bytes(text) +
+                         "\": " + escape_control_bytes(problem));
+}
+
+// A config that parsed must also keep each field within its own range (config_field_problem).
+KernelConfig checked_fields(std::string_view text, const KernelConfig& c) {
+  if (const auto problem = config_field_problem(c)) fail(text, *problem);
+  return c;
 }
 
 int parse_int(std::string_view original, std::string_view field, std::string_view item) {
@@ -126,7 +172,7 @@ KernelConfig config_from_items(std::string_view original, std::vector<std::strin
          c.mma_double_buffer_loads || c.optimized_softmax))
       fail(original, "a Hopper config (stages >= 1) leaves the Ampere-only fields unset");
   }
-  return c;
+  return checked_fields(original, c);
 }
 
 // The text between `FlashForwardKernelConfig{` (or `KernelConfig{`) and the matching `}`.
@@ -295,7 +341,7 @@ KernelConfig parse_short_form(std::string_view text) {
     }
     if (c.stages <= 0)
       fail(text, "a Hopper config needs a stages_N token with N >= 1 (regs_N alone is not one)");
-    return c;
+    return checked_fields(text, c);
   }
   const auto has = [&tokens](std::string_view token) {
     return std::find(tokens.begin(), tokens.end(), token) != tokens.end();
@@ -322,7 +368,7 @@ KernelConfig parse_short_form(std::string_view text) {
   c.Q_mma_load_K_fragments = parse_int(text, "Q load", loads[0]);
   c.K_mma_load_K_fragments = parse_int(text, "K load", loads[1]);
   c.V_mma_load_K_fragments = parse_int(text, "V load", loads[2]);
-  return c;
+  return checked_fields(text, c);
 }
 
 KernelConfig parse_demangled_plain(std::string_view text) {

@@ -57,7 +57,12 @@ constexpr bool is_hopper_config(const KernelConfig& c) {
 
 // ---- Derived quantities (spec §2.4, §2.5) -------------------------------------------------
 
-constexpr int kElementBytes = 2;  // fp16 and bf16
+constexpr int kElementBytes = 2;  // fp16 and bf16: the kernels' SMEM arithmetic
+
+// Bytes of one element of `dtype` in a tensor the host allocates.
+constexpr int element_bytes(DType dtype) {
+  return dtype == DType::FP16 || dtype == DType::BF16 ? 2 : 0;
+}
 
 constexpr int threads_per_block(const KernelConfig& c) {
   return 32 * c.n_warps;
@@ -225,7 +230,21 @@ class ConfigParseError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// What parsing checks beyond the syntax: each field within its own range, whatever the other
+// fields: d_head a positive multiple of 64, B_r and B_c positive multiples of 16, n_warps
+// positive, each load_Q_K_V_tiles value 0 or a power of two from 2, stages 0-4, consumer_regs 0
+// or a multiple of 8 from 24 to 256 ("n_warps 0 is not positive"); nullopt when they are. Every
+// config static_config_violation accepts passes these. The rules that relate fields (B_r against
+// n_warps, the loads against d_head and B_c, warpgroups, the SMEM budget: the rest of
+// static_config_violation) and each step's known-bad combinations (unsupported_combination)
+// are not parse errors: such a config parses and is reported as never built, naming the rule.
+std::optional<std::string> config_field_problem(const KernelConfig& c);
+
+// `text` with every control byte (a NUL, a line break, ...) written as \xNN, for messages.
+std::string escape_control_bytes(std::string_view text);
+
 // Short form with d_head; also accepts markdown table rows (first non-empty `|` cell).
+// Every parse function below also applies config_field_problem.
 KernelConfig parse_short_form(std::string_view text);
 // `FlashForwardKernelConfig{5, 128, 64, 64, 4, 1, 1, 1, 0, 2, 0, 1, 1}` (true/false allowed): the
 // seed's 13 fields, or flashscope's 15 (`..., 1, 2, 240}` with stages and consumer_regs).

@@ -20,6 +20,17 @@ class CudaError : public std::runtime_error {
 
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line);
 
+// Whether this machine has an NVIDIA driver at all: the CUDA runtime loaded libcuda.so.1 (asked
+// with dlopen's RTLD_NOLOAD, which loads nothing: flashscope never links libcuda), or the kernel
+// driver is there (/proc/driver/nvidia).
+bool nvidia_driver_present();
+
+// Why CUDA cannot be used, for a message after "no usable CUDA device: ": the runtime's error
+// name and text, except where it reports cudaErrorInsufficientDriver (or no device) on a machine
+// without any NVIDIA driver, which it says as "no NVIDIA driver on this machine (...)", not
+// "CUDA driver version is insufficient".
+std::string cuda_unavailable_reason(cudaError_t status, const char* call = "cudaGetDeviceCount");
+
 }  // namespace flashscope
 
 #define FS_CUDA_CHECK(call)                                                  \

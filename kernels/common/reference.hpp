@@ -4,7 +4,8 @@
 //    In `low_precision` mode it rounds S, the normalised P and O to the input dtype (the
 //    "low-precision reference" R_lp); otherwise everything stays fp32 until the final cast
 //    (the "fp32-upcast reference" R_32).
-//  Both apply the causal mask when `shape.causal`: key j > query i gets probability 0.
+//  Both apply the causal mask when `problem.causal`: key j > query i gets probability 0, and
+//  both run grouped-query problems (K/V head h / group_size for query head h).
 //  - check_against_references: err_kernel = max|O - R_lp|, err_ref = max|R_lp - R_32|,
 //    pass iff err_kernel <= 2 * err_ref (and nothing is NaN).
 #pragma once
@@ -16,40 +17,21 @@
 #include <vector>
 
 #include "config.hpp"
+#include "problem.hpp"
 
 namespace flashscope {
 
-struct AttentionShape {
-  int batch = 1;
-  int seq_len = 0;
-  int heads = 1;
-  int d_head = 128;
-  // The mask is part of the problem: a causal problem (query i attends to keys j <= i) has other
-  // outputs and half the work of the same shape without it (docs/spec/kernel-progression.md).
-  bool causal = false;
-
-  std::int64_t elements() const {
-    return static_cast<std::int64_t>(batch) * seq_len * heads * d_head;
-  }
-};
-
-// The FLOP of one problem (docs/spec/kernel-progression.md §1.3): matmul_flops and
-// seed_attention_flops (config.hpp) of its shape, halved for the causal workload, whose
-// two GEMMs count 2·b·h·N²·d (the FlashAttention convention: the masked triangle is work not
-// done; the diagonal's N/2 extra scores are not counted). Every TFLOP/s of a causal row uses these.
-double matmul_flops(const AttentionShape& shape);
-double seed_attention_flops(const AttentionShape& shape);
-
-// Inputs and output are contiguous [batch, seq_len, heads, d_head], softmax scale 1/sqrt(d).
-std::vector<double> cpu_attention_fp64(const AttentionShape& shape, const std::vector<double>& q,
+// Q and O are contiguous [batch, seq_len, heads, d_head], K and V [batch, seq_len, heads_kv,
+// d_head] (query head h reads K/V head h / group_size); softmax scale 1/sqrt(d). A forward problem.
+std::vector<double> cpu_attention_fp64(const Problem& problem, const std::vector<double>& q,
                                        const std::vector<double>& k, const std::vector<double>& v);
 
 enum class ReferencePrecision { low_precision, fp32 };
 
-// q, k, v, o are device pointers of `dtype` elements. Asynchronous on `stream`.
-void gpu_reference_attention(const AttentionShape& shape, DType dtype, ReferencePrecision precision,
-                             const void* q, const void* k, const void* v, void* o,
-                             cudaStream_t stream = nullptr);
+// q, k, v, o are device pointers of the problem's dtype, laid out as for cpu_attention_fp64.
+// Asynchronous on `stream`.
+void gpu_reference_attention(const Problem& problem, ReferencePrecision precision, const void* q,
+                             const void* k, const void* v, void* o, cudaStream_t stream = nullptr);
 
 // Fills `count` elements of `dtype` at `data` with standard-normal values times `scale`,
 // a pure function of (seed, index).
@@ -81,8 +63,8 @@ struct CorrectnessVerdict {
 // The pair of references for one input set; compute once, check many kernels against them.
 class ReferenceOutputs {
  public:
-  ReferenceOutputs(const AttentionShape& shape, DType dtype, const void* q, const void* k,
-                   const void* v, cudaStream_t stream = nullptr);
+  ReferenceOutputs(const Problem& problem, const void* q, const void* k, const void* v,
+                   cudaStream_t stream = nullptr);
   ~ReferenceOutputs();
   ReferenceOutputs(const ReferenceOutputs&) = delete;
   ReferenceOutputs& operator=(const ReferenceOutputs&) = delete;
@@ -95,8 +77,7 @@ class ReferenceOutputs {
   CorrectnessVerdict check(const void* o, cudaStream_t stream = nullptr) const;
 
  private:
-  AttentionShape shape_;
-  DType dtype_;
+  Problem problem_;
   void* low_precision_ = nullptr;
   void* fp32_ = nullptr;
   double reference_gap_ = 0;

@@ -44,8 +44,7 @@ constexpr int kMaxColumnsPerThread = 2;  // d_head <= 256
 // sum of exponentials; pass 2 forms the normalised P and accumulates P·V. In low-precision
 // mode S, P and O are rounded to the input dtype as a framework's fp16/bf16 attention would.
 template <DType kDType, bool kLowPrecision>
-__global__ void reference_attention_kernel(AttentionShape shape,
-                                           const typename Element<kDType>::type* q,
+__global__ void reference_attention_kernel(Problem shape, const typename Element<kDType>::type* q,
                                            const typename Element<kDType>::type* k,
                                            const typename Element<kDType>::type* v,
                                            typename Element<kDType>::type* o) {
@@ -65,6 +64,10 @@ __global__ void reference_attention_kernel(AttentionShape shape,
   const long long seq_stride = static_cast<long long>(shape.heads) * d;
   const long long base = static_cast<long long>(sample) * shape.seq_len * seq_stride +
                          static_cast<long long>(head) * d;
+  // K and V: heads_kv heads; query head h reads K/V head h / group_size.
+  const long long kv_seq_stride = static_cast<long long>(shape.heads_kv) * d;
+  const long long kv_base = static_cast<long long>(sample) * shape.seq_len * kv_seq_stride +
+                            static_cast<long long>(head / (shape.heads / shape.heads_kv)) * d;
   const float scale = rsqrtf(static_cast<float>(d));
   const int rows = min(kRowsPerBlock, shape.seq_len - first_row);
 
@@ -81,7 +84,7 @@ __global__ void reference_attention_kernel(AttentionShape shape,
     for (int i = threadIdx.x; i < kKeysPerTile * d; i += blockDim.x) {
       const int j = i / d;
       kv_tile[j * pitch + i % d] =
-          j < keys ? E::to_float(source[base + (first_key + j) * seq_stride + i % d]) : 0.f;
+          j < keys ? E::to_float(source[kv_base + (first_key + j) * kv_seq_stride + i % d]) : 0.f;
     }
   };
   // The causal mask: key j > query i gets score -inf, so probability 0 (Q and K have one length:
@@ -231,8 +234,8 @@ unsigned int grid_for(std::int64_t count) {
 }
 
 template <DType kDType, bool kLowPrecision>
-void launch_reference(const AttentionShape& shape, const void* q, const void* k, const void* v,
-                      void* o, cudaStream_t stream) {
+void launch_reference(const Problem& shape, const void* q, const void* k, const void* v, void* o,
+                      cudaStream_t stream) {
   using T = typename Element<kDType>::type;
   const int d = shape.d_head;
   const std::size_t smem = sizeof(float) * (kRowsPerBlock * d + kKeysPerTile * (d + 1) +
@@ -248,9 +251,13 @@ void launch_reference(const AttentionShape& shape, const void* q, const void* k,
   FS_CUDA_CHECK(cudaGetLastError());
 }
 
-void check_shape(const AttentionShape& shape) {
-  if (shape.batch <= 0 || shape.seq_len <= 0 || shape.heads <= 0 || shape.d_head <= 0)
-    throw std::invalid_argument("reference attention needs a positive shape");
+void check_shape(const Problem& shape) {
+  if (const auto violation = problem_violation(shape))
+    throw std::invalid_argument("reference attention: " + *violation);
+  if (shape.pass != Pass::forward)
+    throw std::invalid_argument(
+        "reference attention computes the forward pass; the backward's "
+        "references are reference_backward.hpp's");
   if (shape.d_head > kThreads * kMaxColumnsPerThread)
     throw std::invalid_argument("reference attention supports d_head <= " +
                                 std::to_string(kThreads * kMaxColumnsPerThread) + ", got " +
@@ -263,12 +270,11 @@ std::size_t element_bytes(std::int64_t count) {
 
 }  // namespace
 
-void gpu_reference_attention(const AttentionShape& shape, DType dtype, ReferencePrecision precision,
-                             const void* q, const void* k, const void* v, void* o,
-                             cudaStream_t stream) {
+void gpu_reference_attention(const Problem& shape, ReferencePrecision precision, const void* q,
+                             const void* k, const void* v, void* o, cudaStream_t stream) {
   check_shape(shape);
   const bool low = precision == ReferencePrecision::low_precision;
-  if (dtype == DType::FP16) {
+  if (shape.dtype == DType::FP16) {
     low ? launch_reference<DType::FP16, true>(shape, q, k, v, o, stream)
         : launch_reference<DType::FP16, false>(shape, q, k, v, o, stream);
   } else {
@@ -332,20 +338,22 @@ std::string CorrectnessVerdict::summary() const {
   return text;
 }
 
-ReferenceOutputs::ReferenceOutputs(const AttentionShape& shape, DType dtype, const void* q,
-                                   const void* k, const void* v, cudaStream_t stream)
-    : shape_(shape), dtype_(dtype) {
-  const std::size_t bytes = element_bytes(shape.elements());
+ReferenceOutputs::ReferenceOutputs(const Problem& problem, const void* q, const void* k,
+                                   const void* v, cudaStream_t stream)
+    : problem_(problem) {
+  const std::size_t bytes = element_bytes(problem.query_elements());
   FS_CUDA_CHECK(cudaMalloc(&low_precision_, bytes));
   const cudaError_t second = cudaMalloc(&fp32_, bytes);
   if (second != cudaSuccess) {
     cudaFree(low_precision_);
     throw_cuda_error(second, "cudaMalloc(&fp32_, bytes)", __FILE__, __LINE__);
   }
-  gpu_reference_attention(shape, dtype, ReferencePrecision::low_precision, q, k, v, low_precision_,
+  gpu_reference_attention(problem, ReferencePrecision::low_precision, q, k, v, low_precision_,
                           stream);
-  gpu_reference_attention(shape, dtype, ReferencePrecision::fp32, q, k, v, fp32_, stream);
-  reference_gap_ = compare_outputs(low_precision_, fp32_, dtype, shape.elements(), stream).max_abs;
+  gpu_reference_attention(problem, ReferencePrecision::fp32, q, k, v, fp32_, stream);
+  reference_gap_ =
+      compare_outputs(low_precision_, fp32_, problem.dtype, problem.query_elements(), stream)
+          .max_abs;
 }
 
 ReferenceOutputs::~ReferenceOutputs() {
@@ -355,8 +363,9 @@ ReferenceOutputs::~ReferenceOutputs() {
 
 CorrectnessVerdict ReferenceOutputs::check(const void* o, cudaStream_t stream) const {
   CorrectnessVerdict verdict;
-  const ErrorStats vs_low = compare_outputs(o, low_precision_, dtype_, shape_.elements(), stream);
-  verdict.vs_fp32 = compare_outputs(o, fp32_, dtype_, shape_.elements(), stream);
+  const std::int64_t count = problem_.query_elements();
+  const ErrorStats vs_low = compare_outputs(o, low_precision_, problem_.dtype, count, stream);
+  verdict.vs_fp32 = compare_outputs(o, fp32_, problem_.dtype, count, stream);
   verdict.err_kernel = vs_low.max_abs;
   verdict.err_ref = reference_gap_;
   verdict.nan_count = vs_low.nan_count;

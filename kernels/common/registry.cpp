@@ -33,10 +33,12 @@ const KernelEntry* KernelRegistry::try_find(int step, const KernelConfig& config
   return found == entries_.end() ? nullptr : &found->second;
 }
 
-const KernelEntry& KernelRegistry::find(int step, const KernelConfig& config) const {
+const KernelEntry& KernelRegistry::find(int step, const KernelConfig& config,
+                                        const std::optional<std::string>& never_built) const {
   if (const KernelEntry* entry = try_find(step, config)) return *entry;
   std::string message =
       "step " + std::to_string(step) + " has no kernel built for " + to_short_form(config);
+  if (never_built) message += ", and no build has one: " + *never_built;
   const std::vector<KernelConfig> closest = closest_configs(step, config);
   if (closest.empty()) {
     message += "; this build has no kernel for step " + std::to_string(step) +

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,8 +65,11 @@ class KernelRegistry {
   // Throws std::logic_error on a duplicate (step, config): generation must not emit one twice.
   void add(KernelEntry entry);
 
-  // Throws KernelLookupError naming the closest built configs of that step.
-  const KernelEntry& find(int step, const KernelConfig& config) const;
+  // Throws KernelLookupError naming the closest built configs of that step, and
+  // `never_built` (the rule a known-bad combination breaks, which the caller knows from
+  // configs/: this layer knows no step's rules) when there is one.
+  const KernelEntry& find(int step, const KernelConfig& config,
+                          const std::optional<std::string>& never_built = std::nullopt) const;
   const KernelEntry* try_find(int step, const KernelConfig& config) const;
 
   // Entries in (step, config) order.

@@ -17,6 +17,19 @@
 
 namespace flashscope {
 
+// Backward steps are numbered from 101 so that they sort after, and never mix with, the forward
+// steps 1, 2, …: step 101 is shown as "B1" everywhere a person reads it (the CSV's step column,
+// views, messages); the number is only how the tools key it.
+inline constexpr int kFirstBackwardStep = 101;
+constexpr bool is_backward_step_number(int step) {
+  return step >= kFirstBackwardStep;
+}
+// "7", "B1": a step as people and the CSV's step column spell it.
+inline std::string step_name(int step) {
+  return is_backward_step_number(step) ? "B" + std::to_string(step - kFirstBackwardStep + 1)
+                                       : std::to_string(step);
+}
+
 // The two instruction families of the progression: steps on the Ampere track run mma.sync and
 // cp.async configs (stages = 0) on sm_80+; steps on the Hopper track run wgmma configs
 // (stages >= 1) and are compiled for sm_90a only. The family is independent of the pass: the
@@ -121,6 +134,12 @@ class StepRules {
   StepRuleFunction function_;
 };
 
+// A step's rules on the problem a config runs, beyond its axes (a group of query heads that must
+// fit one tile): the message of the first rule `problem` breaks for `config`, or nullopt. Launch
+// validation applies it after the step's axes and config rules; most steps have none.
+using StepProblemRuleFunction = std::optional<std::string> (*)(int step, const KernelConfig& config,
+                                                               const Problem& problem);
+
 // How the generator instantiates the step: each generated translation unit includes
 // kernels/versions/<source_folder>/<kernel_header> and calls
 // flashscope::<cpp_namespace>::<register_function><config, static head count...>(registry, step),
@@ -142,6 +161,9 @@ struct StepDescriptor {
   Pass pass = Pass::forward;
   std::string_view source_folder;  // under kernels/versions/
   std::string_view cpp_namespace;  // inside flashscope::
+  // The pass the step computes: forward steps (1, 2, …) compute O, backward steps (B1, B2, …)
+  // compute dQ, dK and dV; a step runs problems of its own pass only.
+  Pass pass = Pass::forward;
   // The dtypes and head dimensions configs/ instantiates the step's picks and tune set in. A
   // config at another d_head is refused by launch validation (unsupported_combination), naming
   // the steps that declare it.
@@ -164,6 +186,7 @@ struct StepDescriptor {
   StepPickTexts picks;
   StepTuning tuning;
   StepRules rules;
+  StepProblemRuleFunction problem_rules = nullptr;
   StepKernel kernel;
 };
 

@@ -10,11 +10,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define FS_HOST_DEVICE __host__ __device__
-#else
-#define FS_HOST_DEVICE
-#endif
+#include "kernels/common/host_device.hpp"
 
 namespace flashscope::scheduling {
 

@@ -16,12 +16,7 @@
 
 #include <cstdint>
 
-// Host tests compile this header with the host compiler, kernels with nvcc.
-#if defined(__CUDACC__)
-#define FS_HOST_DEVICE __host__ __device__
-#else
-#define FS_HOST_DEVICE
-#endif
+#include "kernels/common/host_device.hpp"
 
 namespace flashscope::wgmma {
 

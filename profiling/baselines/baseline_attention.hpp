@@ -12,13 +12,14 @@
 #include <vector>
 
 #include "kernels/common/config.hpp"
-#include "kernels/common/reference.hpp"
+#include "kernels/common/problem.hpp"
 
 namespace flashscope {
 
-// An external attention forward on [batch, seq_len, heads, d_head] contiguous tensors (the layout
-// of our kernels), softmax scale 1/sqrt(d_head), fp16 or bf16 in and out; with the causal mask
-// (query i attends to keys j <= i) when the prepared shape's `causal` is set.
+// An external attention forward on contiguous tensors in the layout of our kernels (Q and O
+// [batch, seq_len, heads, d_head], K and V [batch, seq_len, heads_kv, d_head]), softmax scale
+// 1/sqrt(d_head), fp16 or bf16 in and out; with the causal mask (query i attends to keys j <= i)
+// when the prepared problem's `causal` is set, grouped-query attention when its heads_kv < heads.
 class BaselineAttention {
  public:
   virtual ~BaselineAttention() = default;
@@ -32,9 +33,9 @@ class BaselineAttention {
   // graph form "unified" or "composite" (known after prepare()).
   virtual std::string variant() const = 0;
 
-  // Builds plans/graphs for this shape on the current device (not timed). Throws
-  // BaselineUnavailable, with the reason, if the shape or dtype is unsupported.
-  virtual void prepare(const AttentionShape& shape, DType dtype) = 0;
+  // Builds plans/graphs for this problem on the current device (not timed). Throws
+  // BaselineUnavailable, with the reason, if the problem is one it does not run.
+  virtual void prepare(const Problem& problem) = 0;
 
   // Enqueues one forward on `stream`; the caller times it with events. q, k, v and o are device
   // pointers laid out as prepared. Throws std::logic_error if prepare() has not succeeded.

@@ -260,33 +260,39 @@ struct OperationGraph {
 };
 
 // Strides of the [b, N, h, d] memory seen as the [b, h, rows, cols] tensors cuDNN's attention
-// graphs are written in: heads are interleaved within a sequence position.
+// graphs are written in: heads are interleaved within a sequence position. K and V have h_kv heads
+// (fewer than Q's for grouped-query attention, which cuDNN's attention graphs take as K/V tensors
+// with fewer heads).
 struct AttentionLayout {
-  Dims qkvo_dims;             // {b, h, N, d}
-  Dims qkvo_strides;          // {N h d, d, h d, 1}
-  Dims k_transposed_dims;     // {b, h, d, N}
-  Dims k_transposed_strides;  // {N h d, d, 1, h d}
+  Dims qo_dims;               // {b, h, N, d}
+  Dims qo_strides;            // {N h d, d, h d, 1}
+  Dims kv_dims;               // {b, h_kv, N, d}
+  Dims kv_strides;            // {N h_kv d, d, h_kv d, 1}
+  Dims k_transposed_dims;     // {b, h_kv, d, N}
+  Dims k_transposed_strides;  // {N h_kv d, d, 1, h_kv d}
 
-  explicit AttentionLayout(const AttentionShape& s) {
-    const std::int64_t b = s.batch, n = s.seq_len, h = s.heads, d = s.d_head;
-    qkvo_dims = {b, h, n, d};
-    qkvo_strides = {n * h * d, d, h * d, 1};
-    k_transposed_dims = {b, h, d, n};
-    k_transposed_strides = {n * h * d, d, 1, h * d};
+  explicit AttentionLayout(const Problem& s) {
+    const std::int64_t b = s.batch, n = s.seq_len, h = s.heads, h_kv = s.heads_kv, d = s.d_head;
+    qo_dims = {b, h, n, d};
+    qo_strides = {n * h * d, d, h * d, 1};
+    kv_dims = {b, h_kv, n, d};
+    kv_strides = {n * h_kv * d, d, h_kv * d, 1};
+    k_transposed_dims = {b, h_kv, d, n};
+    k_transposed_strides = {n * h_kv * d, d, 1, h_kv * d};
   }
 };
 
 const Dims kScalarDims{1, 1, 1, 1};
 
 // One SDPA_FWD operation: Q, K (not transposed), V, O and the scale.
-OperationGraph build_unified_graph(cudnnHandle_t handle, const AttentionShape& shape, DType dtype) {
+OperationGraph build_unified_graph(cudnnHandle_t handle, const Problem& shape) {
   const AttentionLayout layout(shape);
-  const cudnnDataType_t io = cudnn_data_type(dtype);
+  const cudnnDataType_t io = cudnn_data_type(shape.dtype);
   OperationGraph g;
-  const auto& q = g.keep(make_tensor({"Q", kUidQ, io, layout.qkvo_dims, layout.qkvo_strides}));
-  const auto& k = g.keep(make_tensor({"K", kUidK, io, layout.qkvo_dims, layout.qkvo_strides}));
-  const auto& v = g.keep(make_tensor({"V", kUidV, io, layout.qkvo_dims, layout.qkvo_strides}));
-  const auto& o = g.keep(make_tensor({"O", kUidO, io, layout.qkvo_dims, layout.qkvo_strides}));
+  const auto& q = g.keep(make_tensor({"Q", kUidQ, io, layout.qo_dims, layout.qo_strides}));
+  const auto& k = g.keep(make_tensor({"K", kUidK, io, layout.kv_dims, layout.kv_strides}));
+  const auto& v = g.keep(make_tensor({"V", kUidV, io, layout.kv_dims, layout.kv_strides}));
+  const auto& o = g.keep(make_tensor({"O", kUidO, io, layout.qo_dims, layout.qo_strides}));
   const auto& scale = g.keep(
       make_tensor({"scale", kUidScale, CUDNN_DATA_FLOAT, kScalarDims, kScalarDims, false, true}));
 
@@ -311,10 +317,9 @@ OperationGraph build_unified_graph(cudnnHandle_t handle, const AttentionShape& s
 // puts the mask between the scale and the softmax, as cudnn-frontend's causal diagonal band
 // does before 9.21: row = index along axis 2 (query), col = index along axis 3 (key),
 // keep = row >= col, S = keep ? S : lowest float (BINARY_SELECT).
-OperationGraph build_composite_graph(cudnnHandle_t handle, const AttentionShape& shape,
-                                     DType dtype) {
+OperationGraph build_composite_graph(cudnnHandle_t handle, const Problem& shape) {
   const AttentionLayout layout(shape);
-  const cudnnDataType_t io = cudnn_data_type(dtype);
+  const cudnnDataType_t io = cudnn_data_type(shape.dtype);
   const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
   const std::int64_t b = shape.batch, n = shape.seq_len, h = shape.heads;
   const Dims score_dims{b, h, n, n};
@@ -323,11 +328,11 @@ OperationGraph build_composite_graph(cudnnHandle_t handle, const AttentionShape&
   const Dims row_strides{h * n, n, 1, 1};
 
   OperationGraph g;
-  const auto& q = g.keep(make_tensor({"Q", kUidQ, io, layout.qkvo_dims, layout.qkvo_strides}));
+  const auto& q = g.keep(make_tensor({"Q", kUidQ, io, layout.qo_dims, layout.qo_strides}));
   const auto& k_t = g.keep(
       make_tensor({"K^T", kUidK, io, layout.k_transposed_dims, layout.k_transposed_strides}));
-  const auto& v = g.keep(make_tensor({"V", kUidV, io, layout.qkvo_dims, layout.qkvo_strides}));
-  const auto& o = g.keep(make_tensor({"O", kUidO, io, layout.qkvo_dims, layout.qkvo_strides}));
+  const auto& v = g.keep(make_tensor({"V", kUidV, io, layout.kv_dims, layout.kv_strides}));
+  const auto& o = g.keep(make_tensor({"O", kUidO, io, layout.qo_dims, layout.qo_strides}));
   const auto& scale =
       g.keep(make_tensor({"scale", kUidScale, f32, kScalarDims, kScalarDims, false, true}));
 
@@ -549,16 +554,16 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     return plan_ ? std::string(cudnn_sdpa_graph_name(built_graph_)) : std::string();
   }
 
-  void prepare(const AttentionShape& shape, DType dtype) override {
+  void prepare(const Problem& shape) override {
     release_plan();
-    if (shape.batch <= 0 || shape.seq_len <= 0 || shape.heads <= 0 || shape.d_head <= 0)
-      throw BaselineUnavailable("cuDNN SDPA: every dimension must be positive");
+    if (const auto violation = problem_violation(shape))
+      throw BaselineUnavailable("cuDNN SDPA: " + *violation);
+    if (shape.pass != Pass::forward)
+      throw BaselineUnavailable("cuDNN SDPA: this baseline times the forward pass");
     // The fp16/bf16 fused engines' documented head-dimension range.
     if (shape.d_head % 8 != 0 || shape.d_head > 256)
       throw BaselineUnavailable("cuDNN SDPA supports d_head a multiple of 8 up to 256, not " +
                                 std::to_string(shape.d_head));
-    if (dtype != DType::FP16 && dtype != DType::BF16)
-      throw BaselineUnavailable("cuDNN SDPA: dtype must be fp16 or bf16");
 
     // A handle belongs to the device current when it was created.
     int device = 0;
@@ -590,8 +595,8 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     for (const CudnnSdpaGraph candidate : candidates) {
       try {
         OperationGraph graph = candidate == CudnnSdpaGraph::unified
-                                   ? build_unified_graph(handle_.get(), shape, dtype)
-                                   : build_composite_graph(handle_.get(), shape, dtype);
+                                   ? build_unified_graph(handle_.get(), shape)
+                                   : build_composite_graph(handle_.get(), shape);
         ChosenPlan chosen = choose_plan(handle_.get(), *graph.graph);
         DeviceBuffer workspace;
         if (chosen.workspace_bytes > 0) {
@@ -614,7 +619,7 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     if (!plan_) {
       throw BaselineUnavailable("cuDNN " + version_text(cudnnGetVersion()) +
                                 " has no SDPA forward plan for " + shape_text(shape) + " " +
-                                std::string(dtype_label(dtype)) + ":" + reasons);
+                                std::string(dtype_label(shape.dtype)) + ":" + reasons);
     }
     // The scale is a by-value tensor: the variant pack points at this host float (and the
     // causal graph's fill value at mask_fill_).
@@ -633,10 +638,11 @@ class CudnnSdpaBaseline final : public BaselineAttention {
   }
 
  private:
-  static std::string shape_text(const AttentionShape& s) {
+  static std::string shape_text(const Problem& s) {
     return "[b=" + std::to_string(s.batch) + ", N=" + std::to_string(s.seq_len) +
-           ", h=" + std::to_string(s.heads) + ", d=" + std::to_string(s.d_head) + "]" +
-           (s.causal ? " causal" : "");
+           ", h=" + std::to_string(s.heads) +
+           (s.grouped() ? ", h_kv=" + std::to_string(s.heads_kv) : std::string()) +
+           ", d=" + std::to_string(s.d_head) + "]" + (s.causal ? " causal" : "");
   }
 
   void release_plan() {

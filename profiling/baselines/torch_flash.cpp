@@ -109,21 +109,21 @@ class TorchFlashBaseline final : public BaselineAttention {
 
   std::string variant() const override { return std::string(torch_flash_entry_name(entry_)); }
 
-  void prepare(const AttentionShape& shape, DType dtype) override {
+  void prepare(const Problem& shape) override {
     prepared_ = false;
     cached_pointers_ = {};
     if (entry_ == TorchFlashEntry::in_place && !in_place_entry_available())
       throw BaselineUnavailable(
           std::string("PyTorch FA2 in place: this libtorch (") + TORCH_VERSION +
           ") exports no pytorch_flash::mha_fwd with the parameters flashscope was written for");
-    if (shape.batch <= 0 || shape.seq_len <= 0 || shape.heads <= 0 || shape.d_head <= 0)
-      throw BaselineUnavailable("PyTorch FA2: every dimension must be positive");
+    if (const auto violation = problem_violation(shape))
+      throw BaselineUnavailable("PyTorch FA2: " + *violation);
+    if (shape.pass != Pass::forward)
+      throw BaselineUnavailable("PyTorch FA2: this baseline times the forward pass");
     // FlashAttention-2's forward kernels exist for head dimensions up to 256.
     if (shape.d_head % 8 != 0 || shape.d_head > 256)
       throw BaselineUnavailable("PyTorch FA2 supports d_head a multiple of 8 up to 256, not " +
                                 std::to_string(shape.d_head));
-    if (dtype != DType::FP16 && dtype != DType::BF16)
-      throw BaselineUnavailable("PyTorch FA2: dtype must be fp16 or bf16");
 
     int device = 0;
     FS_CUDA_CHECK(cudaGetDevice(&device));
@@ -134,7 +134,7 @@ class TorchFlashBaseline final : public BaselineAttention {
                                 std::to_string(device) + " is " + std::to_string(major) + ".x)");
 
     shape_ = shape;
-    scalar_type_ = dtype == DType::BF16 ? at::kBFloat16 : at::kHalf;
+    scalar_type_ = shape.dtype == DType::BF16 ? at::kBFloat16 : at::kHalf;
     device_ = static_cast<c10::DeviceIndex>(device);
     softmax_scale_ = 1.0f / std::sqrt(static_cast<float>(shape.d_head));
     prepared_ = true;
@@ -164,15 +164,19 @@ class TorchFlashBaseline final : public BaselineAttention {
   // time between the caller's events.
   void wrap(const std::array<const void*, 4>& pointers) {
     const auto options = at::TensorOptions().dtype(scalar_type_).device(at::kCUDA, device_);
-    const std::array<int64_t, 4> sizes{shape_.batch, shape_.seq_len, shape_.heads, shape_.d_head};
+    // Q and O have `heads` heads, K and V `heads_kv` (FA2 runs grouped-query attention natively).
+    const std::array<int64_t, 4> q_sizes{shape_.batch, shape_.seq_len, shape_.heads, shape_.d_head};
+    const std::array<int64_t, 4> kv_sizes{shape_.batch, shape_.seq_len, shape_.heads_kv,
+                                          shape_.d_head};
     for (std::size_t i = 0; i < pointers.size(); ++i)
-      views_[i] = at::from_blob(const_cast<void*>(pointers[i]), sizes, options);
+      views_[i] = at::from_blob(const_cast<void*>(pointers[i]),
+                                i == 1 || i == 2 ? kv_sizes : q_sizes, options);
     cached_pointers_ = pointers;
   }
 
   TorchFlashEntry entry_;  // as requested, with automatic resolved
   bool prepared_ = false;
-  AttentionShape shape_;
+  Problem shape_;
   at::ScalarType scalar_type_ = at::kHalf;
   c10::DeviceIndex device_ = 0;
   float softmax_scale_ = 1.0f;

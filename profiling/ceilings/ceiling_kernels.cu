@@ -1,5 +1,7 @@
 #include "profiling/ceilings/ceiling_kernels.hpp"
 
+#include <cuda_fp16.h>
+
 #include <algorithm>
 
 #include "kernels/common/ptx.cuh"
@@ -115,6 +117,78 @@ __global__ void __launch_bounds__(kStreamThreads)
     __stcs(destination + i, __ldcs(source + i));
 }
 
+// The larger of `worst` and |x - x*|, NaN winning (fmaxf would drop a NaN chain).
+__device__ __forceinline__ float worse_deviation(float worst, float x) {
+  const float deviation = fabsf(x - static_cast<float>(kEx2FixedPoint));
+  return deviation > worst || deviation != deviation ? deviation : worst;
+}
+
+// x <- 2^(-x) on kEx2Chains chains of one float each.
+__global__ void __launch_bounds__(kEx2Threads) ex2_f32_kernel(int iterations, float* out) {
+  float x[kEx2Chains];
+#pragma unroll
+  for (int c = 0; c < kEx2Chains; ++c)
+    x[c] = 0.1f * (c + 1) + 1e-3f * (threadIdx.x % 7);
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < kEx2Chains; ++c)
+      asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(x[c]) : "f"(-x[c]));
+  }
+  float worst = 0;
+#pragma unroll
+  for (int c = 0; c < kEx2Chains; ++c)
+    worst = worse_deviation(worst, x[c]);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = worst;
+}
+
+// The same on two halves per register: ex2.approx.f16x2 of the halves with their signs flipped.
+__global__ void __launch_bounds__(kEx2Threads) ex2_f16x2_kernel(int iterations, float* out) {
+  std::uint32_t x[kEx2Chains];
+#pragma unroll
+  for (int c = 0; c < kEx2Chains; ++c) {
+    const __half2 start = __floats2half2_rn(0.1f * (c + 1), 0.9f - 0.1f * c);
+    x[c] = *reinterpret_cast<const std::uint32_t*>(&start);
+  }
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < kEx2Chains; ++c)
+      asm("ex2.approx.f16x2 %0, %1;" : "=r"(x[c]) : "r"(x[c] ^ 0x80008000u));
+  }
+  float worst = 0;
+#pragma unroll
+  for (int c = 0; c < kEx2Chains; ++c) {
+    const float2 pair = __half22float2(*reinterpret_cast<const __half2*>(&x[c]));
+    worst = worse_deviation(worse_deviation(worst, pair.x), pair.y);
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = worst;
+}
+
+__global__ void __launch_bounds__(kSmemThreads)
+    smem_read_kernel(int iterations, std::uint32_t* sums) {
+  __shared__ uint4 slots[kSmemSlots];
+  for (int s = threadIdx.x; s < kSmemSlots; s += kSmemThreads)
+    slots[s] = make_uint4(smem_word(s, 0), smem_word(s, 1), smem_word(s, 2), smem_word(s, 3));
+  __syncthreads();
+  const std::uint32_t base = ptx::smem_address(&slots[threadIdx.x]);
+  std::uint32_t sum[kSmemUnroll] = {};
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int j = 0; j < kSmemUnroll; ++j) {
+      std::uint32_t a, b, c, d;
+      // volatile: the same addresses every iteration must be read every iteration.
+      asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+                   : "r"(base + j * kSmemThreads * 16));
+      sum[j] += a + b + c + d;
+    }
+  }
+  std::uint32_t total = 0;
+#pragma unroll
+  for (int j = 0; j < kSmemUnroll; ++j)
+    total += sum[j];
+  sums[blockIdx.x * blockDim.x + threadIdx.x] = total;
+}
+
 }  // namespace
 
 namespace {
@@ -144,6 +218,15 @@ int hbm_blocks_per_sm() {
   const int read = resident_blocks(hbm_read_kernel, kStreamThreads);
   const int copy = resident_blocks(hbm_copy_kernel, kStreamThreads);
   return read < 0 ? read : copy < 0 ? copy : std::min(read, copy);
+}
+
+int ex2_blocks_per_sm(bool half2) {
+  return half2 ? resident_blocks(ex2_f16x2_kernel, kEx2Threads)
+               : resident_blocks(ex2_f32_kernel, kEx2Threads);
+}
+
+int smem_blocks_per_sm() {
+  return resident_blocks(smem_read_kernel, kSmemThreads);
 }
 
 double mma_sync_flops(int blocks, int iterations) {
@@ -211,6 +294,37 @@ cudaError_t launch_hbm_read(const uint4* data, std::size_t words, int blocks,
 cudaError_t launch_hbm_copy(const uint4* source, uint4* destination, std::size_t words, int blocks,
                             cudaStream_t stream) {
   hbm_copy_kernel<<<blocks, kStreamThreads, 0, stream>>>(source, destination, words);
+  return cudaGetLastError();
+}
+
+double ex2_results(bool half2, int blocks, int iterations) {
+  return static_cast<double>(blocks) * kEx2Threads * iterations * kEx2Chains * (half2 ? 2 : 1);
+}
+
+cudaError_t launch_ex2(bool half2, int blocks, int iterations, float* out, cudaStream_t stream) {
+  if (half2)
+    ex2_f16x2_kernel<<<blocks, kEx2Threads, 0, stream>>>(iterations, out);
+  else
+    ex2_f32_kernel<<<blocks, kEx2Threads, 0, stream>>>(iterations, out);
+  return cudaGetLastError();
+}
+
+std::uint32_t smem_expected_sum(int thread_in_block, int iterations) {
+  std::uint32_t per_iteration = 0;
+  for (int j = 0; j < kSmemUnroll; ++j) {
+    const auto slot = static_cast<std::uint32_t>(thread_in_block + j * kSmemThreads);
+    for (std::uint32_t lane = 0; lane < 4; ++lane)
+      per_iteration += smem_word(slot, lane);
+  }
+  return per_iteration * static_cast<std::uint32_t>(iterations);
+}
+
+double smem_bytes(int blocks, int iterations) {
+  return static_cast<double>(blocks) * kSmemThreads * iterations * kSmemUnroll * 16;
+}
+
+cudaError_t launch_smem_read(int blocks, int iterations, std::uint32_t* sums, cudaStream_t stream) {
+  smem_read_kernel<<<blocks, kSmemThreads, 0, stream>>>(iterations, sums);
   return cudaGetLastError();
 }
 

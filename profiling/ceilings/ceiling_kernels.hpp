@@ -17,6 +17,8 @@ namespace flashscope::ceilings {
 int mma_sync_blocks_per_sm(DType dtype);
 int wgmma_blocks_per_sm(DType dtype);
 int hbm_blocks_per_sm();
+int ex2_blocks_per_sm(bool half2);
+int smem_blocks_per_sm();
 
 // ---- Tensor cores ------------------------------------------------------------------------------
 // Every accumulator starts at 0 and gains A·B with A = 1 and B = kMmaBValue in every element, so
@@ -58,5 +60,36 @@ cudaError_t launch_hbm_read(const uint4* data, std::size_t words, int blocks,
                             unsigned long long* sums, cudaStream_t stream);
 cudaError_t launch_hbm_copy(const uint4* source, uint4* destination, std::size_t words, int blocks,
                             cudaStream_t stream);
+
+// ---- MUFU (ex2) ------------------------------------------------------------------------------
+// Every thread iterates kEx2Chains independent chains x <- 2^(-x), one ex2.approx per chain per
+// iteration (ex2.approx.ftz.f32, or ex2.approx.f16x2 on two halves at once). The map is a
+// contraction to its fixed point 2^(-x*) = x* = 0.641185744..., so after a few dozen iterations
+// every chain holds x* whatever it started from: out[thread] is the largest |x - x*| of the
+// thread's chains (both halves for f16x2), which shows the instructions ran. The negation is
+// folded into the instruction or costs an FMA-pipe add, never a MUFU slot.
+inline constexpr int kEx2Threads = 256;
+inline constexpr int kEx2Chains = 8;
+inline constexpr double kEx2FixedPoint = 0.6411857445049859;
+// Results (ex2 values) per launch: f16x2 counts two per instruction.
+double ex2_results(bool half2, int blocks, int iterations);
+cudaError_t launch_ex2(bool half2, int blocks, int iterations, float* out, cudaStream_t stream);
+
+// ---- Shared memory ---------------------------------------------------------------------------
+// Every block fills kSmemSlots 16-byte slots of shared memory with smem_word(slot, lane), then
+// each thread reads slots thread + j * kSmemThreads for j < kSmemUnroll once per iteration with
+// ld.shared.v4.u32: a warp reads 512 contiguous bytes per instruction, the fewest wavefronts
+// (conflict-free). Each thread adds up the words it read (mod 2^32) into sums[thread];
+// smem_expected_sum() is that sum, so the host checks every thread.
+inline constexpr int kSmemThreads = 256;
+inline constexpr int kSmemUnroll = 8;
+inline constexpr int kSmemSlots = kSmemThreads * kSmemUnroll;  // 32 KiB per block
+__host__ __device__ constexpr std::uint32_t smem_word(std::uint32_t slot, std::uint32_t lane) {
+  return (slot * 4 + lane) * 2654435761u + 12345u;
+}
+// The sum one thread `thread_in_block` (0..kSmemThreads-1) computes over `iterations`.
+std::uint32_t smem_expected_sum(int thread_in_block, int iterations);
+double smem_bytes(int blocks, int iterations);
+cudaError_t launch_smem_read(int blocks, int iterations, std::uint32_t* sums, cudaStream_t stream);
 
 }  // namespace flashscope::ceilings

@@ -6,9 +6,10 @@
 
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/device_buffer.hpp"
 #include "profiling/ceilings/ceiling_kernels.hpp"
 #include "profiling/device.hpp"
-#include "profiling/nvtx_ranges.hpp"
+#include "profiling/measurement/nvtx_ranges.hpp"
 #include "profiling/results/source_state.hpp"
 #include "profiling/sweep/sweep_parent.hpp"
 #include "profiling/sweep/sweep_worker.hpp"
@@ -20,41 +21,22 @@ namespace {
 // Iterations per launch at work_scale 1: about 5 ms of tensor-core work on an H100 SXM.
 constexpr int kMmaSyncIterations = 8192;
 constexpr int kWgmmaIterations = 2048;
+// About 5 ms on an H100 SXM too: 16 ex2 per clock per SM, 128 shared-memory bytes per clock per
+// SM (the documented rates of compute capability 8.0 and 9.0).
+constexpr int kEx2Iterations = 8192;
+constexpr int kSmemIterations = 4096;
 
-template <typename T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t count) : count_(count) {
-    FS_CUDA_CHECK(cudaMalloc(&data_, count * sizeof(T)));
-  }
-  ~DeviceBuffer() { cudaFree(data_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  T* get() const { return data_; }
-  std::size_t count() const { return count_; }
-  std::vector<T> copy_to_host(std::size_t offset, std::size_t count) const {
-    std::vector<T> host(count);
-    FS_CUDA_CHECK(
-        cudaMemcpy(host.data(), data_ + offset, count * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
-
- private:
-  T* data_ = nullptr;
-  std::size_t count_ = 0;
-};
-
-class Stream {
- public:
-  Stream() { FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
+// Upper bounds per SM and clock that no sm_80..sm_90 device reaches (twice the documented ex2
+// rate of 16 per clock, and 32 for f16x2 counted per value; 10 % over the 128 bytes per clock of
+// shared memory), taken at the device's peak clock: a result above one is a timing or counting
+// error, and fails the row.
+constexpr double kEx2F32PerClockBound = 32;
+constexpr double kEx2F16x2PerClockBound = 64;
+constexpr double kSmemBytesPerClockBound = 128 * 1.1;
+// How close to the fixed point x* = 2^(-x*) the chains must end: ex2.approx.f32 is good to
+// about 2^-22 relative; f16 steps are 2^-11 near 0.64.
+constexpr double kEx2F32Tolerance = 1e-4;
+constexpr double kEx2F16x2Tolerance = 4e-3;
 
 // What every row of one `explorer peak` shares: the device and the run.
 struct Measurement {
@@ -68,12 +50,10 @@ ResultRow identity_row(const std::string& benchmark, std::optional<DType> dtype,
   const DeviceDescription& device = measurement.device;
   const std::string& run_id = measurement.run_id;
   ResultRow row;
-  row.subject = RowSubject::ceiling(benchmark);
-  row.dtype = dtype;
-  row.d_head = 0;
-  row.batch = 0;
-  row.heads = 0;
-  row.seq_len = 0;
+  row.subject = RowSubject::ceiling(benchmark, dtype);
+  // A ceiling computes no attention problem: its shape columns are 0.
+  row.problem = multi_head_problem(dtype.value_or(DType::FP16), /*batch=*/0, /*seq_len=*/0,
+                                   /*heads=*/0, /*d_head=*/0);
   row.verdict = Verdict::unchecked;
   row.device = device.name;
   // Which GPU of a multi-GPU host, as sweep rows say it (docs/csv-schema.md): ceilings of two
@@ -135,15 +115,14 @@ ResultRow measure_mma_sync(DType dtype, const Measurement& measurement,
   ResultRow row = identity_row("mma.sync", dtype, measurement);
   const int blocks = full_wave(device, ceilings::mma_sync_blocks_per_sm(dtype));
   const int iterations = std::max(1, static_cast<int>(kMmaSyncIterations * options.work_scale));
-  DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * ceilings::kMmaSyncThreads);
+  DeviceVector<float> out(static_cast<std::size_t>(blocks) * ceilings::kMmaSyncThreads);
   const TimingStats stats = time_benchmark(
       "mma.sync " + dtype_column(dtype),
       [&](cudaStream_t s) {
         FS_CUDA_CHECK(ceilings::launch_mma_sync(dtype, blocks, iterations, out.get(), s));
       },
       options, stream);
-  finish_tensor_row(row, stats, ceilings::mma_sync_flops(blocks, iterations),
-                    out.copy_to_host(0, out.count()),
+  finish_tensor_row(row, stats, ceilings::mma_sync_flops(blocks, iterations), out.copy_to_host(),
                     ceilings::mma_sync_expected_accumulator(iterations));
   return row;
 }
@@ -166,8 +145,8 @@ ResultRow measure_wgmma(DType dtype, const Measurement& measurement, const Ceili
   }
   const int blocks = full_wave(device, ceilings::wgmma_blocks_per_sm(dtype));
   const int iterations = std::max(1, static_cast<int>(kWgmmaIterations * options.work_scale));
-  DeviceBuffer<float> out(static_cast<std::size_t>(blocks) * ceilings::kWgmmaThreads);
-  DeviceBuffer<int> executed(1);
+  DeviceVector<float> out(static_cast<std::size_t>(blocks) * ceilings::kWgmmaThreads);
+  DeviceVector<int> executed(1);
   const TimingStats stats = time_benchmark(
       "wgmma " + dtype_column(dtype),
       [&](cudaStream_t s) {
@@ -175,8 +154,7 @@ ResultRow measure_wgmma(DType dtype, const Measurement& measurement, const Ceili
             ceilings::launch_wgmma(dtype, blocks, iterations, out.get(), executed.get(), s));
       },
       options, stream);
-  finish_tensor_row(row, stats, ceilings::wgmma_flops(blocks, iterations),
-                    out.copy_to_host(0, out.count()),
+  finish_tensor_row(row, stats, ceilings::wgmma_flops(blocks, iterations), out.copy_to_host(),
                     ceilings::wgmma_expected_accumulator(iterations));
   return row;
 }
@@ -199,9 +177,9 @@ std::vector<ResultRow> measure_hbm(const Measurement& measurement, const Ceiling
   const DeviceDescription& device = measurement.device;
   const std::size_t words = stream_words(device, options.work_scale);
   const int blocks = full_wave(device, ceilings::hbm_blocks_per_sm());
-  DeviceBuffer<uint4> source(words);
-  DeviceBuffer<uint4> destination(words);
-  DeviceBuffer<unsigned long long> sums(static_cast<std::size_t>(blocks) *
+  DeviceVector<uint4> source(words);
+  DeviceVector<uint4> destination(words);
+  DeviceVector<unsigned long long> sums(static_cast<std::size_t>(blocks) *
                                         ceilings::kStreamThreads);
   FS_CUDA_CHECK(cudaMemset(source.get(), kFillByte, words * sizeof(uint4)));
   FS_CUDA_CHECK(cudaMemset(destination.get(), 0, words * sizeof(uint4)));
@@ -219,7 +197,7 @@ std::vector<ResultRow> measure_hbm(const Measurement& measurement, const Ceiling
     fill_timing(row, stats);
     row.gbytes_per_s = bytes / (stats.median_ms * 1e6);
     unsigned long long total = 0;
-    for (const unsigned long long sum : sums.copy_to_host(0, sums.count()))
+    for (const unsigned long long sum : sums.copy_to_host())
       total += sum;
     row.verdict = total == static_cast<unsigned long long>(words) * 4 * kFillWord ? Verdict::pass
                                                                                   : Verdict::fail;
@@ -249,6 +227,71 @@ std::vector<ResultRow> measure_hbm(const Measurement& measurement, const Ceiling
   return rows;
 }
 
+// The rate per SM and per clock at the device's peak clock: a lower bound of the true figure,
+// since the clock under load is at most the peak.
+double per_sm_per_clock_at_peak(const DeviceDescription& device, double per_second) {
+  return per_second / (static_cast<double>(device.sm_count) * device.peak_sm_clock_mhz * 1e6);
+}
+
+// ex2.approx throughput (MUFU): `tflops` holds 10^12 ex2 results per second (f16x2: two per
+// instruction), dtype empty; `max_error` the largest distance of a chain from its fixed point.
+ResultRow measure_ex2(bool half2, const Measurement& measurement, const CeilingOptions& options,
+                      cudaStream_t stream) {
+  const DeviceDescription& device = measurement.device;
+  const std::string name = half2 ? "ex2.f16x2" : "ex2.f32";
+  ResultRow row = identity_row(name, std::nullopt, measurement);
+  const int blocks = full_wave(device, ceilings::ex2_blocks_per_sm(half2));
+  const int iterations = std::max(1, static_cast<int>(kEx2Iterations * options.work_scale));
+  DeviceVector<float> out(static_cast<std::size_t>(blocks) * ceilings::kEx2Threads);
+  const TimingStats stats = time_benchmark(
+      name,
+      [&](cudaStream_t s) {
+        FS_CUDA_CHECK(ceilings::launch_ex2(half2, blocks, iterations, out.get(), s));
+      },
+      options, stream);
+  fill_timing(row, stats);
+  const double per_second =
+      ceilings::ex2_results(half2, blocks, iterations) / (stats.median_ms * 1e-3);
+  row.tflops = per_second / 1e12;
+  row.seed_attn_tflops = row.tflops;
+  double worst = 0;
+  for (const float deviation : out.copy_to_host())
+    worst = std::max(worst, std::isnan(deviation) ? HUGE_VAL : static_cast<double>(deviation));
+  row.max_error = worst;
+  const bool converged = worst <= (half2 ? kEx2F16x2Tolerance : kEx2F32Tolerance);
+  const bool plausible = per_sm_per_clock_at_peak(device, per_second) <=
+                         (half2 ? kEx2F16x2PerClockBound : kEx2F32PerClockBound);
+  row.verdict = converged && plausible ? Verdict::pass : Verdict::fail;
+  return row;
+}
+
+// Shared-memory read bandwidth: `gbytes_per_s` holds the bytes read per second / 10^9.
+ResultRow measure_smem(const Measurement& measurement, const CeilingOptions& options,
+                       cudaStream_t stream) {
+  const DeviceDescription& device = measurement.device;
+  ResultRow row = identity_row("smem.read", std::nullopt, measurement);
+  const int blocks = full_wave(device, ceilings::smem_blocks_per_sm());
+  const int iterations = std::max(1, static_cast<int>(kSmemIterations * options.work_scale));
+  DeviceVector<std::uint32_t> sums(static_cast<std::size_t>(blocks) * ceilings::kSmemThreads);
+  const TimingStats stats = time_benchmark(
+      "smem.read",
+      [&](cudaStream_t s) {
+        FS_CUDA_CHECK(ceilings::launch_smem_read(blocks, iterations, sums.get(), s));
+      },
+      options, stream);
+  fill_timing(row, stats);
+  const double per_second = ceilings::smem_bytes(blocks, iterations) / (stats.median_ms * 1e-3);
+  row.gbytes_per_s = per_second / 1e9;
+  bool summed = true;
+  const std::vector<std::uint32_t> host = sums.copy_to_host();
+  for (std::size_t i = 0; i < host.size(); ++i)
+    summed = summed && host[i] == ceilings::smem_expected_sum(
+                                      static_cast<int>(i % ceilings::kSmemThreads), iterations);
+  const bool plausible = per_sm_per_clock_at_peak(device, per_second) <= kSmemBytesPerClockBound;
+  row.verdict = summed && plausible ? Verdict::pass : Verdict::fail;
+  return row;
+}
+
 // Runs one benchmark; a CUDA error becomes a fault row for each row it would have produced.
 template <typename Measure>
 void run_guarded(std::vector<ResultRow>& rows, const std::vector<ResultRow>& identities,
@@ -270,8 +313,15 @@ void run_guarded(std::vector<ResultRow>& rows, const std::vector<ResultRow>& ide
 }  // namespace
 
 const std::vector<std::string>& ceiling_benchmarks() {
-  static const std::vector<std::string> names = {"mma.sync", "wgmma", "hbm"};
+  static const std::vector<std::string> names = {"mma.sync", "wgmma", "hbm", "ex2", "smem"};
   return names;
+}
+
+std::string ceiling_benchmark_list() {
+  std::string list;
+  for (const std::string& name : ceiling_benchmarks())
+    list += (list.empty() ? "" : ", ") + name;
+  return list;
 }
 
 void validate_ceiling_options(const CeilingOptions& options) {
@@ -280,7 +330,8 @@ void validate_ceiling_options(const CeilingOptions& options) {
   for (const std::string& name : options.benchmarks)
     if (std::find(ceiling_benchmarks().begin(), ceiling_benchmarks().end(), name) ==
         ceiling_benchmarks().end())
-      throw std::invalid_argument("'" + name + "' is not a benchmark (mma.sync, wgmma, hbm)");
+      throw std::invalid_argument("'" + name + "' is not a benchmark (" + ceiling_benchmark_list() +
+                                  ")");
   if (options.dtypes.empty()) throw std::invalid_argument("no dtype to measure");
   if (!(options.work_scale > 0) || options.work_scale > 16)
     throw std::invalid_argument("work_scale must be in (0, 16]");
@@ -296,7 +347,7 @@ std::vector<ResultRow> measure_ceilings(const CeilingOptions& options,
                                 options.locked_sm_clock_mhz};
   const DeviceDescription& device = measurement.device;
   activate_device(options.device);
-  const Stream stream;
+  const CudaStream stream;
   const auto wanted = [&](const char* name) {
     return std::find(options.benchmarks.begin(), options.benchmarks.end(), name) !=
            options.benchmarks.end();
@@ -319,6 +370,17 @@ std::vector<ResultRow> measure_ceilings(const CeilingOptions& options,
                 {identity_row("hbm.read", std::nullopt, measurement),
                  identity_row("hbm.copy", std::nullopt, measurement)},
                 on_row, [&] { return measure_hbm(measurement, options, stream.get()); });
+  if (wanted("ex2"))
+    for (const bool half2 : {false, true})
+      run_guarded(
+          rows, {identity_row(half2 ? "ex2.f16x2" : "ex2.f32", std::nullopt, measurement)}, on_row,
+          [&] {
+            return std::vector<ResultRow>{measure_ex2(half2, measurement, options, stream.get())};
+          });
+  if (wanted("smem"))
+    run_guarded(rows, {identity_row("smem.read", std::nullopt, measurement)}, on_row, [&] {
+      return std::vector<ResultRow>{measure_smem(measurement, options, stream.get())};
+    });
   return rows;
 }
 

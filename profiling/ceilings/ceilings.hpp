@@ -6,9 +6,15 @@
 //   peak:wgmma     wgmma.mma_async m64n256k16, SMEM operands (sm_90a)     TFLOP/s, per dtype
 //   peak:hbm.read  a streaming read of a buffer 8x the L2 (at least 1 GiB)  GB/s
 //   peak:hbm.copy  a streaming copy of such a buffer (bytes read + written)  GB/s
+//   peak:ex2.f32   ex2.approx.ftz.f32 throughput (MUFU), the softmax's exponential
+//                  10^12 results/s in `tflops`
+//   peak:ex2.f16x2 ex2.approx.f16x2, two results per instruction      10^12 results/s in `tflops`
+//   peak:smem.read ld.shared.v4 (128-bit), conflict-free                  GB/s
 //
 // Every benchmark checks its result (the tensor-core accumulators hold a known exact value, the
-// read sum and the copy are verified), so a row's verdict says the instructions really ran.
+// read sum and the copy are verified, the ex2 chains reach their fixed point, every thread's
+// shared-memory sum is compared), so a row's verdict says the instructions really ran; ex2 and
+// shared-memory rows also fail when the rate per SM and clock is beyond any sm_80..sm_90 device.
 #pragma once
 
 #include <functional>
@@ -22,8 +28,10 @@
 
 namespace flashscope {
 
-// The benchmark names --only takes: "mma.sync", "wgmma", "hbm".
+// The benchmark names --only takes: "mma.sync", "wgmma", "hbm", "ex2", "smem".
 const std::vector<std::string>& ceiling_benchmarks();
+// The same, comma-separated, for messages: "mma.sync, wgmma, hbm, ex2, smem".
+std::string ceiling_benchmark_list();
 
 struct CeilingOptions {
   int device = 0;

@@ -18,21 +18,20 @@ std::string percent(double change, int decimals = 1) {
 }  // namespace
 
 std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& rows) {
-  // (run, reference, dtype) -> (device, cache, d, B, H, N, seed, causal) -> pass -> row: the
-  // two workloads of a shape share their inputs (seed) but are different measurements.
-  using ShapeKey = std::tuple<std::string, std::string, int, int, int, int, std::uint64_t, bool>;
+  // (run, reference, dtype) -> (device, cache, problem, seed) -> pass -> row: two workloads of a
+  // shape (with and without the mask) share their inputs (seed) but are different measurements.
+  using ShapeKey = std::tuple<std::string, std::string, Problem, std::uint64_t>;
   // Ordered by the names ("cudnn" before "fa2", "bf16" before "fp16"), as the reports list them.
   std::map<std::tuple<std::string, std::string_view, std::string_view>,
            std::map<ShapeKey, std::map<int, const ResultRow*>>>
       passes;
   for (const ResultRow* row : rows) {
     const auto baseline = row->subject.which_baseline();
-    if (!baseline || !row->dtype || !row->reference_pass || !row->status.ok() ||
-        row->verdict == Verdict::fail || !(row->median_ms > 0))
+    if (!baseline || !row->reference_pass || !row->status.ok() || row->verdict == Verdict::fail ||
+        !(row->median_ms > 0))
       continue;
-    passes[{run_key(*row), baseline_key(*baseline), dtype_lower_name(*row->dtype)}]
-          [{row->device, row->cache_mode, row->d_head, row->batch, row->heads, row->seq_len,
-            row->input_seed, row->causal}][*row->reference_pass] = row;
+    passes[{run_key(*row), baseline_key(*baseline), dtype_lower_name(row->problem.dtype)}][{
+        row->device, row->cache_mode, row->problem, row->input_seed}][*row->reference_pass] = row;
   }
   std::vector<BaselineDrift> drifts;
   for (const auto& [group, shapes] : passes) {
@@ -50,9 +49,10 @@ std::vector<BaselineDrift> baseline_drift(const std::vector<const ResultRow*>& r
     }
     if (drift.points.empty()) continue;
     drift.baseline = *drift.points.front().first->subject.which_baseline();
-    drift.dtype = *drift.points.front().first->dtype;
-    std::sort(drift.points.begin(), drift.points.end(),
-              [](const auto& a, const auto& b) { return a.first->seq_len < b.first->seq_len; });
+    drift.dtype = drift.points.front().first->problem.dtype;
+    std::sort(drift.points.begin(), drift.points.end(), [](const auto& a, const auto& b) {
+      return a.first->problem.seq_len < b.first->problem.seq_len;
+    });
     drift.run = run_label(*drift.points.front().first);
     std::vector<double> times;
     for (const BaselineDriftPoint& point : drift.points) {

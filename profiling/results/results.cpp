@@ -14,8 +14,12 @@
 #include <ostream>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "kernels/common/config.hpp"
+#include "kernels/common/problem_axes.hpp"
+#include "kernels/common/step_descriptor.hpp"
+#include "kernels/common/text.hpp"
 
 namespace flashscope {
 
@@ -75,17 +79,7 @@ std::string format_number(double value) {
 // that a megabyte-long field does not become a megabyte-long message.
 std::string excerpt(std::string_view text) {
   constexpr std::size_t kShown = 80;
-  std::string out;
-  for (const char c : text.substr(0, kShown)) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte < 0x7f) {
-      out += c;
-    } else {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      out += escaped;
-    }
-  }
+  std::string out = text::escaped(text, kShown);
   if (text.size() > kShown) out += "... (" + std::to_string(text.size()) + " bytes)";
   return out;
 }
@@ -260,13 +254,16 @@ std::optional<Baseline> baseline_from_key(std::string_view key) {
 std::optional<RowSubject> RowSubject::from_text(std::string_view text) {
   if (const auto baseline = baseline_from_key(text)) return RowSubject::baseline(*baseline);
   if (text.starts_with(kCeilingStepPrefix) && text.size() > kCeilingStepPrefix.size())
-    return RowSubject::ceiling(std::string(text.substr(kCeilingStepPrefix.size())));
-  int step = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), step);
-  if (text.empty() || text.front() == '0' || error != std::errc() ||
-      end != text.data() + text.size() || step < 1)
-    return std::nullopt;
-  return RowSubject::kernel(step);
+    return RowSubject::ceiling(std::string(text.substr(kCeilingStepPrefix.size())), std::nullopt);
+  // Forward steps are "1", "2", …; backward steps "B1", "B2", … (numbered from
+  // kFirstBackwardStep). Three digits at most: no step number is longer.
+  const bool backward = text.starts_with('B');
+  const std::string_view digits = backward ? text.substr(1) : text;
+  const auto number = digits.size() <= 3 ? text::parse_decimal(digits, 999) : std::nullopt;
+  if (!number || *number < 1) return std::nullopt;
+  const int step = static_cast<int>(*number);
+  if (!backward && is_backward_step_number(step)) return std::nullopt;  // "101" is spelt "B1"
+  return RowSubject::kernel(backward ? kFirstBackwardStep + step - 1 : step);
 }
 
 std::optional<int> RowSubject::step() const {
@@ -282,7 +279,7 @@ std::optional<Baseline> RowSubject::which_baseline() const {
 std::string RowSubject::text() const {
   switch (kind_) {
     case RowKind::kernel:
-      return std::to_string(step_);
+      return step_name(step_);
     case RowKind::baseline:
       return std::string(baseline_key(baseline_));
     case RowKind::ceiling:
@@ -294,7 +291,7 @@ std::string RowSubject::text() const {
 std::string RowSubject::label() const {
   switch (kind_) {
     case RowKind::kernel:
-      return "step " + std::to_string(step_);
+      return "step " + step_name(step_);
     case RowKind::baseline:
       return std::string(baseline_label(baseline_));
     case RowKind::ceiling:
@@ -336,8 +333,14 @@ std::string config_text(const ResultRow& row) {
   return row.config ? to_short_form(*row.config) : std::string();
 }
 
+std::optional<DType> row_dtype(const ResultRow& row) {
+  if (row.subject.is_ceiling()) return row.subject.element_type();
+  return row.problem.dtype;
+}
+
 std::string dtype_text(const ResultRow& row) {
-  return row.dtype ? std::string(dtype_lower_name(*row.dtype)) : std::string();
+  const std::optional<DType> dtype = row_dtype(row);
+  return dtype ? std::string(dtype_lower_name(*dtype)) : std::string();
 }
 
 // ---- The column table ---------------------------------------------------------------------
@@ -445,216 +448,277 @@ std::optional<double> measurement_number(const ResultRow& row) {
   return row.*member;
 }
 
+// The problem's columns, one per axis of the table (kernels/common/problem_axes.hpp): its name,
+// whether older files may lack it, its label and its text all come from there. A value must be
+// spelt exactly as the axis writes it (so a file read and written again keeps its text); an
+// optional column that is absent reads as the axis derives it (heads_kv = heads) or as its plain
+// value (no mask, forward). The dtype of a ceiling row is its subject's element type: empty for
+// a memory ceiling, which moves bytes of no particular type.
+template <Axis kAxis>
+std::string write_axis(const ResultRow& row) {
+  const AxisSpec& spec = axis_spec(kAxis);
+  if (kAxis == Axis::dtype && row.subject.is_ceiling()) return dtype_text(row);
+  return spec.text(spec.get(row.problem));
+}
+template <Axis kAxis>
+void read_axis(std::string_view text, ResultRow& row) {
+  const AxisSpec& spec = axis_spec(kAxis);
+  if (kAxis == Axis::dtype && row.subject.is_ceiling() && text.empty()) {
+    row.subject.set_element_type(std::nullopt);
+    return;
+  }
+  if (text.empty()) {
+    if (!spec.optional_in_csv) reject("is empty but required");
+    spec.set(row.problem,
+             spec.derived != nullptr ? spec.derived(row.problem) : spec.sweep_default().front());
+    return;
+  }
+  int value = 0;
+  try {
+    value = spec.parse(text);
+  } catch (const std::invalid_argument& error) {
+    reject(std::string(error.what()) + (kAxis == Axis::dtype && row.subject.is_ceiling()
+                                            ? " (or empty on a memory ceiling)"
+                                            : ""));
+  }
+  if (const std::string written = spec.text(value); written != text)
+    reject(in_quotes(text) + " is not written as " + in_quotes(written));
+  spec.set(row.problem, value);
+  if (kAxis == Axis::dtype && row.subject.is_ceiling())
+    row.subject.set_element_type(static_cast<DType>(value));
+}
+template <Axis kAxis>
+std::optional<double> axis_number(const ResultRow& row) {
+  const AxisSpec& spec = axis_spec(kAxis);
+  if (kAxis == Axis::dtype || kAxis == Axis::pass) return std::nullopt;  // not a quantity
+  return spec.get(row.problem);
+}
+
 #define FLASHSCOPE_TEXT_COLUMN(field)                                         \
   ResultColumn::field, #field, false, #field, &write_text<&ResultRow::field>, \
       &read_text<&ResultRow::field>, nullptr
 #define FLASHSCOPE_OPTIONAL_COLUMN(type, field, optional, label)                          \
   ResultColumn::field, #field, optional, label, &write_optional<type, &ResultRow::field>, \
       &read_optional<type, &ResultRow::field>, &optional_number<type, &ResultRow::field>
+#define FLASHSCOPE_AXIS_COLUMN(axis)                                                     \
+  ResultColumn::axis, axis_spec(Axis::axis).name, axis_spec(Axis::axis).optional_in_csv, \
+      axis_spec(Axis::axis).label, &write_axis<Axis::axis>, &read_axis<Axis::axis>,      \
+      (Axis::axis == Axis::dtype || Axis::axis == Axis::pass ? nullptr : &axis_number<Axis::axis>)
 #define FLASHSCOPE_MEASUREMENT_COLUMN(field, label)                                 \
   ResultColumn::field, #field, false, label, &write_measurement<&ResultRow::field>, \
       &read_measurement<&ResultRow::field>, &measurement_number<&ResultRow::field>
 
-const std::vector<ResultColumnSpec> kColumnTable = {
-    {ResultColumn::step, "step", false, "step",
-     [](const ResultRow& row) { return row.subject.text(); },
-     [](std::string_view text, ResultRow& row) {
-       if (text.empty()) reject("is empty but required");
-       const auto subject = RowSubject::from_text(text);
-       if (!subject)
-         reject(in_quotes(text) +
-                " is not a step number (1 or more, no leading zero), fa2, cudnn or "
-                "peak:<benchmark>");
-       row.subject = *subject;
-     },
-     nullptr},
-    {ResultColumn::config, "config", false, "config", &config_text,
-     [](std::string_view text, ResultRow& row) {
-       row.config.reset();
-       if (text.empty()) {
-         if (row.subject.is_kernel())
-           reject("is empty on a kernel row (step " + row.subject.text() + ")");
-         return;
-       }
-       if (!row.subject.is_kernel())
-         reject("has a value on a " +
-                std::string(row.subject.is_ceiling() ? "ceiling" : "baseline") + " row (" +
-                excerpt(row.subject.text()) + "), which has no config");
-       try {
-         row.config = parse_short_form(text);
-       } catch (const ConfigParseError& error) {
-         reject(error.what());
-       }
-       // Other spellings parse_short_form accepts (a markdown table row) would not be written
-       // back as read.
-       if (const std::string written = to_short_form(*row.config); written != text)
-         reject(in_quotes(text) + " is not written as the short form " + in_quotes(written));
-     },
-     nullptr},
-    {ResultColumn::dtype, "dtype", false, "dtype", &dtype_text,
-     [](std::string_view text, ResultRow& row) {
-       row.dtype.reset();
-       // Memory ceilings move bytes of no particular type.
-       if (text.empty() && row.subject.is_ceiling()) return;
-       for (const DType dtype : {DType::FP16, DType::BF16})
-         if (text == dtype_lower_name(dtype)) row.dtype = dtype;
-       if (!row.dtype)
-         reject(in_quotes(text) + " is not fp16 or bf16" +
-                (row.subject.is_ceiling() ? " (or empty on a memory ceiling)" : ""));
-     },
-     nullptr},
-    {ResultColumn::d_head, "d_head", false, "d_head", &write_int<&ResultRow::d_head>,
-     &read_int<&ResultRow::d_head>, &int_number<&ResultRow::d_head>},
-    {ResultColumn::batch, "batch", false, "batch", &write_int<&ResultRow::batch>,
-     &read_int<&ResultRow::batch>, &int_number<&ResultRow::batch>},
-    {ResultColumn::heads, "heads", false, "heads", &write_int<&ResultRow::heads>,
-     &read_int<&ResultRow::heads>, &int_number<&ResultRow::heads>},
-    {ResultColumn::seq_len, "seq_len", false, "N", &write_int<&ResultRow::seq_len>,
-     &read_int<&ResultRow::seq_len>, &int_number<&ResultRow::seq_len>},
-    {ResultColumn::runs, "runs", false, "runs",
-     [](const ResultRow& row) { return row.status.ok() ? std::to_string(row.runs) : ""; },
-     [](std::string_view text, ResultRow& row) {
-       if (!row.status.ok() && !text.empty()) reject("has a value on a row whose status is not ok");
-       if (row.status.ok() && text.empty()) reject("is empty but the row's status is ok");
-       row.runs = text.empty() ? 0 : integer_from(text);
-     },
-     &int_number<&ResultRow::runs>},
-    {FLASHSCOPE_MEASUREMENT_COLUMN(median_ms, "median ms")},
-    {FLASHSCOPE_MEASUREMENT_COLUMN(min_ms, "min ms")},
-    {FLASHSCOPE_MEASUREMENT_COLUMN(max_ms, "max ms")},
-    {FLASHSCOPE_MEASUREMENT_COLUMN(tflops, "TFLOP/s")},
-    {FLASHSCOPE_MEASUREMENT_COLUMN(seed_attn_tflops, "seed attention TFLOP/s")},
-    {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_fa2, false, "% of FA2")},
-    {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_cudnn, false, "% of cuDNN")},
-    {FLASHSCOPE_OPTIONAL_COLUMN(int, registers, false, "registers / thread")},
-    {FLASHSCOPE_OPTIONAL_COLUMN(int, smem_bytes, false, "shared memory (bytes / CTA)")},
-    {FLASHSCOPE_OPTIONAL_COLUMN(int, local_bytes, false, "local memory (bytes / thread)")},
-    {FLASHSCOPE_OPTIONAL_COLUMN(double, cycles, false, "cycles")},
-    {FLASHSCOPE_OPTIONAL_COLUMN(double, l2_hit_pct, false, "L2 hit %")},
-    {FLASHSCOPE_OPTIONAL_COLUMN(double, cupti_duration_ms, false, "CUPTI duration ms")},
-    {ResultColumn::verdict, "verdict", false, "verdict",
-     [](const ResultRow& row) { return std::string(verdict_name(row.verdict)); },
-     [](std::string_view text, ResultRow& row) {
-       for (const Verdict verdict : {Verdict::pass, Verdict::fail, Verdict::unchecked})
-         if (text == verdict_name(verdict)) {
-           row.verdict = verdict;
+const std::vector<ResultColumnSpec>& column_table() {
+  static const std::vector<ResultColumnSpec> table = {
+      {ResultColumn::step, "step", false, "step",
+       [](const ResultRow& row) { return row.subject.text(); },
+       [](std::string_view text, ResultRow& row) {
+         if (text.empty()) reject("is empty but required");
+         const auto subject = RowSubject::from_text(text);
+         if (!subject)
+           reject(in_quotes(text) +
+                  " is not a step number (1 or more, no leading zero), fa2, cudnn or "
+                  "peak:<benchmark>");
+         row.subject = *subject;
+       },
+       nullptr},
+      {ResultColumn::config, "config", false, "config", &config_text,
+       [](std::string_view text, ResultRow& row) {
+         row.config.reset();
+         if (text.empty()) {
+           if (row.subject.is_kernel())
+             reject("is empty on a kernel row (step " + row.subject.text() + ")");
            return;
          }
-       reject(in_quotes(text) + " is not pass, fail or unchecked");
-     },
-     nullptr},
-    {FLASHSCOPE_OPTIONAL_COLUMN(double, max_error, false, "max error")},
-    {ResultColumn::status, "status", false, "status",
-     [](const ResultRow& row) { return row.status.text(); },
-     [](std::string_view text, ResultRow& row) {
-       if (text == "ok")
-         row.status = {};
-       else if (text.starts_with(kFaultPrefix))
-         row.status = RowStatus::fault(std::string(text.substr(kFaultPrefix.size())));
-       else if (text.starts_with(kSkippedPrefix))
-         row.status = RowStatus::skipped(std::string(text.substr(kSkippedPrefix.size())));
-       else
-         reject(in_quotes(text) + " is not ok, 'fault: <reason>' or 'skipped: <reason>'");
-     },
-     nullptr},
-    {FLASHSCOPE_TEXT_COLUMN(device)},
-    {ResultColumn::device_index, "device_index", true, "GPU index",
-     &write_optional<int, &ResultRow::device_index>,
-     [](std::string_view text, ResultRow& row) {
-       read_optional<int, &ResultRow::device_index>(text, row);
-       if (row.device_index && *row.device_index < 0)
-         reject(in_quotes(text) + " is not a device index (0 or more)");
-     },
-     &optional_number<int, &ResultRow::device_index>},
-    {ResultColumn::device_uuid, "device_uuid", true, "GPU UUID",
-     &write_text<&ResultRow::device_uuid>, &read_text<&ResultRow::device_uuid>, nullptr},
-    {ResultColumn::sm_clock_mhz, "sm_clock_mhz", false, "SM clock (MHz)",
-     [](const ResultRow& row) {
-       return row.sm_clock_mhz > 0 ? std::to_string(row.sm_clock_mhz) : std::string();
-     },
-     [](std::string_view text, ResultRow& row) {
-       row.sm_clock_mhz = text.empty() ? 0 : integer_from(text);
-     },
-     [](const ResultRow& row) {
-       return row.sm_clock_mhz > 0 ? std::optional<double>(row.sm_clock_mhz) : std::nullopt;
-     }},
-    {ResultColumn::cache_mode, "cache_mode", false, "cache mode",
-     &write_text<&ResultRow::cache_mode>,
-     [](std::string_view text, ResultRow& row) {
-       if (text != "warm" && text != "cold" && !text.empty())
-         reject(in_quotes(text) + " is not warm or cold");
-       row.cache_mode = std::string(text);
-     },
-     nullptr},
-    {FLASHSCOPE_TEXT_COLUMN(git_commit)},
-    // The provenance / clock block: optional on reading (older files lack it).
-    {ResultColumn::git_dirty, "git_dirty", true, "dirty tree",
-     [](const ResultRow& row) {
-       return row.git_dirty ? std::string(*row.git_dirty ? "true" : "false") : std::string();
-     },
-     [](std::string_view text, ResultRow& row) {
-       if (text == "true")
-         row.git_dirty = true;
-       else if (text == "false")
-         row.git_dirty = false;
-       else if (text.empty())
-         row.git_dirty = std::nullopt;
-       else
-         reject(in_quotes(text) + " is not true, false or empty (unknown)");
-     },
-     nullptr},
-    {ResultColumn::host, "host", true, "host", &write_text<&ResultRow::host>,
-     &read_text<&ResultRow::host>, nullptr},
-    {ResultColumn::run_id, "run_id", true, "run", &write_text<&ResultRow::run_id>,
-     &read_text<&ResultRow::run_id>, nullptr},
-    {ResultColumn::fa2_entry_point, "fa2_entry_point", true, "FA2 entry point",
-     &write_text<&ResultRow::fa2_entry_point>, &read_text<&ResultRow::fa2_entry_point>, nullptr},
-    {ResultColumn::locked_sm_clock_mhz, "locked_sm_clock_mhz", true, "locked SM clock (MHz)",
-     &write_optional<int, &ResultRow::locked_sm_clock_mhz>,
-     [](std::string_view text, ResultRow& row) {
-       read_optional<int, &ResultRow::locked_sm_clock_mhz>(text, row);
-       if (row.locked_sm_clock_mhz && *row.locked_sm_clock_mhz <= 0)
-         reject(in_quotes(text) + " is not a positive clock");
-     },
-     &optional_number<int, &ResultRow::locked_sm_clock_mhz>},
-    {ResultColumn::reference_pass, "reference_pass", true, "reference pass",
-     &write_optional<int, &ResultRow::reference_pass>,
-     [](std::string_view text, ResultRow& row) {
-       read_optional<int, &ResultRow::reference_pass>(text, row);
-       if (row.reference_pass && (*row.reference_pass < 1 || row.subject.is_kernel()))
-         reject(in_quotes(text) + " must be empty on kernel rows and 1 or more on reference rows");
-     },
-     &optional_number<int, &ResultRow::reference_pass>},
-    {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_fa2_cycles, true, "% of FA2 by cycles")},
-    {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_cudnn_cycles, true, "% of cuDNN by cycles")},
-    {ResultColumn::warnings, "warnings", true, "warnings", &write_text<&ResultRow::warnings>,
-     &read_text<&ResultRow::warnings>, nullptr},
-    {ResultColumn::input_seed, "input_seed", false, "input seed",
-     [](const ResultRow& row) { return std::to_string(row.input_seed); },
-     [](std::string_view text, ResultRow& row) {
-       const auto [end, error] =
-           std::from_chars(text.data(), text.data() + text.size(), row.input_seed);
-       if (text.empty() || error != std::errc() || end != text.data() + text.size())
-         reject(in_quotes(text) + " is not an unsigned integer");
-     },
-     nullptr},
-    {FLASHSCOPE_OPTIONAL_COLUMN(double, gbytes_per_s, true, "GB/s")},
-    {ResultColumn::causal, "causal", true, "causal",
-     [](const ResultRow& row) { return std::string(row.causal ? "1" : "0"); },
-     [](std::string_view text, ResultRow& row) {
-       // Files written before the causal workload existed measured the non-causal problem only.
-       if (text != "0" && text != "1" && !text.empty())
-         reject(in_quotes(text) + " is not 0 (no mask) or 1 (causal)");
-       row.causal = text == "1";
-     },
-     nullptr},
-};
+         if (!row.subject.is_kernel())
+           reject("has a value on a " +
+                  std::string(row.subject.is_ceiling() ? "ceiling" : "baseline") + " row (" +
+                  excerpt(row.subject.text()) + "), which has no config");
+         try {
+           row.config = parse_short_form(text);
+         } catch (const ConfigParseError& error) {
+           reject(error.what());
+         }
+         // Other spellings parse_short_form accepts (a markdown table row) would not be written
+         // back as read.
+         if (const std::string written = to_short_form(*row.config); written != text)
+           reject(in_quotes(text) + " is not written as the short form " + in_quotes(written));
+       },
+       nullptr},
+      {FLASHSCOPE_AXIS_COLUMN(dtype)},
+      {FLASHSCOPE_AXIS_COLUMN(d_head)},
+      {FLASHSCOPE_AXIS_COLUMN(batch)},
+      {FLASHSCOPE_AXIS_COLUMN(heads)},
+      {FLASHSCOPE_AXIS_COLUMN(seq_len)},
+      {ResultColumn::runs, "runs", false, "runs",
+       [](const ResultRow& row) { return row.status.ok() ? std::to_string(row.runs) : ""; },
+       [](std::string_view text, ResultRow& row) {
+         if (!row.status.ok() && !text.empty())
+           reject("has a value on a row whose status is not ok");
+         if (row.status.ok() && text.empty()) reject("is empty but the row's status is ok");
+         row.runs = text.empty() ? 0 : integer_from(text);
+       },
+       &int_number<&ResultRow::runs>},
+      {FLASHSCOPE_MEASUREMENT_COLUMN(median_ms, "median ms")},
+      {FLASHSCOPE_MEASUREMENT_COLUMN(min_ms, "min ms")},
+      {FLASHSCOPE_MEASUREMENT_COLUMN(max_ms, "max ms")},
+      {FLASHSCOPE_MEASUREMENT_COLUMN(tflops, "TFLOP/s")},
+      {FLASHSCOPE_MEASUREMENT_COLUMN(seed_attn_tflops, "seed attention TFLOP/s")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_fa2, false, "% of FA2")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_cudnn, false, "% of cuDNN")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(int, registers, false, "registers / thread")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(int, smem_bytes, false, "shared memory (bytes / CTA)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(int, local_bytes, false, "local memory (bytes / thread)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, cycles, false, "cycles")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, l2_hit_pct, false, "L2 hit %")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, cupti_duration_ms, false, "CUPTI duration ms")},
+      {ResultColumn::verdict, "verdict", false, "verdict",
+       [](const ResultRow& row) { return std::string(verdict_name(row.verdict)); },
+       [](std::string_view text, ResultRow& row) {
+         for (const Verdict verdict : {Verdict::pass, Verdict::fail, Verdict::unchecked})
+           if (text == verdict_name(verdict)) {
+             row.verdict = verdict;
+             return;
+           }
+         reject(in_quotes(text) + " is not pass, fail or unchecked");
+       },
+       nullptr},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, max_error, false, "max error")},
+      {ResultColumn::status, "status", false, "status",
+       [](const ResultRow& row) { return row.status.text(); },
+       [](std::string_view text, ResultRow& row) {
+         if (text == "ok")
+           row.status = {};
+         else if (text.starts_with(kFaultPrefix))
+           row.status = RowStatus::fault(std::string(text.substr(kFaultPrefix.size())));
+         else if (text.starts_with(kSkippedPrefix))
+           row.status = RowStatus::skipped(std::string(text.substr(kSkippedPrefix.size())));
+         else
+           reject(in_quotes(text) + " is not ok, 'fault: <reason>' or 'skipped: <reason>'");
+       },
+       nullptr},
+      {FLASHSCOPE_TEXT_COLUMN(device)},
+      {ResultColumn::device_index, "device_index", true, "GPU index",
+       &write_optional<int, &ResultRow::device_index>,
+       [](std::string_view text, ResultRow& row) {
+         read_optional<int, &ResultRow::device_index>(text, row);
+         if (row.device_index && *row.device_index < 0)
+           reject(in_quotes(text) + " is not a device index (0 or more)");
+       },
+       &optional_number<int, &ResultRow::device_index>},
+      {ResultColumn::device_uuid, "device_uuid", true, "GPU UUID",
+       &write_text<&ResultRow::device_uuid>, &read_text<&ResultRow::device_uuid>, nullptr},
+      {ResultColumn::sm_clock_mhz, "sm_clock_mhz", false, "SM clock (MHz)",
+       [](const ResultRow& row) {
+         return row.sm_clock_mhz > 0 ? std::to_string(row.sm_clock_mhz) : std::string();
+       },
+       [](std::string_view text, ResultRow& row) {
+         row.sm_clock_mhz = text.empty() ? 0 : integer_from(text);
+       },
+       [](const ResultRow& row) {
+         return row.sm_clock_mhz > 0 ? std::optional<double>(row.sm_clock_mhz) : std::nullopt;
+       }},
+      {ResultColumn::cache_mode, "cache_mode", false, "cache mode",
+       &write_text<&ResultRow::cache_mode>,
+       [](std::string_view text, ResultRow& row) {
+         if (text != "warm" && text != "cold" && !text.empty())
+           reject(in_quotes(text) + " is not warm or cold");
+         row.cache_mode = std::string(text);
+       },
+       nullptr},
+      {FLASHSCOPE_TEXT_COLUMN(git_commit)},
+      // The provenance / clock block: optional on reading (older files lack it).
+      {ResultColumn::git_dirty, "git_dirty", true, "dirty tree",
+       [](const ResultRow& row) {
+         return row.git_dirty ? std::string(*row.git_dirty ? "true" : "false") : std::string();
+       },
+       [](std::string_view text, ResultRow& row) {
+         if (text == "true")
+           row.git_dirty = true;
+         else if (text == "false")
+           row.git_dirty = false;
+         else if (text.empty())
+           row.git_dirty = std::nullopt;
+         else
+           reject(in_quotes(text) + " is not true, false or empty (unknown)");
+       },
+       nullptr},
+      {ResultColumn::host, "host", true, "host", &write_text<&ResultRow::host>,
+       &read_text<&ResultRow::host>, nullptr},
+      {ResultColumn::run_id, "run_id", true, "run", &write_text<&ResultRow::run_id>,
+       &read_text<&ResultRow::run_id>, nullptr},
+      {ResultColumn::fa2_entry_point, "fa2_entry_point", true, "FA2 entry point",
+       &write_text<&ResultRow::fa2_entry_point>, &read_text<&ResultRow::fa2_entry_point>, nullptr},
+      {ResultColumn::locked_sm_clock_mhz, "locked_sm_clock_mhz", true, "locked SM clock (MHz)",
+       &write_optional<int, &ResultRow::locked_sm_clock_mhz>,
+       [](std::string_view text, ResultRow& row) {
+         read_optional<int, &ResultRow::locked_sm_clock_mhz>(text, row);
+         if (row.locked_sm_clock_mhz && *row.locked_sm_clock_mhz <= 0)
+           reject(in_quotes(text) + " is not a positive clock");
+       },
+       &optional_number<int, &ResultRow::locked_sm_clock_mhz>},
+      {ResultColumn::reference_pass, "reference_pass", true, "reference pass",
+       &write_optional<int, &ResultRow::reference_pass>,
+       [](std::string_view text, ResultRow& row) {
+         read_optional<int, &ResultRow::reference_pass>(text, row);
+         if (row.reference_pass && (*row.reference_pass < 1 || row.subject.is_kernel()))
+           reject(in_quotes(text) +
+                  " must be empty on kernel rows and 1 or more on reference rows");
+       },
+       &optional_number<int, &ResultRow::reference_pass>},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_fa2_cycles, true, "% of FA2 by cycles")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_cudnn_cycles, true, "% of cuDNN by cycles")},
+      {ResultColumn::warnings, "warnings", true, "warnings", &write_text<&ResultRow::warnings>,
+       &read_text<&ResultRow::warnings>, nullptr},
+      {ResultColumn::input_seed, "input_seed", false, "input seed",
+       [](const ResultRow& row) { return std::to_string(row.input_seed); },
+       [](std::string_view text, ResultRow& row) {
+         const auto [end, error] =
+             std::from_chars(text.data(), text.data() + text.size(), row.input_seed);
+         if (text.empty() || error != std::errc() || end != text.data() + text.size())
+           reject(in_quotes(text) + " is not an unsigned integer");
+       },
+       nullptr},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, gbytes_per_s, true, "GB/s")},
+      {FLASHSCOPE_AXIS_COLUMN(causal)},
+      {FLASHSCOPE_AXIS_COLUMN(heads_kv)},
+      {FLASHSCOPE_AXIS_COLUMN(pass)},
+      // Interleaved measurement and the GPU's state while it ran: optional on reading.
+      {FLASHSCOPE_OPTIONAL_COLUMN(int, rounds, true, "rounds")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, ci_low_ms, true, "median ms, 95 % low")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, ci_high_ms, true, "median ms, 95 % high")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_fa2_low, true, "% of FA2, 95 % low")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_fa2_high, true, "% of FA2, 95 % high")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_cudnn_low, true, "% of cuDNN, 95 % low")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, pct_cudnn_high, true, "% of cuDNN, 95 % high")},
+      {ResultColumn::launch_pattern, "launch_pattern", true, "launch pattern",
+       &write_text<&ResultRow::launch_pattern>,
+       [](std::string_view text, ResultRow& row) {
+         if (!text.empty() && text != "graph" && text != "stream" && text != "gapped")
+           reject(in_quotes(text) + " is not graph, stream, gapped or empty");
+         row.launch_pattern = std::string(text);
+       },
+       nullptr},
+      {ResultColumn::stop_reason, "stop_reason", true, "rounds stopped by",
+       &write_text<&ResultRow::stop_reason>, &read_text<&ResultRow::stop_reason>, nullptr},
+      {FLASHSCOPE_OPTIONAL_COLUMN(int, sm_clock_min_mhz, true, "SM clock min (MHz)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(int, sm_clock_max_mhz, true, "SM clock max (MHz)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, power_mean_w, true, "power mean (W)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, power_max_w, true, "power max (W)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, power_limit_w, true, "power limit (W)")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(int, temperature_max_c, true, "temperature max (C)")},
+      {ResultColumn::clock_reasons, "clock_reasons", true, "clock held by",
+       &write_text<&ResultRow::clock_reasons>, &read_text<&ResultRow::clock_reasons>, nullptr},
+  };
+  return table;
+}
 
 #undef FLASHSCOPE_TEXT_COLUMN
 #undef FLASHSCOPE_OPTIONAL_COLUMN
 #undef FLASHSCOPE_MEASUREMENT_COLUMN
+#undef FLASHSCOPE_AXIS_COLUMN
 
-constexpr std::size_t kColumnCount = static_cast<std::size_t>(ResultColumn::causal) + 1;
+constexpr std::size_t kColumnCount = static_cast<std::size_t>(ResultColumn::clock_reasons) + 1;
 
 // The step and status columns first: the rules of the config, dtype, measurement and
 // reference_pass columns depend on them.
@@ -672,17 +736,17 @@ const std::vector<std::size_t>& read_order() {
 }  // namespace
 
 const std::vector<ResultColumnSpec>& result_column_table() {
-  return kColumnTable;
+  return column_table();
 }
 
 const ResultColumnSpec& result_column(ResultColumn column) {
-  return kColumnTable.at(static_cast<std::size_t>(column));
+  return column_table().at(static_cast<std::size_t>(column));
 }
 
 const std::vector<std::string>& result_columns() {
   static const std::vector<std::string> columns = [] {
     std::vector<std::string> names;
-    for (const ResultColumnSpec& spec : kColumnTable)
+    for (const ResultColumnSpec& spec : column_table())
       names.emplace_back(spec.name);
     return names;
   }();
@@ -692,7 +756,7 @@ const std::vector<std::string>& result_columns() {
 const std::vector<std::string>& optional_result_columns() {
   static const std::vector<std::string> columns = [] {
     std::vector<std::string> names;
-    for (const ResultColumnSpec& spec : kColumnTable)
+    for (const ResultColumnSpec& spec : column_table())
       if (spec.optional) names.emplace_back(spec.name);
     return names;
   }();
@@ -775,7 +839,7 @@ ResultsCsvWriter::ResultsCsvWriter(std::ostream& out, std::vector<std::string> e
 
 void ResultsCsvWriter::write(const ResultRow& row) {
   bool first = true;
-  for (const ResultColumnSpec& spec : kColumnTable) {
+  for (const ResultColumnSpec& spec : column_table()) {
     if (!first) out_ << ',';
     first = false;
     write_field(out_, spec.write(row));
@@ -802,6 +866,10 @@ struct ResultsCsvParser::State {
   RecordSplitter splitter;
   std::uint64_t bytes_fed = 0;
   std::size_t rows_read = 0;
+  // A UTF-8 byte-order mark (as spreadsheet programs write) is skipped at the start of the text
+  // only: until three bytes have arrived the start is held here, undecided.
+  bool start_decided = false;
+  std::string start_bytes;
   bool have_header = false;
   std::array<int, kColumnCount> column_index{};             // field position of each column
   std::vector<std::pair<int, std::string>> metric_columns;  // field position, metric name
@@ -827,13 +895,13 @@ struct ResultsCsvParser::State {
         continue;
       }
       const auto known =
-          std::find_if(kColumnTable.begin(), kColumnTable.end(),
+          std::find_if(column_table().begin(), column_table().end(),
                        [&](const ResultColumnSpec& spec) { return spec.name == name; });
-      if (known == kColumnTable.end())
+      if (known == column_table().end())
         splitter.fail(record.line, "unknown column '" + excerpt(name) +
                                        "' (not a flashscope results header; see "
                                        "docs/csv-schema.md)");
-      column_index[static_cast<std::size_t>(known - kColumnTable.begin())] = static_cast<int>(i);
+      column_index[static_cast<std::size_t>(known - column_table().begin())] = static_cast<int>(i);
     }
     if (metric_columns.size() > limits.max_metric_columns)
       splitter.fail(record.line, "the header has " + std::to_string(metric_columns.size()) +
@@ -841,9 +909,9 @@ struct ResultsCsvParser::State {
                                      std::to_string(limits.max_metric_columns) +
                                      std::string(kLimitsDoc));
     for (std::size_t c = 0; c < kColumnCount; ++c)
-      if (column_index[c] < 0 && !kColumnTable[c].optional)
+      if (column_index[c] < 0 && !column_table()[c].optional)
         splitter.fail(record.line,
-                      "the header lacks column '" + std::string(kColumnTable[c].name) + "'");
+                      "the header lacks column '" + std::string(column_table()[c].name) + "'");
     field_count = record.fields.size();
     header = record.fields;
     have_header = true;
@@ -858,12 +926,13 @@ struct ResultsCsvParser::State {
       return index < 0 ? std::string_view() : record.fields[static_cast<std::size_t>(index)];
     };
     const auto fail = [&](std::size_t c, const std::string& problem) {
-      splitter.fail(record.line, "column '" + std::string(kColumnTable[c].name) + "': " + problem);
+      splitter.fail(record.line,
+                    "column '" + std::string(column_table()[c].name) + "': " + problem);
     };
     ResultRow row;
     for (const std::size_t c : read_order()) {
       try {
-        kColumnTable[c].read(field(c), row);
+        column_table()[c].read(field(c), row);
       } catch (const std::invalid_argument& error) {
         fail(c, error.what());
       }
@@ -912,6 +981,19 @@ void ResultsCsvParser::State::take(const Record& record, std::vector<ResultRow>&
 std::vector<ResultRow> ResultsCsvParser::feed(std::string_view text) {
   std::vector<ResultRow> rows;
   State& state = *state_;
+  std::string start;
+  if (!state.start_decided) {
+    constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+    start = state.start_bytes + std::string(text);
+    if (start.size() < kByteOrderMark.size() && kByteOrderMark.starts_with(start)) {
+      state.start_bytes = std::move(start);
+      return rows;
+    }
+    state.start_decided = true;
+    state.start_bytes.clear();
+    if (start.starts_with(kByteOrderMark)) start.erase(0, kByteOrderMark.size());
+    text = start;
+  }
   const auto sink = [&](Record record) { state.take(record, rows); };
   // Bytes up to the size limit are read first, so the error comes at the same byte however the
   // text arrives, after any problem that lies before it.
@@ -931,6 +1013,10 @@ std::vector<ResultRow> ResultsCsvParser::feed(std::string_view text) {
 std::vector<ResultRow> ResultsCsvParser::finish() {
   State& state = *state_;
   std::vector<ResultRow> rows;
+  if (!state.start_decided) {  // one or two bytes of a byte-order mark, and nothing more
+    state.start_decided = true;
+    rows = feed(std::exchange(state.start_bytes, {}));
+  }
   state.splitter.finish([&](Record record) { state.take(record, rows); });
   if (!state.have_header)
     throw ResultsFormatError(state.source_name + ": empty file (no header line)");
@@ -941,13 +1027,15 @@ const std::vector<std::string>& ResultsCsvParser::extra_metric_names() const {
   return state_->extra_metric_names;
 }
 
+const std::string& ResultsCsvParser::source_name() const {
+  return state_->source_name;
+}
+
 const std::vector<std::string>& ResultsCsvParser::columns() const {
   return state_->header;
 }
 
-std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name,
-                                        const ResultsLimits& limits) {
-  ResultsCsvParser parser(source_name, limits);
+std::vector<ResultRow> read_results_csv(std::istream& in, ResultsCsvParser& parser) {
   std::vector<ResultRow> rows;
   std::string chunk(1 << 16, '\0');
   while (in) {
@@ -958,10 +1046,16 @@ std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& sou
          parser.feed(std::string_view(chunk.data(), static_cast<std::size_t>(count))))
       rows.push_back(std::move(row));
   }
-  if (in.bad()) throw ResultsFormatError(source_name + ": read error");
+  if (in.bad()) throw ResultsFormatError(parser.source_name() + ": read error");
   for (ResultRow& row : parser.finish())
     rows.push_back(std::move(row));
   return rows;
+}
+
+std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name,
+                                        const ResultsLimits& limits) {
+  ResultsCsvParser parser(source_name, limits);
+  return read_results_csv(in, parser);
 }
 
 std::vector<ResultRow> read_results_file(const std::string& path, const ResultsLimits& limits) {

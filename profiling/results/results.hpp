@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/common/config.hpp"
+#include "kernels/common/problem.hpp"
 
 namespace flashscope {
 
@@ -41,11 +42,14 @@ class RowSubject {
   static RowSubject baseline(Baseline baseline) {
     return RowSubject(RowKind::baseline, 0, baseline, {});
   }
-  static RowSubject ceiling(std::string benchmark) {
-    return RowSubject(RowKind::ceiling, 0, {}, std::move(benchmark));
+  // A ceiling measures a benchmark of some element type (mma.sync in fp16), or moves untyped
+  // bytes (hbm.read: no element type, an empty dtype column).
+  static RowSubject ceiling(std::string benchmark, std::optional<DType> element_type) {
+    return RowSubject(RowKind::ceiling, 0, {}, std::move(benchmark), element_type);
   }
-  // The step column's text ("7", "fa2", "peak:wgmma") read back; nullopt for any other text,
-  // including a step number with a sign or leading zeros, which would not be written back as read.
+  // The step column's text ("7", "B1", "fa2", "peak:wgmma") read back; nullopt for any other
+  // text, including a step number with a sign or leading zeros, which would not be written back
+  // as read. A ceiling read this way has no element type until the dtype column gives it one.
   static std::optional<RowSubject> from_text(std::string_view text);
 
   RowKind kind() const { return kind_; }
@@ -55,21 +59,29 @@ class RowSubject {
   std::optional<int> step() const;                             // kernels only
   std::optional<Baseline> which_baseline() const;              // baselines only
   const std::string& benchmark() const { return benchmark_; }  // ceilings: "wgmma"; else empty
+  std::optional<DType> element_type() const { return element_type_; }  // ceilings only
+  void set_element_type(std::optional<DType> type) { element_type_ = type; }
 
-  std::string text() const;   // the step column: "7", "fa2", "peak:wgmma"
-  std::string label() const;  // for people: "step 7", "FA2", "cuDNN", "peak:wgmma"
+  std::string text() const;   // the step column: "7", "B1", "fa2", "peak:wgmma"
+  std::string label() const;  // for people: "step 7", "step B1", "FA2", "cuDNN", "peak:wgmma"
 
   auto operator<=>(const RowSubject&) const = default;
   bool operator==(const RowSubject&) const = default;
 
  private:
-  RowSubject(RowKind kind, int step, Baseline baseline, std::string benchmark)
-      : kind_(kind), step_(step), baseline_(baseline), benchmark_(std::move(benchmark)) {}
+  RowSubject(RowKind kind, int step, Baseline baseline, std::string benchmark,
+             std::optional<DType> element_type = std::nullopt)
+      : kind_(kind),
+        step_(step),
+        baseline_(baseline),
+        benchmark_(std::move(benchmark)),
+        element_type_(element_type) {}
   // Declared in comparison order; the members a kind does not use keep their defaults.
   RowKind kind_ = RowKind::kernel;
   int step_ = 1;
   Baseline baseline_ = Baseline::fa2;
   std::string benchmark_;
+  std::optional<DType> element_type_;
 };
 
 // How a row's measurement ended: "ok", or "skipped: <reason>" / "fault: <reason>".
@@ -94,14 +106,11 @@ std::string_view verdict_name(Verdict verdict);  // the verdict column: "pass", 
 struct ResultRow {
   RowSubject subject;                  // the step column
   std::optional<KernelConfig> config;  // kernels only; written as the short form with d_head
-  std::optional<DType> dtype;          // none on memory ceilings, which have no element type
-  int d_head = 128;
-  // The causal workload (query i attends to keys j <= i): another problem than the same shape
-  // without the mask, with half its FLOP. Rows of the two are never compared with each other.
-  bool causal = false;
-  int batch = 0;
-  int heads = 0;
-  int seq_len = 0;
+  // What was computed: one column per axis of the table (kernels/common/problem_axes.hpp). Rows
+  // of two different workloads (dtype, d_head, heads, heads_kv, mask, pass) are never compared
+  // with each other. A ceiling row measures no problem: its shape fields are 0 and its element
+  // type is its subject's.
+  Problem problem;
   int runs = 0;
   double median_ms = 0;
   double min_ms = 0;
@@ -138,6 +147,28 @@ struct ResultRow {
   std::string warnings;  // sanity findings ("; "-separated), e.g. a ratio metric above 100 %
   std::uint64_t input_seed = 0;        // Q/K/V seed (explorer check --seed reproduces the inputs)
   std::optional<double> gbytes_per_s;  // memory ceilings: bytes moved / median, in 10^9 B/s
+  // Interleaved measurement (docs/profiling.md, "Interleaved measurement and intervals"): the
+  // row's contender was timed in rounds alternating with every other kernel and reference of its
+  // problem; median_ms is the median of its per-round times, with the 95 % order-statistic
+  // interval below, and pct_* the median of the per-round ratios, with theirs. Files written
+  // before these columns existed (sequential timing) leave them empty.
+  std::optional<int> rounds;        // timed rounds of the row's cell
+  std::optional<double> ci_low_ms;  // 95 % interval of median_ms
+  std::optional<double> ci_high_ms;
+  std::optional<double> pct_fa2_low;  // 95 % interval of pct_fa2
+  std::optional<double> pct_fa2_high;
+  std::optional<double> pct_cudnn_low;  // 95 % interval of pct_cudnn
+  std::optional<double> pct_cudnn_high;
+  std::string launch_pattern;  // how a batch was launched: "graph", "stream" or "gapped"
+  std::string stop_reason;     // why the rounds stopped: "target", "max rounds", "time cap"
+  // The GPU while the cell's rounds ran (NVML); sm_clock_mhz above is the median clock.
+  std::optional<int> sm_clock_min_mhz;
+  std::optional<int> sm_clock_max_mhz;
+  std::optional<double> power_mean_w;
+  std::optional<double> power_max_w;
+  std::optional<double> power_limit_w;  // the enforced power limit
+  std::optional<int> temperature_max_c;
+  std::string clock_reasons;  // what held the clock down: "power cap", "HW slowdown", ... (" + ")
   std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
 
   std::optional<int> step_number() const { return subject.step(); }  // kernels only
@@ -146,9 +177,11 @@ struct ResultRow {
 };
 
 // The text of the config and dtype columns: the short form with d_head, "fp16" / "bf16"; empty
-// when the row has none.
+// when the row has none (a config on baseline and ceiling rows, a dtype on memory ceilings).
 std::string config_text(const ResultRow& row);
 std::string dtype_text(const ResultRow& row);
+// The row's element type: its problem's dtype, or a ceiling's element type (none for memory).
+std::optional<DType> row_dtype(const ResultRow& row);
 
 // A file or line that is not a results CSV; the message names the file, line and problem.
 class ResultsFormatError : public std::runtime_error {
@@ -209,6 +242,24 @@ enum class ResultColumn : int {
   input_seed,
   gbytes_per_s,
   causal,
+  heads_kv,
+  pass,
+  rounds,
+  ci_low_ms,
+  ci_high_ms,
+  pct_fa2_low,
+  pct_fa2_high,
+  pct_cudnn_low,
+  pct_cudnn_high,
+  launch_pattern,
+  stop_reason,
+  sm_clock_min_mhz,
+  sm_clock_max_mhz,
+  power_mean_w,
+  power_max_w,
+  power_limit_w,
+  temperature_max_c,
+  clock_reasons,
 };
 
 // One column: the single place that knows its header name, whether older files may lack it,
@@ -287,6 +338,8 @@ class ResultsCsvParser {
   const std::vector<std::string>& extra_metric_names() const;
   // The header's column names in file order (empty before the header has been read).
   const std::vector<std::string>& columns() const;
+  // The name error messages give the text (a path, "worker 3").
+  const std::string& source_name() const;
 
  private:
   struct State;
@@ -296,6 +349,10 @@ class ResultsCsvParser {
 // Reads a CSV written by ResultsCsvWriter. `source_name` is used in error messages.
 std::vector<ResultRow> read_results_csv(std::istream& in, const std::string& source_name,
                                         const ResultsLimits& limits = {});
+// The same through a parser the caller keeps, to ask it for the header afterwards (columns(),
+// extra_metric_names()): feeds it the whole stream in chunks, then finish(). Throws
+// ResultsFormatError naming the parser's source on a read error.
+std::vector<ResultRow> read_results_csv(std::istream& in, ResultsCsvParser& parser);
 // A file over limits.max_file_bytes is rejected before any of it is read.
 std::vector<ResultRow> read_results_file(const std::string& path, const ResultsLimits& limits = {});
 

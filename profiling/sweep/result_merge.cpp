@@ -6,26 +6,18 @@
 #include <set>
 #include <tuple>
 
+#include "kernels/common/problem_axes.hpp"
+#include "kernels/common/text.hpp"
+
 namespace flashscope {
 
 namespace {
-
-AttentionShape shape_of(const ResultRow& row) {
-  AttentionShape shape;
-  shape.batch = row.batch;
-  shape.seq_len = row.seq_len;
-  shape.heads = row.heads;
-  shape.d_head = row.d_head;
-  shape.causal = row.causal;
-  return shape;
-}
 
 // A measurement's place in the plan: its cell and, for a reference, its pass (1 before the
 // shape's kernels, 2 after them; a file from before passes existed has pass 1 only).
 std::string measurement_key_of(const ResultRow& row) {
   const int pass = row.is_baseline_or_ceiling() ? row.reference_pass.value_or(1) : 0;
-  return plan_cell_key(row.subject, row.config, row.dtype, shape_of(row)) + "#" +
-         std::to_string(pass);
+  return plan_cell_key(row.subject, row.config, row.problem) + "#" + std::to_string(pass);
 }
 
 std::string measurement_key_of(const MeasurementItem& item) {
@@ -35,20 +27,14 @@ std::string measurement_key_of(const MeasurementItem& item) {
 std::string describe(const ResultRow& row) {
   std::string text = row.subject.text();
   if (row.config) text += " " + to_short_form(*row.config);
-  text += " " + dtype_text(row) + " B=" + std::to_string(row.batch) +
-          " H=" + std::to_string(row.heads) + " N=" + std::to_string(row.seq_len);
-  if (row.d_head != 128) text += " d=" + std::to_string(row.d_head);
-  if (row.causal) text += " causal";
+  text += " " + problem_label(row.problem) + " B=" + std::to_string(row.problem.batch);
   if (row.is_baseline_or_ceiling() && row.reference_pass.value_or(1) > 1)
     text += " (reference pass " + std::to_string(*row.reference_pass) + ")";
   return text + " on " + (row.device.empty() ? "an unnamed device" : row.device);
 }
 
 std::string join(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items)
-    text += (text.empty() ? "" : ", ") + item;
-  return text;
+  return text::join(items, ", ");
 }
 
 // "a.csv row 12": data rows counted from 1 (line = row + 1 unless a field spans lines).
@@ -80,18 +66,7 @@ ResultsFileContents read_results_file_contents(const std::string& path) {
   ResultsFileContents contents;
   contents.path = path;
   ResultsCsvParser parser(path);
-  std::string chunk(1 << 16, '\0');
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const std::streamsize count = in.gcount();
-    if (count <= 0) break;
-    for (ResultRow& row :
-         parser.feed(std::string_view(chunk.data(), static_cast<std::size_t>(count))))
-      contents.rows.push_back(std::move(row));
-  }
-  if (in.bad()) throw ResultsFormatError(path + ": read error");
-  for (ResultRow& row : parser.finish())
-    contents.rows.push_back(std::move(row));
+  contents.rows = read_results_csv(in, parser);
   contents.columns = parser.columns();
   contents.extra_metric_names = parser.extra_metric_names();
   return contents;
@@ -160,12 +135,14 @@ MergeOutcome merge_result_files(const std::vector<ResultsFileContents>& inputs,
   warn_if_mixed(
       inputs, "runs (run_id; give every shard the same --run-id to read them as one)",
       [](const ResultRow& row) { return row.run_id; }, outcome.warnings);
-  // One sweep seed gives every shard the same inputs at a shape.
-  std::map<std::string, std::set<std::uint64_t>> seeds_by_shape;
-  for (const ResultRow& row : outcome.rows)
-    seeds_by_shape[dtype_text(row) + " B=" + std::to_string(row.batch) +
-                   " H=" + std::to_string(row.heads) + " N=" + std::to_string(row.seq_len)]
-        .insert(row.input_seed);
+  // One sweep seed gives every shard the same inputs for a problem (with and without the mask:
+  // the mask changes the outputs, not the inputs).
+  std::map<Problem, std::set<std::uint64_t>> seeds_by_shape;
+  for (const ResultRow& row : outcome.rows) {
+    Problem inputs = row.problem;
+    inputs.causal = false;
+    seeds_by_shape[inputs].insert(row.input_seed);
+  }
   std::size_t shapes_with_several_seeds = 0;
   for (const auto& [shape, seeds] : seeds_by_shape)
     shapes_with_several_seeds += seeds.size() > 1;

@@ -185,10 +185,10 @@ bool metrics_available(const SweepOptions& options, std::ostream& log) {
 // Reference medians are paired with kernel rows of the same device only: another GPU, even of the
 // same model, runs at its own clock. And of the same workload: a causal kernel row is compared
 // with the causal references alone.
-using BaselineKey = std::tuple<int, Baseline, std::optional<DType>, int, int, int, int, bool>;
+using BaselineKey = std::tuple<int, Baseline, Problem>;
 
 BaselineKey pairing_key(int device, Baseline baseline, const ResultRow& row) {
-  return {device, baseline, row.dtype, row.d_head, row.batch, row.heads, row.seq_len, row.causal};
+  return {device, baseline, row.problem};
 }
 
 std::string describe_row(const ResultRow& row) {
@@ -324,10 +324,16 @@ class SweepParent {
     return true;
   }
 
+  // A worker times a unit's items together (interleaved rounds after every item's check) and
+  // writes their rows at the end: it has --timeout per item still to come.
   void reset_deadline(Slot& slot) {
+    std::size_t items_left = 1;
+    if (slot.assignment)
+      items_left = std::max<std::size_t>(
+          1, plan_.units[slot.assignment->unit].items.size() - slot.assignment->next);
     slot.deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(slot.device.options.timeout_s));
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                           slot.device.options.timeout_s * static_cast<double>(items_left)));
   }
 
   // Gives every free device the next unit, starting its worker where it has none (or its last one
@@ -354,6 +360,9 @@ class SweepParent {
 
   void start_worker(Slot& slot) {
     slot.worker = std::make_unique<WorkerProcess>(start_worker_(slot.device, kWorkerRowFd));
+    // The job first: the worker measures with these settings and this plan, as data (a worker
+    // that died already fails the send; its end of the pipe then tells why).
+    slot.worker->send(format_worker_job(slot.device.options, plan_));
     slot.parser = std::make_unique<ResultsCsvParser>("the sweep worker on " + tag(slot));
     slot.rows_from_worker = 0;
     slot.bytes_from_worker = 0;
@@ -461,11 +470,11 @@ class SweepParent {
                              " wrote a row it was not asked for");
     const SweepUnit& unit = plan_.units[slot.assignment->unit];
     const MeasurementItem& item = unit.items[slot.assignment->next];
-    if (row.subject != item.subject || row.seq_len != item.shape.seq_len ||
-        row.config != item.config || row.reference_pass.value_or(0) != item.reference_pass)
+    if (row.subject != item.subject || row.problem != item.problem || row.config != item.config ||
+        row.reference_pass.value_or(0) != item.reference_pass)
       throw std::logic_error("the sweep worker on " + tag(slot) + " measured " +
-                             row.subject.text() + " " + config_text(row) + " N=" +
-                             std::to_string(row.seq_len) + " but the plan says " + item.label());
+                             row.subject.text() + " " + config_text(row) + " " +
+                             problem_label(row.problem) + " but the plan says " + item.label());
     reset_deadline(slot);
     finish_item(slot, std::move(row));
   }
@@ -507,9 +516,11 @@ class SweepParent {
         };
         const ResultRow* fa2 = paired(Baseline::fa2);
         const ResultRow* cudnn = paired(Baseline::cudnn);
-        row.pct_fa2 = by_time(fa2);
+        // The worker's per-round ratios (with their intervals) stand where it timed the
+        // reference in the same rounds; a reference from elsewhere is paired by medians.
+        if (!row.pct_fa2) row.pct_fa2 = by_time(fa2);
         row.pct_fa2_cycles = by_cycles(fa2);
-        row.pct_cudnn = by_time(cudnn);
+        if (!row.pct_cudnn) row.pct_cudnn = by_time(cudnn);
         row.pct_cudnn_cycles = by_cycles(cudnn);
         if (fa2) row.fa2_entry_point = fa2->fa2_entry_point;
       }
@@ -645,10 +656,13 @@ SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& wor
     log << describe_device_line(device.description) << "\n";
     devices.push_back(std::move(device));
   }
-  log << plan.item_count() << " measurements in " << plan.units.size() << " units (one per dtype "
-      << "and N) over " << devices.size() << " device" << (devices.size() == 1 ? "" : "s")
-      << ", one worker each; " << cache_mode_name(options.timing.cache_mode) << " L2, "
-      << timing_summary(options.timing) << "; input seed " << options.seed << "\n";
+  log << plan.item_count() << " measurements in " << plan.units.size()
+      << " units (one per problem, its "
+      << "kernels and references timed interleaved) over " << devices.size() << " device"
+      << (devices.size() == 1 ? "" : "s") << ", one worker each; "
+      << cache_mode_name(options.cache_mode) << " L2, "
+      << measurement::interleaved_summary(options.interleaved) << "; input seed " << options.seed
+      << "\n";
   log << "run: " << run_options.run_id << "\n";
   if (options.locked_sm_clock_mhz)
     log << "clocks: the caller says the SM clock is locked at " << *options.locked_sm_clock_mhz

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "configs/config_sets.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
+#include "kernels/common/text.hpp"
 #include "profiling/cupti_metrics.hpp"
 
 namespace flashscope {
@@ -32,6 +34,8 @@ std::vector<int> d_heads_of(const std::vector<KernelConfig>& configs) {
 // configs at the listed head dimensions only.
 std::vector<KernelConfig> selected_configs(const SweepOptions& options, int step,
                                            const KernelRegistry& registry) {
+  const std::vector<int> d_heads = axis_values(options, Axis::d_head);
+  const std::vector<int> dtypes = axis_values(options, Axis::dtype);
   if (!options.configs.empty()) return options.configs;
   std::vector<KernelConfig> base;
   if (options.set_key == "prog") {
@@ -45,22 +49,66 @@ std::vector<KernelConfig> selected_configs(const SweepOptions& options, int step
   // A set names a shape and feature list; it is measured in each requested dtype.
   std::set<KernelConfig> unique;
   for (const KernelConfig& c : base)
-    if (std::find(options.d_heads.begin(), options.d_heads.end(), c.d_head) !=
-        options.d_heads.end())
-      for (const DType dtype : options.dtypes)
-        unique.insert(configs::with_dtype(c, dtype));
+    if (std::find(d_heads.begin(), d_heads.end(), c.d_head) != d_heads.end())
+      for (const int dtype : dtypes)
+        unique.insert(configs::with_dtype(c, static_cast<DType>(dtype)));
   return {unique.begin(), unique.end()};
 }
 
-// The references (kernels/common/reference_gpu.cu) take d_head <= 256, and the kernels' tiles are
-// d_head / 64 sub-tiles of 64 columns.
-constexpr int kMaxSweepDHead = 256;
+// Why each --config config is not measured at the selected steps that lack it, one note per
+// reason rather than one per step: the steps of the other track, each known-bad rule
+// (unsupported_combination) with the steps it forbids the config at, and the steps where it is
+// valid but not in this binary (one step: the registry's closest built configs).
+void note_unbuilt_configs(const std::map<KernelConfig, std::vector<int>>& unbuilt_steps,
+                          const KernelRegistry& registry, std::vector<std::string>& notes) {
+  for (const auto& [config, steps] : unbuilt_steps) {
+    const std::string name = to_short_form(config);
+    std::vector<int> other_track, not_built;
+    std::vector<std::pair<std::string, std::vector<int>>> rules;  // in order of first step
+    for (const int step : steps) {
+      if ((configs::step_descriptor(step).track == Track::hopper) != is_hopper_config(config)) {
+        other_track.push_back(step);
+      } else if (const auto rule = unsupported_combination(step, config)) {
+        const auto same = std::find_if(rules.begin(), rules.end(),
+                                       [&](const auto& entry) { return entry.first == *rule; });
+        if (same == rules.end())
+          rules.emplace_back(*rule, std::vector<int>{step});
+        else
+          same->second.push_back(step);
+      } else {
+        not_built.push_back(step);
+      }
+    }
+    if (!other_track.empty())
+      notes.push_back(name + ": not run on " + configs::step_list_text(other_track) + ": " +
+                      (is_hopper_config(config)
+                           ? "a Hopper config (stages_N) runs on the Hopper steps " +
+                                 std::to_string(kFirstHopperStep) + "+ only"
+                           : "an Ampere config runs on the Ampere steps 1–" +
+                                 std::to_string(kFirstHopperStep - 1) +
+                                 " only (a Hopper step takes stages_N)"));
+    for (const auto& [rule, rule_steps] : rules)
+      notes.push_back(name + ": never built for " + configs::step_list_text(rule_steps) + ": " +
+                      rule);
+    if (not_built.size() == 1) {
+      try {
+        find_kernel(registry, not_built.front(), config);
+      } catch (const KernelLookupError& error) {
+        notes.push_back(error.what());
+      }
+    } else if (!not_built.empty()) {
+      notes.push_back(name + ": not built into this binary for " +
+                      configs::step_list_text(not_built) +
+                      " (FLASHSCOPE_KERNEL_SET / FLASHSCOPE_STEPS; explorer --list shows what is)");
+    }
+  }
+}
 
-std::string dtype_list(const std::vector<DType>& dtypes) {
-  std::string text;
-  for (const DType dtype : dtypes)
-    text += (text.empty() ? "" : ",") + std::string(dtype_lower_name(dtype));
-  return text;
+std::string dtype_list(const std::vector<int>& dtypes) {
+  std::vector<std::string> names;
+  for (const int dtype : dtypes)
+    names.push_back(axis_spec(Axis::dtype).text(dtype));
+  return text::join(names);
 }
 
 // A non-negative decimal integer filling all of `text`, or nullopt.
@@ -70,14 +118,6 @@ std::optional<int> parse_index(std::string_view text) {
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0)
     return std::nullopt;
   return value;
-}
-
-std::string_view trimmed(std::string_view text) {
-  while (!text.empty() && text.front() == ' ')
-    text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ')
-    text.remove_suffix(1);
-  return text;
 }
 
 // splitmix64's finaliser: spreads FNV's weak low bits before the modulo.
@@ -91,14 +131,14 @@ std::uint64_t mix64(std::uint64_t z) {
 
 DeviceSelection parse_device_selection(const std::string& text) {
   DeviceSelection selection;
-  if (trimmed(text) == "all") {
+  if (text::trim(text) == "all") {
     selection.all = true;
     return selection;
   }
   std::string_view rest = text;
   while (true) {
     const std::size_t comma = rest.find(',');
-    const std::string_view item = trimmed(rest.substr(0, comma));
+    const std::string_view item = text::trim(rest.substr(0, comma));
     const std::optional<int> index = parse_index(item);
     if (!index)
       throw std::invalid_argument(
@@ -116,7 +156,7 @@ DeviceSelection parse_device_selection(const std::string& text) {
 }
 
 PlanShard parse_plan_shard(const std::string& text) {
-  const std::string_view view = trimmed(text);
+  const std::string_view view = text::trim(text);
   const std::size_t slash = view.find('/');
   const std::optional<int> index =
       slash == std::string_view::npos ? std::nullopt : parse_index(view.substr(0, slash));
@@ -139,15 +179,12 @@ std::string to_string(const PlanShard& shard) {
 }
 
 std::string plan_cell_key(const RowSubject& subject, const std::optional<KernelConfig>& config,
-                          std::optional<DType> dtype, const AttentionShape& shape) {
-  return subject.text() + "|" + (config ? to_short_form(*config) : "") + "|" +
-         (dtype ? std::string(dtype_lower_name(*dtype)) : "") + "|" + std::to_string(shape.d_head) +
-         "|" + std::to_string(shape.batch) + "|" + std::to_string(shape.heads) + "|" +
-         std::to_string(shape.seq_len) + (shape.causal ? "|causal" : "");
+                          const Problem& problem) {
+  return subject.text() + "|" + (config ? to_short_form(*config) : "") + "|" + problem_key(problem);
 }
 
 std::string plan_cell_key(const MeasurementItem& item) {
-  return plan_cell_key(item.subject, item.config, item.dtype, item.shape);
+  return plan_cell_key(item.subject, item.config, item.problem);
 }
 
 int shard_of_cell(const std::string& cell_key, int count) {
@@ -161,14 +198,10 @@ int shard_of_cell(const std::string& cell_key, int count) {
   return static_cast<int>(mix64(hash) % static_cast<std::uint64_t>(count));
 }
 
-const std::vector<int>& seed_seq_lens() {
-  static const std::vector<int> lengths = {512, 1024, 2048, 4096, 8192, 16384};
-  return lengths;
-}
-
-int seed_batch_for(int seq_len) {
-  if (seq_len <= 0) return 1;
-  return std::clamp(65536 / seq_len, 1, 16);
+std::vector<int> axis_values(const SweepOptions& options, Axis axis) {
+  if (const auto found = options.axes.find(axis); found != options.axes.end()) return found->second;
+  const AxisSpec& spec = axis_spec(axis);
+  return spec.sweep_default ? spec.sweep_default() : std::vector<int>{};
 }
 
 std::vector<std::string> sweep_option_problems(const SweepOptions& options) {
@@ -186,38 +219,31 @@ std::vector<std::string> sweep_option_problems(const SweepOptions& options) {
       fail(std::string("--set: ") + error.what());
     }
   }
-  if (options.seq_lens.empty()) fail("--seq-lens: at least one sequence length is needed");
-  for (const int n : options.seq_lens)
-    if (n <= 0) fail("--seq-lens: " + std::to_string(n) + " is not a positive length");
-  if (options.dtypes.empty() && options.configs.empty())
-    fail("--dtypes: at least one dtype is needed");
-  if (options.d_heads.empty() && options.configs.empty())
-    fail("--d-heads: at least one head dimension is needed");
-  for (const int d_head : options.d_heads)
-    if (d_head <= 0 || d_head % 64 != 0 || d_head > kMaxSweepDHead)
-      fail("--d-heads: " + std::to_string(d_head) +
-           " is not a head dimension the kernels and references run: a multiple of 64 up to " +
-           std::to_string(kMaxSweepDHead) + " (64, 128, 256)");
-  if (options.causal.empty()) fail("--causal: at least one mask value is needed (0, 1 or 0,1)");
-  for (const int mask : options.causal)
-    if (mask != 0 && mask != 1)
-      fail("--causal: " + std::to_string(mask) +
-           " is not a mask value: 0 (no mask) or 1 (causal), e.g. --causal 0,1");
-  if (options.batch && *options.batch <= 0)
-    fail("--batch: " + std::to_string(*options.batch) + " is not a positive batch size");
-  if (options.heads <= 0) fail("--heads: " + std::to_string(options.heads) + " is not positive");
-  if (options.timing.timed_runs < 1)
-    fail("--runs: " + std::to_string(options.timing.timed_runs) +
-         " is below 1: at least one timed run is needed");
-  if (options.timing.min_timed_runs < 1)
-    fail("--min-runs: " + std::to_string(options.timing.min_timed_runs) +
-         " is below 1: at least one timed run is needed");
-  if (options.timing.warmup_runs < 1)
-    fail("--warmup: " + std::to_string(options.timing.warmup_runs) +
-         " is below 1: at least 1 is needed (the first warm-up launch sizes the timed batch)");
-  if (!(options.timing.target_ms >= 0))
-    fail("--target-ms: " + shortest(options.timing.target_ms) +
-         " must be 0 (always --runs) or a positive number of milliseconds");
+  for (const std::string& problem : axis_value_problems(options.axes))
+    fail(problem);
+  const measurement::InterleavedSettings& timing = options.interleaved;
+  const measurement::StoppingRule& stopping = timing.stopping;
+  if (!(stopping.target_relative_width > 0))
+    fail("--ci-target: " + shortest(stopping.target_relative_width * 100) +
+         " must be a positive width in percent of the median (e.g. 1)");
+  // Six rounds are the fewest with a 95 % order-statistic interval of the median.
+  if (stopping.min_rounds < 6)
+    fail("--min-rounds: " + std::to_string(stopping.min_rounds) +
+         " is below 6, the fewest rounds with a 95 % interval");
+  if (stopping.max_rounds < stopping.min_rounds)
+    fail("--max-rounds: " + std::to_string(stopping.max_rounds) + " is below --min-rounds " +
+         std::to_string(stopping.min_rounds));
+  if (!(stopping.max_seconds > 0))
+    fail("--cell-seconds: " + shortest(stopping.max_seconds) +
+         " must be a positive number of seconds");
+  if (!(timing.batch_target_ms > 0))
+    fail("--batch-ms: " + shortest(timing.batch_target_ms) +
+         " must be a positive number of milliseconds");
+  if (!(timing.gap_us >= 0))
+    fail("--gap-us: " + shortest(timing.gap_us) +
+         " must be 0 or a positive number of microseconds");
+  if (timing.gap_us > 0 && timing.pattern != measurement::LaunchPattern::gapped)
+    fail("--gap-us: a gap between launches needs --launch-pattern gapped");
   if (options.metric_runs < 1)
     fail("--metric-runs: " + std::to_string(options.metric_runs) +
          " is below 1: at least one profiled launch is needed");
@@ -286,12 +312,8 @@ std::vector<std::string> sweep_metric_names(const SweepOptions& options) {
 
 std::string MeasurementItem::label() const {
   std::string text = subject.text();
-  text += " ";
-  text += config ? to_short_form(*config) : std::string(dtype_name(dtype));
-  text += " B=" + std::to_string(shape.batch) + " H=" + std::to_string(shape.heads) +
-          " N=" + std::to_string(shape.seq_len);
-  if (!config && shape.d_head != 128) text += " d=" + std::to_string(shape.d_head);
-  if (shape.causal) text += " causal";
+  if (config) text += " " + to_short_form(*config);
+  text += " " + problem_label(problem) + " B=" + std::to_string(problem.batch);
   if (reference_pass > 1) text += " (again, after the kernels)";
   return text;
 }
@@ -299,7 +321,7 @@ std::string MeasurementItem::label() const {
 double SweepUnit::work_estimate() const {
   double flops = 0;
   for (const MeasurementItem& item : items)
-    flops += matmul_flops(item.shape);  // half for a causal item
+    flops += matmul_flops(item.problem);  // half for a causal item
   return flops;
 }
 
@@ -322,27 +344,24 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
                      const std::vector<std::string>& built_baselines) {
   validate_sweep_options(options);
   SweepPlan plan;
-  const std::vector<DType> dtypes =
-      options.configs.empty() ? options.dtypes : dtypes_of(options.configs);
-  const std::vector<int> d_heads =
-      options.configs.empty() ? options.d_heads : d_heads_of(options.configs);
-  const auto shape_for = [&](int seq_len, int d_head, bool causal) {
-    AttentionShape shape;
-    shape.batch = options.batch ? *options.batch : seed_batch_for(seq_len);
-    shape.seq_len = seq_len;
-    shape.heads = options.heads;
-    shape.d_head = d_head;
-    shape.causal = causal;
-    return shape;
-  };
-  const bool wants_causal =
-      std::find(options.causal.begin(), options.causal.end(), 1) != options.causal.end();
+  // --config measures its configs in their own dtypes and head dimensions.
+  AxisValues axes = options.axes;
+  if (!options.configs.empty()) {
+    std::set<int> dtypes, d_heads;
+    for (const KernelConfig& c : options.configs) {
+      dtypes.insert(static_cast<int>(c.dtype));
+      d_heads.insert(c.d_head);
+    }
+    axes[Axis::dtype].assign(dtypes.begin(), dtypes.end());
+    axes[Axis::d_head].assign(d_heads.begin(), d_heads.end());
+  }
+  const std::vector<Problem> problems = expand_problems(axes);
 
-  // A worker makes the inputs and both §1.4 references of a (dtype, N) once and measures every
-  // reference and kernel of that shape on them: a unit per shape. A fault costs only its own
-  // row: the parent restarts a worker at the next item. The references come first, so every
-  // kernel row can be paired with them as it arrives, and (repeat_baselines) again after the
-  // kernels: the two passes bracket the kernels and bound how far clocks drifted meanwhile.
+  // A worker makes the inputs and both §1.4 references of a problem once and measures every
+  // reference and kernel of it on them: a unit per problem. A fault costs only its own row: the
+  // parent restarts a worker at the next item. The references come first, so every kernel row can
+  // be paired with them as it arrives, and (repeat_baselines) again after the kernels: the two
+  // passes bracket the kernels and bound how far clocks drifted meanwhile.
   std::vector<RowSubject> baselines;
   for (const std::string& name : options.baselines) {
     const auto baseline = baseline_from_key(name);
@@ -353,56 +372,35 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
     else
       baselines.push_back(RowSubject::baseline(*baseline));
   }
-  std::vector<std::pair<int, std::vector<KernelConfig>>> kernels_by_step;
+  std::vector<std::pair<int, std::vector<const KernelEntry*>>> kernels_by_step;
+  std::map<KernelConfig, std::vector<int>> unbuilt_steps;  // of --config's configs
   const std::vector<int> steps = options.steps.empty() ? registry.steps() : options.steps;
   for (const int step : steps) {
     if (registry.entries_of_step(step).empty()) {
-      plan.notes.push_back("step " + std::to_string(step) +
+      plan.notes.push_back("step " + step_name(step) +
                            ": no kernel of this step is built into this binary "
                            "(FLASHSCOPE_STEPS / FLASHSCOPE_KERNEL_SET)");
       continue;
     }
-    if (options.configs.empty())
-      for (const int d_head : options.d_heads)
-        if (!configs::step_descriptor(step).d_heads.contains(d_head))
-          plan.notes.push_back("step " + std::to_string(step) + ": not measured at d_head " +
-                               std::to_string(d_head) + ": " +
-                               unsupported_d_head_message(configs::step_descriptor(step), d_head));
-    std::vector<KernelConfig> built;
+    std::vector<const KernelEntry*> built;
     std::size_t not_built = 0;
-    bool lacks_causal = false;
     for (const KernelConfig& c : selected_configs(options, step, registry)) {
       if (const KernelEntry* entry = registry.try_find(step, c)) {
-        built.push_back(c);
-        lacks_causal = lacks_causal || !entry->supports_causal;
+        built.push_back(entry);
         continue;
       }
       ++not_built;
-      if (!options.configs.empty()) {
-        try {
-          registry.find(step, c);
-        } catch (const KernelLookupError& error) {
-          plan.notes.push_back(error.what());
-        }
-      }
+      if (!options.configs.empty()) unbuilt_steps[c].push_back(step);
     }
     if (not_built > 0 && options.configs.empty())
-      plan.notes.push_back("step " + std::to_string(step) + ": " + std::to_string(built.size()) +
+      plan.notes.push_back("step " + step_name(step) + ": " + std::to_string(built.size()) +
                            " of " + std::to_string(built.size() + not_built) + " configs of set '" +
-                           options.set_key + "' (" + dtype_list(options.dtypes) +
+                           options.set_key + "' (" + dtype_list(axis_values(options, Axis::dtype)) +
                            ") are built; the other " + std::to_string(not_built) +
                            " are not in this binary (FLASHSCOPE_KERNEL_SET)");
-    if (wants_causal && lacks_causal)
-      plan.notes.push_back("step " + std::to_string(step) +
-                           ": not measured causal: " + unsupported_causal_message(step));
     if (!built.empty()) kernels_by_step.emplace_back(step, std::move(built));
   }
-  // Whether `step`'s built kernel `c` runs the workload `causal` (every kernel runs the
-  // unmasked one).
-  const auto runs_mask = [&registry](int step, const KernelConfig& c, bool causal) {
-    const KernelEntry* entry = registry.try_find(step, c);
-    return entry && (!causal || entry->supports_causal);
-  };
+  note_unbuilt_configs(unbuilt_steps, registry, plan.notes);
 
   if (kernels_by_step.empty()) {
     std::string message = "nothing to measure: the options select no built kernel";
@@ -411,112 +409,89 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
     throw std::invalid_argument(message);
   }
 
-  // A head dimension no selected kernel runs gets no units: its references would have nothing
-  // to be the baseline of.
-  std::vector<int> measured_d_heads;
-  for (const int d_head : d_heads) {
-    bool any = false;
-    for (const auto& [step, built] : kernels_by_step)
-      for (const KernelConfig& c : built)
-        any = any || c.d_head == d_head;
-    if (any)
-      measured_d_heads.push_back(d_head);
-    else
-      plan.notes.push_back("d_head " + std::to_string(d_head) +
-                           ": no selected kernel runs it; no rows (steps declaring it: " +
-                           configs::step_list_text(configs::steps_supporting_d_head(d_head)) + ")");
+  // Which problems each kernel runs: launch validation's GPU-free rules (the step's axes, the
+  // tiles against N, static head counts). A kernel is only asked about problems of its own dtype
+  // and d_head; each distinct refusal becomes one note per step.
+  std::map<std::pair<int, std::string>, std::size_t> refusals;
+  std::size_t other_shards = 0;
+  for (const Problem& problem : problems) {
+    SweepUnit unit{problem_label(problem), {}};
+    std::vector<MeasurementItem> kernels_here;
+    for (const auto& [step, built] : kernels_by_step) {
+      // The step's descriptor first (its d_heads, mask, grouping, pass): one note for the step.
+      if (options.configs.empty())
+        if (auto reason = configs::step_refusal_message(step, problem)) {
+          ++refusals[{step, *reason}];
+          continue;
+        }
+      for (const KernelEntry* entry : built) {
+        if (entry->config.dtype != problem.dtype || entry->config.d_head != problem.d_head)
+          continue;
+        if (auto reason = launch_refusal(*entry, problem)) {
+          ++refusals[{step, *reason}];
+          continue;
+        }
+        kernels_here.push_back({RowSubject::kernel(step), entry->config, problem});
+      }
+    }
+    // A problem no selected kernel runs gets no references either: they would be nobody's
+    // baseline.
+    if (kernels_here.empty()) continue;
+    const auto baseline_item = [&](const RowSubject& baseline, int pass) {
+      MeasurementItem item{baseline, std::nullopt, problem};
+      item.reference_pass = pass;
+      return item;
+    };
+    std::vector<MeasurementItem> baselines_here;
+    for (const RowSubject& baseline : baselines)
+      baselines_here.push_back(baseline_item(baseline, 1));
+    std::vector<MeasurementItem> baselines_after;
+    if (options.repeat_baselines)
+      for (const RowSubject& baseline : baselines)
+        baselines_after.push_back(baseline_item(baseline, 2));
+    if (options.shard) {
+      const auto owned = [&](const MeasurementItem& item) {
+        return shard_of_cell(plan_cell_key(item), options.shard->count) == options.shard->index;
+      };
+      const std::size_t before =
+          kernels_here.size() + baselines_here.size() + baselines_after.size();
+      std::erase_if(kernels_here, [&](const MeasurementItem& item) { return !owned(item); });
+      // Both passes of a reference are one cell: the same owner writes both rows.
+      bool any_baseline_owned = false;
+      for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
+        for (MeasurementItem& item : *list) {
+          item.recorded = owned(item);
+          any_baseline_owned = any_baseline_owned || item.recorded;
+        }
+      // Baselines are measured only where this shard has kernels to compare with them.
+      if (kernels_here.empty())
+        for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
+          std::erase_if(*list, [](const MeasurementItem& item) { return !item.recorded; });
+      std::size_t kept = kernels_here.size();
+      for (const std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
+        for (const MeasurementItem& item : *list)
+          kept += item.recorded;
+      other_shards += before - kept;
+      if (kernels_here.empty() && !any_baseline_owned) continue;
+    }
+    for (MeasurementItem& item : baselines_here)
+      unit.items.push_back(std::move(item));
+    for (MeasurementItem& item : kernels_here)
+      unit.items.push_back(std::move(item));
+    for (MeasurementItem& item : baselines_after)
+      unit.items.push_back(std::move(item));
+    if (!unit.items.empty()) plan.units.push_back(std::move(unit));
   }
-
-  // A mask value no selected kernel runs gets no units either (only the causal one can lack a
-  // kernel: every step runs the unmasked problem).
-  std::vector<bool> measured_masks;
-  for (const int mask : options.causal) {
-    bool any = false;
-    for (const auto& [step, built] : kernels_by_step)
-      for (const KernelConfig& c : built)
-        any = any || runs_mask(step, c, mask == 1);
-    if (any)
-      measured_masks.push_back(mask == 1);
-    else
-      plan.notes.push_back(
-          "causal: no selected kernel has the causal mask; no causal rows "
-          "(steps with it: " +
-          configs::step_list_text(configs::steps_supporting_causal()) + ")");
-  }
-
-  if (measured_masks.empty()) {  // --causal 1 alone, and no selected step has the mask
-    std::string message = "nothing to measure: no selected kernel runs the workloads of --causal";
+  for (const auto& [key, count] : refusals)
+    plan.notes.push_back("step " + step_name(key.first) + ": " + std::to_string(count) +
+                         (count == 1 ? " problem" : " problems") + " not measured: " + key.second);
+  if (plan.units.empty() && !options.shard) {
+    std::string message =
+        "nothing to measure: no selected kernel runs the problems the options describe";
     for (const std::string& note : plan.notes)
       message += "\n  " + note;
     throw std::invalid_argument(message);
   }
-
-  // One unit per (dtype, d_head, mask, N): its references, every step's configs at that d_head
-  // (that run the mask), the references again, on one input set.
-  std::size_t other_shards = 0;
-  for (const DType dtype : dtypes)
-    for (const int d_head : measured_d_heads)
-      for (const bool causal : measured_masks)
-        for (const int seq_len : options.seq_lens) {
-          SweepUnit unit{std::string(dtype_lower_name(dtype)) +
-                             (d_head == 128 ? "" : " d=" + std::to_string(d_head)) +
-                             (causal ? " causal" : "") + " N=" + std::to_string(seq_len),
-                         {}};
-          const auto baseline_item = [&](const RowSubject& baseline, int pass) {
-            MeasurementItem item{baseline, std::nullopt, dtype, shape_for(seq_len, d_head, causal)};
-            item.reference_pass = pass;
-            return item;
-          };
-          std::vector<MeasurementItem> kernels_here;
-          for (const auto& [step, built] : kernels_by_step)
-            for (const KernelConfig& c : built)
-              if (c.dtype == dtype && c.d_head == d_head && runs_mask(step, c, causal))
-                kernels_here.push_back(
-                    {RowSubject::kernel(step), c, dtype, shape_for(seq_len, c.d_head, causal)});
-          // A (dtype, d_head, mask) no selected kernel runs (a causal cell whose steps all lack
-          // the mask) gets no references either: they would be nobody's baseline.
-          if (causal && kernels_here.empty()) continue;
-          std::vector<MeasurementItem> baselines_here;
-          for (const RowSubject& baseline : baselines)
-            baselines_here.push_back(baseline_item(baseline, 1));
-          std::vector<MeasurementItem> baselines_after;
-          if (options.repeat_baselines && !kernels_here.empty())
-            for (const RowSubject& baseline : baselines)
-              baselines_after.push_back(baseline_item(baseline, 2));
-          if (options.shard) {
-            const auto owned = [&](const MeasurementItem& item) {
-              return shard_of_cell(plan_cell_key(item), options.shard->count) ==
-                     options.shard->index;
-            };
-            const std::size_t before =
-                kernels_here.size() + baselines_here.size() + baselines_after.size();
-            std::erase_if(kernels_here, [&](const MeasurementItem& item) { return !owned(item); });
-            // Both passes of a reference are one cell: the same owner writes both rows.
-            bool any_baseline_owned = false;
-            for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
-              for (MeasurementItem& item : *list) {
-                item.recorded = owned(item);
-                any_baseline_owned = any_baseline_owned || item.recorded;
-              }
-            // Baselines are measured only where this shard has kernels to compare with them.
-            if (kernels_here.empty())
-              for (std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
-                std::erase_if(*list, [](const MeasurementItem& item) { return !item.recorded; });
-            std::size_t kept = kernels_here.size();
-            for (const std::vector<MeasurementItem>* list : {&baselines_here, &baselines_after})
-              for (const MeasurementItem& item : *list)
-                kept += item.recorded;
-            other_shards += before - kept;
-            if (kernels_here.empty() && !any_baseline_owned) continue;
-          }
-          for (MeasurementItem& item : baselines_here)
-            unit.items.push_back(std::move(item));
-          for (MeasurementItem& item : kernels_here)
-            unit.items.push_back(std::move(item));
-          for (MeasurementItem& item : baselines_after)
-            unit.items.push_back(std::move(item));
-          if (!unit.items.empty()) plan.units.push_back(std::move(unit));
-        }
   if (options.shard)
     plan.notes.push_back("shard " + to_string(*options.shard) + ": " +
                          std::to_string(plan.recorded_count()) + " of " +
@@ -525,7 +500,7 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
   return plan;
 }
 
-std::uint64_t input_seed_for(std::uint64_t sweep_seed, DType dtype, const AttentionShape& shape) {
+std::uint64_t input_seed_for(std::uint64_t sweep_seed, const Problem& shape) {
   // splitmix64 over the fields: distinct shapes get unrelated inputs, equal ones identical inputs.
   std::uint64_t x = sweep_seed;
   const auto mix = [&x](std::uint64_t value) {
@@ -535,11 +510,12 @@ std::uint64_t input_seed_for(std::uint64_t sweep_seed, DType dtype, const Attent
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     x = z ^ (z >> 31);
   };
-  mix(static_cast<std::uint64_t>(dtype));
+  mix(static_cast<std::uint64_t>(shape.dtype));
   mix(static_cast<std::uint64_t>(shape.batch));
   mix(static_cast<std::uint64_t>(shape.seq_len));
   mix(static_cast<std::uint64_t>(shape.heads));
   mix(static_cast<std::uint64_t>(shape.d_head));
+  if (shape.grouped()) mix(static_cast<std::uint64_t>(shape.heads_kv));
   // fill_random_normal derives Q, K, V seeds as 3s, 3s+1, 3s+2: keep 3s from overflowing.
   return x % (UINT64_MAX / 3);
 }

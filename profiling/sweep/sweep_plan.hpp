@@ -1,7 +1,8 @@
 // What a headless sweep measures: its options and the plan they expand to. The plan is a pure
-// function of the options, the kernels built into the binary and the references built into it, so
-// the parent process and every worker it starts compute the same plan and agree on unit and item
-// indices without exchanging anything but the options (docs/profiling.md, "Fault isolation").
+// function of the options, the kernels built into the binary and the references built into it;
+// the parent process computes it once and hands it to each worker it starts as data
+// (sweep_worker.hpp: format_worker_job), so both agree on unit and item indices
+// (docs/profiling.md, "Fault isolation").
 // `--shard K/N` keeps the cells whose stable hash falls in shard K, so N hosts running the same
 // selection cover it exactly once (docs/profiling.md, "Several GPUs and hosts").
 #pragma once
@@ -12,17 +13,14 @@
 #include <vector>
 
 #include "kernels/common/config.hpp"
-#include "kernels/common/reference.hpp"
+#include "kernels/common/problem.hpp"
+#include "kernels/common/problem_axes.hpp"
 #include "kernels/common/registry.hpp"
 #include "profiling/results/results.hpp"
+#include "profiling/measurement/interleaved.hpp"
 #include "profiling/timing.hpp"
 
 namespace flashscope {
-
-// Spec §1.2: the seed's sequence lengths; batch(N) = min(16, 65536 / N) reproduces its batch table
-// (16, 16, 16, 16, 8, 4) and extends it to other lengths.
-const std::vector<int>& seed_seq_lens();
-int seed_batch_for(int seq_len);
 
 // --devices: the GPUs a sweep runs on, one worker process each.
 struct DeviceSelection {
@@ -50,18 +48,18 @@ struct SweepOptions {
   std::string set_key = "prog";
   std::vector<KernelConfig> configs;  // --config: measured as written, instead of a set
   std::vector<int> steps;             // empty = every step built into the binary
-  std::vector<int> seq_lens = seed_seq_lens();
-  std::vector<DType> dtypes = {DType::FP16, DType::BF16};
-  // Head dimensions: each (step, config) is measured at its own d_head only, the references at
-  // every d_head listed; a step whose descriptor lacks a listed d_head is skipped with a note.
-  std::vector<int> d_heads = {128};
-  // The mask axis (--causal): 0 measures the problem without a mask, 1 the causal one. Each
-  // value is its own workload (units, plan cells, pct_* baselines); a step without the mask is
-  // skipped at 1 with a note naming the steps that have it.
-  std::vector<int> causal = {0};
-  std::optional<int> batch;  // overrides seed_batch_for
-  int heads = 16;
-  TimingSettings timing;
+  // The problems: the values chosen for each axis of the table (kernels/common/problem_axes.hpp),
+  // as typed values in the order given; an axis without an entry takes its sweep default or is
+  // derived from the others (batch from N, heads_kv = heads). Each problem is a unit of its own
+  // (with its references and pct_* baselines); each (step, config) is measured on the problems of
+  // its own dtype and d_head that its step runs, the others skipped with a note naming the rule.
+  // With --config the dtypes and d_heads are the configs' own.
+  AxisValues axes;
+  // How a unit's kernels and references are timed: interleaved in rounds until their intervals
+  // are narrow enough (docs/profiling.md, "Interleaved measurement and intervals").
+  measurement::InterleavedSettings interleaved;
+  // warm: back to back; cold: L2 evicted before every launch (the gapped pattern).
+  CacheMode cache_mode = CacheMode::warm;
   bool collect_metrics = true;
   std::vector<std::string> extra_metrics;  // on top of default_metrics()
   // Profiled launches per row; each metric is their median (counters such as the L2 hit rate
@@ -70,9 +68,10 @@ struct SweepOptions {
   // The speed baselines measured at each (dtype, N) (profiling/baselines), `--reference` on the
   // command line.
   std::vector<std::string> baselines = {"fa2", "cudnn"};
-  // Measure every baseline a second time after the kernels of its (dtype, N), so the drift of
-  // clocks and temperature over that stretch of the sweep shows in the data (reference_pass 2).
-  bool repeat_baselines = true;
+  // Time every baseline twice in its unit's rounds (reference_pass 1 and 2): two contenders that
+  // compute the same thing, whose difference shows the noise left after interleaving (an A/A
+  // check). Off by default: interleaving already spreads the drift over every contender.
+  bool repeat_baselines = false;
   // The SM clock the caller locked for this sweep (nvidia-smi -lgc), recorded in every row; the
   // sweep never changes clocks itself. Unset: clocks as the card sets them.
   std::optional<int> locked_sm_clock_mhz;
@@ -104,27 +103,31 @@ std::vector<std::string> sweep_metric_names(const SweepOptions& options);
 // default_metrics() (which have named columns), without repeats; empty when metrics are off.
 std::vector<std::string> extra_metric_columns(const SweepOptions& options);
 
+// The values of `axis` a sweep of `options` covers, before --config narrows dtypes and d_heads:
+// the given ones, else the axis' sweep default (empty for a derived axis without given values).
+std::vector<int> axis_values(const SweepOptions& options, Axis axis);
+
 struct MeasurementItem {
   RowSubject subject;                  // a step's kernel or a baseline
   std::optional<KernelConfig> config;  // kernels only
-  DType dtype = DType::FP16;
-  AttentionShape shape;
+  Problem problem;
   // False for a reference measured only as the baseline of this shard's pct_* columns: another
   // shard owns its row, so it is not written (each plan cell is written by exactly one shard).
   bool recorded = true;
   int reference_pass = 0;  // references: 1 before the shape's kernels, 2 after them; kernels: 0
   bool is_baseline() const { return !config.has_value(); }
-  // "7 (FP16, 128, ...): ... B=16 H=16 N=4096" for messages; a reference at a d_head other
-  // than 128 adds " d=64", a causal item " causal".
+  // "7 (FP16, 128, ...): ... fp16 causal N=4096 B=16" for messages: the subject, the config, the
+  // problem's label and the batch.
   std::string label() const;
 };
 
 // A plan cell's identity, the same text on every host and in every build:
-// "step|config short form|dtype|d_head|batch|heads|seq_len", with "|causal" appended for the
-// causal workload (config empty for references; non-causal keys, hence shards, are those of
-// plans before the mask axis). Both passes of a reference are one cell: the same shard.
+// "step|config short form|" + problem_key (dtype|d_head|batch|heads|seq_len, then a tag for each
+// axis off its plain value: "|kv=8", "|causal", "|backward"); config empty for references. The
+// keys, hence shards, of problems that existed before an axis are unchanged by it. Both passes of
+// a reference are one cell: the same shard.
 std::string plan_cell_key(const RowSubject& subject, const std::optional<KernelConfig>& config,
-                          std::optional<DType> dtype, const AttentionShape& shape);
+                          const Problem& problem);
 std::string plan_cell_key(const MeasurementItem& item);
 
 // The shard (0..count-1) that owns a cell: a 64-bit hash of plan_cell_key, so a cell's shard
@@ -132,11 +135,12 @@ std::string plan_cell_key(const MeasurementItem& item);
 int shard_of_cell(const std::string& cell_key, int count);
 
 // The items one worker measures in a row on one input set: the references, every kernel, then the
-// references again (reference_pass 2, with repeat_baselines), of one (dtype, d_head, mask, N).
+// references again (reference_pass 2, with repeat_baselines), of one problem. The worker checks
+// each item, then times them all interleaved.
 // Units are what the parent hands out to devices; a fault ends the worker and the parent restarts
 // the unit after the faulting item.
 struct SweepUnit {
-  // "fp16 N=4096"; "fp16 d=64 N=4096" at a d_head other than 128; "fp16 causal N=4096"
+  // The problem's label: "fp16 N=4096", "fp16 d=64 N=4096", "bf16 H=32 kv=8 causal N=4096"
   std::string name;
   std::vector<MeasurementItem> items;
   double work_estimate() const;  // the items' matmul FLOP: hands out the big units first
@@ -154,8 +158,10 @@ struct SweepPlan {
 SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry,
                      const std::vector<std::string>& built_baselines);
 
-// The deterministic seed of one (dtype, N, batch, heads, d_head) input set: every step and
-// reference of a sweep sees the same Q, K, V at a given shape, with and without the mask.
-std::uint64_t input_seed_for(std::uint64_t sweep_seed, DType dtype, const AttentionShape& shape);
+// The deterministic seed of one problem's input set: every step and reference of a sweep sees the
+// same Q, K, V at a given shape, with and without the mask. The K/V head count enters the
+// derivation only for grouped problems, so multi-head problems keep the seeds of sweeps before
+// the axis.
+std::uint64_t input_seed_for(std::uint64_t sweep_seed, const Problem& problem);
 
 }  // namespace flashscope

@@ -19,11 +19,17 @@
 #include <streambuf>
 
 #include "kernels/common/cuda_check.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "kernels/common/device_buffer.hpp"
+#include "kernels/common/problem_axes.hpp"
+#include "kernels/common/reference.hpp"
+#include "kernels/common/text.hpp"
+#include "configs/launch_validation.hpp"
 #include "profiling/cupti_metrics.hpp"
 #include "profiling/device.hpp"
 #include "profiling/kernel_attributes.hpp"
 #include "profiling/baselines/baseline_attention.hpp"
+#include "profiling/measurement/interleaved.hpp"
+#include "profiling/measurement/nvml_sampler.hpp"
 #include "profiling/results/source_state.hpp"
 
 namespace flashscope {
@@ -60,49 +66,37 @@ class FdOutputBuffer : public std::streambuf {
   int fd_;
 };
 
-class DeviceArray {
- public:
-  explicit DeviceArray(std::size_t bytes) { FS_CUDA_CHECK(cudaMalloc(&data_, bytes)); }
-  ~DeviceArray() { cudaFree(data_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  void* get() const { return data_; }
-
- private:
-  void* data_ = nullptr;
-};
-
-// Q, K, V drawn once per (dtype, shape), an output buffer, and the two §1.4 references.
+// Q, K, V drawn once per problem, an output buffer, and the two §1.4 references.
 class InputSet {
  public:
-  InputSet(DType dtype, const AttentionShape& shape, std::uint64_t seed, cudaStream_t stream)
-      : dtype_(dtype),
-        shape_(shape),
+  InputSet(const Problem& problem, std::uint64_t seed, cudaStream_t stream)
+      : problem_(problem),
         seed_(seed),
-        q_(bytes(shape)),
-        k_(bytes(shape)),
-        v_(bytes(shape)),
-        o_(bytes(shape)) {
+        q_(bytes(problem.query_elements())),
+        k_(bytes(problem.key_value_elements())),
+        v_(bytes(problem.key_value_elements())),
+        o_(bytes(problem.query_elements())) {
     // The same derivation as `explorer check --seed`, so a row's input_seed reproduces its inputs.
-    fill_random_normal(q_.get(), dtype, shape.elements(), seed * 3 + 0, 1.0f, stream);
-    fill_random_normal(k_.get(), dtype, shape.elements(), seed * 3 + 1, 1.0f, stream);
-    fill_random_normal(v_.get(), dtype, shape.elements(), seed * 3 + 2, 1.0f, stream);
-    references_ =
-        std::make_unique<ReferenceOutputs>(shape, dtype, q_.get(), k_.get(), v_.get(), stream);
+    const DType dtype = problem.dtype;
+    fill_random_normal(q_.get(), dtype, problem.query_elements(), seed * 3 + 0, 1.0f, stream);
+    fill_random_normal(k_.get(), dtype, problem.key_value_elements(), seed * 3 + 1, 1.0f, stream);
+    fill_random_normal(v_.get(), dtype, problem.key_value_elements(), seed * 3 + 2, 1.0f, stream);
+    references_ = std::make_unique<ReferenceOutputs>(problem, q_.get(), k_.get(), v_.get(), stream);
   }
 
-  bool matches(DType dtype, const AttentionShape& shape) const {
-    return dtype == dtype_ && shape.batch == shape_.batch && shape.seq_len == shape_.seq_len &&
-           shape.heads == shape_.heads && shape.d_head == shape_.d_head &&
-           shape.causal == shape_.causal;  // the references differ with the mask
-  }
+  // The references differ with every axis of the problem (the mask included).
+  bool matches(const Problem& problem) const { return problem == problem_; }
   AttentionTensors tensors() const {
-    const std::array<std::int64_t, 4> dims{shape_.batch, shape_.seq_len, shape_.heads,
-                                           shape_.d_head};
-    const auto view = [&](const void* data) {
-      return TensorView{data, dtype_, MemoryLocation::device, dims, contiguous_strides(dims)};
+    const std::array<std::int64_t, 4> q_dims{problem_.batch, problem_.seq_len, problem_.heads,
+                                             problem_.d_head};
+    const std::array<std::int64_t, 4> kv_dims{problem_.batch, problem_.seq_len, problem_.heads_kv,
+                                              problem_.d_head};
+    const auto view = [&](const void* data, const std::array<std::int64_t, 4>& dims) {
+      return TensorView{data, problem_.dtype, MemoryLocation::device, dims,
+                        contiguous_strides(dims)};
     };
-    return {view(q_.get()), view(k_.get()), view(v_.get()), view(o_.get()), shape_.causal};
+    return {view(q_.get(), q_dims), view(k_.get(), kv_dims), view(v_.get(), kv_dims),
+            view(o_.get(), q_dims), problem_.causal};
   }
   const void* q() const { return q_.get(); }
   const void* k() const { return k_.get(); }
@@ -112,13 +106,12 @@ class InputSet {
   const ReferenceOutputs& references() const { return *references_; }
 
  private:
-  static std::size_t bytes(const AttentionShape& shape) {
-    return static_cast<std::size_t>(shape.elements()) * kElementBytes;
+  std::size_t bytes(std::int64_t elements) const {
+    return static_cast<std::size_t>(elements) * element_bytes(problem_.dtype);
   }
-  DType dtype_;
-  AttentionShape shape_;
+  Problem problem_;
   std::uint64_t seed_;
-  DeviceArray q_, k_, v_, o_;
+  DeviceBuffer q_, k_, v_, o_;
   std::unique_ptr<ReferenceOutputs> references_;
 };
 
@@ -195,8 +188,18 @@ class UnitRunner {
     activate_device(options.device);
     compute_capability_ = current_compute_capability(options.device);
     FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    if (options.timing.cache_mode == CacheMode::cold)
+    if (options.cache_mode == CacheMode::cold)
       flusher_ = std::make_unique<L2Flusher>(options.device);
+    try {
+      nvml_ =
+          std::make_unique<measurement::NvmlSampler>(measurement::nvml_device_key(options.device));
+      if (!nvml_->available())
+        log_ << "note: no clock, power or throttling columns: " << nvml_->unavailable_reason()
+             << "\n";
+    } catch (const std::exception& error) {
+      log_ << "note: no clock, power or throttling columns: " << error.what() << "\n";
+      nvml_.reset();
+    }
     if (!metric_names_.empty()) {
       try {
         profiler_ = std::make_unique<KernelProfiler>(options.device, metric_names_);
@@ -213,11 +216,73 @@ class UnitRunner {
     if (stream_) cudaStreamDestroy(stream_);
   }
 
-  ResultRow measure(const MeasurementItem& item) {
-    ++measured_;
-    ResultRow row = row_skeleton(item, options_, device_);
+  // Measures items [start, end) of a unit: each item's setup and §1.4 check in turn, then every
+  // item that passed its setup timed interleaved with the others (their rounds alternate, so
+  // clock and power drift fall on all alike), then each one's hardware metrics. Returns one row
+  // per item measured, in order. A fault that loses the CUDA context ends the unit there: the
+  // rows up to it are returned and throw_after_ is set (a fault during the interleaved rounds
+  // cannot be pinned on one contender: every row of the rounds reports it).
+  std::vector<ResultRow> measure_unit(const std::vector<MeasurementItem>& items,
+                                      std::size_t start) {
+    std::vector<Prepared> prepared;
+    for (std::size_t i = start; i < items.size(); ++i) {
+      ++measured_;
+      prepared.push_back(prepare(items[i]));
+      if (throw_after_) break;
+    }
+    if (!throw_after_) time_interleaved(prepared);
+    if (throw_after_) {
+      // Items checked before the context was lost were never timed.
+      for (Prepared& item : prepared)
+        if (item.row.status.ok()) {
+          item.row.status = RowStatus::skipped("not timed: " + *throw_after_);
+          item.row.verdict = Verdict::unchecked;
+        }
+    } else if (profiler_) {
+      const PhaseClock::Scope scope(phases_, PhaseClock::metrics);
+      for (Prepared& item : prepared)
+        if (item.row.status.ok()) collect_metrics(*item.item, item.launch, item.row);
+    }
+    std::vector<ResultRow> rows;
+    for (Prepared& item : prepared) {
+      if (item.row.status.ok()) {
+        std::vector<std::string> warnings = sanity_warnings(item.row);
+        if (!cell_warning_.empty()) warnings.push_back(cell_warning_);
+        item.row.warnings = join_warnings(warnings);
+        if (!item.row.warnings.empty())
+          log_ << "warning: " << item.item->label() << ": " << item.row.warnings << "\n";
+      }
+      rows.push_back(std::move(item.row));
+    }
+    return rows;
+  }
+
+  // Set when a fault lost the CUDA context: the reason; the worker ends after its rows.
+  std::optional<std::string> throw_after_;
+
+  // "worker: 70 measurements in 31.2 s: inputs ... (CUPTI session kept)"
+  std::string time_summary() const {
+    std::string text = "worker: " + phases_.summary(measured_);
+    if (profiler_)
+      text += profiler_->reuses_session()
+                  ? " (one CUPTI session for all collections)"
+                  : " (a CUPTI session per collection: this driver refused to reconfigure one)";
+    return text;
+  }
+
+ private:
+  // One item after its setup and check: its row so far and how to launch it.
+  struct Prepared {
+    const MeasurementItem* item = nullptr;
+    ResultRow row;
+    std::function<void(cudaStream_t)> launch;  // set when the setup succeeded
+  };
+
+  Prepared prepare(const MeasurementItem& item) {
+    Prepared prepared{&item, row_skeleton(item, options_, device_), {}};
+    ResultRow& row = prepared.row;
     try {
-      measure_into(item, row);
+      prepared.launch = set_up_and_check(item, row);
       row.status = {};
     } catch (const LaunchValidationError& error) {
       row.status = RowStatus::skipped(error.what());
@@ -233,51 +298,37 @@ class UnitRunner {
     }
     if (!row.status.ok()) {
       row.verdict = Verdict::unchecked;
+      prepared.launch = nullptr;
       if (cuda_context_broken()) {
         row.status.reason += " (the CUDA context is lost; this worker ends here)";
-        throw_after_.emplace(row.status.text());
+        throw_after_.emplace("the CUDA context was lost at " + item.label());
       }
     }
-    return row;
+    return prepared;
   }
 
-  // Set by measure() when the row it returned reports a context-breaking fault.
-  std::optional<std::string> throw_after_;
-
-  // "worker: 70 measurements in 31.2 s: inputs ... (CUPTI session kept)"
-  std::string time_summary() const {
-    std::string text = "worker: " + phases_.summary(measured_);
-    if (profiler_)
-      text += profiler_->reuses_session()
-                  ? " (one CUPTI session for all collections)"
-                  : " (a CUPTI session per collection: this driver refused to reconfigure one)";
-    return text;
-  }
-
- private:
-  void measure_into(const MeasurementItem& item, ResultRow& row) {
-    const std::uint64_t seed = input_seed_for(options_.seed, item.dtype, item.shape);
-    if (!inputs_ || !inputs_->matches(item.dtype, item.shape)) {
+  // The item's inputs, launcher and resources, then §1.4 on one poisoned launch. Returns the
+  // launch the timing repeats.
+  std::function<void(cudaStream_t)> set_up_and_check(const MeasurementItem& item, ResultRow& row) {
+    const std::uint64_t seed = input_seed_for(options_.seed, item.problem);
+    if (!inputs_ || !inputs_->matches(item.problem)) {
       const PhaseClock::Scope scope(phases_, PhaseClock::inputs);
-      inputs_.reset();  // free the previous shape's buffers first
-      inputs_ = std::make_unique<InputSet>(item.dtype, item.shape, seed, stream_);
+      inputs_.reset();  // free the previous problem's buffers first
+      inputs_ = std::make_unique<InputSet>(item.problem, seed, stream_);
     }
     InputSet& inputs = *inputs_;
     std::optional<PhaseClock::Scope> setup_scope(std::in_place, phases_, PhaseClock::setup);
     row.input_seed = inputs.seed();
 
     std::function<void(cudaStream_t)> launch;
-    std::string range_name;
     if (item.is_baseline()) {
       const Baseline which = *item.subject.which_baseline();
       BaselineAttention& baseline = baseline_named(std::string(baseline_key(which)));
-      baseline.prepare(item.shape, item.dtype);
+      baseline.prepare(item.problem);
       if (which == Baseline::fa2) row.fa2_entry_point = baseline.variant();
       launch = [&baseline, &inputs](cudaStream_t stream) {
         baseline.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
       };
-      range_name = measurement_range_name(item.subject.text(), std::string(dtype_name(item.dtype)),
-                                          item.shape.seq_len);
     } else {
       const KernelEntry& entry = built_kernels().find(*item.subject.step(), *item.config);
       const AttentionTensors tensors = inputs.tensors();
@@ -288,15 +339,13 @@ class UnitRunner {
       row.registers = resources.registers_per_thread;
       row.smem_bytes = resources.shared_bytes_per_cta;
       row.local_bytes = resources.local_bytes_per_thread;
-      range_name = measurement_range_name(item.subject.text(), to_short_form(*item.config),
-                                          item.shape.seq_len);
       inject_test_fault_if_requested(item, stream_);
     }
 
     setup_scope.reset();
     // §1.4 before timing: a poisoned output, one launch, both references.
-    std::optional<PhaseClock::Scope> check_scope(std::in_place, phases_, PhaseClock::check);
-    poison_output(inputs.o(), item.dtype, item.shape.elements(), stream_);
+    const PhaseClock::Scope check_scope(phases_, PhaseClock::check);
+    poison_output(inputs.o(), item.problem.dtype, item.problem.query_elements(), stream_);
     launch(stream_);
     FS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const CorrectnessVerdict verdict = inputs.references().check(inputs.o(), stream_);
@@ -304,27 +353,106 @@ class UnitRunner {
     row.max_error = verdict.vs_fp32.max_abs;
     if (!verdict.passed)
       log_ << "warning: " << item.label() << " fails the §1.4 check: " << verdict.summary() << "\n";
+    return launch;
+  }
 
-    check_scope.reset();
-    std::optional<PhaseClock::Scope> timing_scope(std::in_place, phases_, PhaseClock::timing);
-    const TimingStats timing = time_launches(launch, options_.timing, stream_, flusher_.get(),
-                                             MeasurementRangeName{range_name});
-    timing_scope.reset();
-    row.runs = static_cast<int>(timing.samples_ms.size());
-    row.median_ms = timing.median_ms;
-    row.min_ms = timing.min_ms;
-    row.max_ms = timing.max_ms;
-    // A causal row counts half the FLOP (docs/spec/kernel-progression.md §1.3).
-    row.tflops = tflops_of(matmul_flops(item.shape), timing.median_ms);
-    row.seed_attn_tflops = tflops_of(seed_attention_flops(item.shape), timing.median_ms);
-    row.sm_clock_mhz = timing.sm_clock_mhz;
-
-    if (profiler_) {
-      const PhaseClock::Scope scope(phases_, PhaseClock::metrics);
-      collect_metrics(item, launch, row);
+  // Times every prepared item that passed its setup, interleaved in rounds, and fills their
+  // rows: the median of the rounds with its interval, each kernel's % of each reference (pass 1)
+  // round by round with its interval, and the GPU's clock, power and throttling meanwhile.
+  void time_interleaved(std::vector<Prepared>& prepared) {
+    std::vector<measurement::Contender> contenders;
+    std::vector<Prepared*> timed;
+    for (Prepared& item : prepared)
+      if (item.row.status.ok() && item.launch) {
+        contenders.push_back({item.item->label(), item.launch});
+        timed.push_back(&item);
+      }
+    if (contenders.empty()) return;
+    // Each kernel against the first pass of each reference in the cell.
+    std::vector<measurement::RatioPair> pairs;
+    std::map<std::pair<std::size_t, Baseline>, std::size_t> pair_index;
+    for (std::size_t k = 0; k < timed.size(); ++k) {
+      if (timed[k]->item->is_baseline()) continue;
+      for (std::size_t b = 0; b < timed.size(); ++b) {
+        const MeasurementItem& reference = *timed[b]->item;
+        if (!reference.is_baseline() || reference.reference_pass > 1) continue;
+        pair_index[{k, *reference.subject.which_baseline()}] = pairs.size();
+        pairs.push_back({k, b});
+      }
     }
-    row.warnings = join_warnings(sanity_warnings(row));
-    if (!row.warnings.empty()) log_ << "warning: " << item.label() << ": " << row.warnings << "\n";
+    const PhaseClock::Scope scope(phases_, PhaseClock::timing);
+    cell_warning_.clear();
+    measurement::NvmlSummary nvml;
+    measurement::RoundHooks hooks;
+    if (nvml_ && nvml_->available()) {
+      hooks.before_timed_rounds = [this] { nvml_->start(); };
+      hooks.after_timed_rounds = [this, &nvml] { nvml = nvml_->stop(); };
+    }
+    std::function<void(cudaStream_t)> flush;
+    if (flusher_) flush = [this](cudaStream_t stream) { flusher_->flush(stream); };
+    measurement::InterleavedResult result;
+    try {
+      result = measurement::measure_interleaved(std::move(contenders), pairs, options_.interleaved,
+                                                stream_, hooks, flush);
+    } catch (const std::exception& error) {
+      const bool lost = cuda_context_broken();
+      for (Prepared* item : timed) {
+        item->row.status = RowStatus::fault(std::string("during the interleaved rounds of this "
+                                                        "problem's kernels and references: ") +
+                                            error.what());
+        item->row.verdict = Verdict::unchecked;
+      }
+      if (lost) throw_after_.emplace("the CUDA context was lost during the interleaved rounds");
+      return;
+    }
+    log_ << "rounds: " << timed.front()->item->problem.seq_len << " " << result.summary()
+         << (nvml.samples > 0 ? "; " + nvml.text() : std::string()) << "\n";
+    cell_warning_ = nvml.warning();
+    if (!result.pattern.note.empty())
+      cell_warning_ += (cell_warning_.empty() ? "" : "; ") + result.pattern.note;
+    for (std::size_t k = 0; k < timed.size(); ++k) {
+      ResultRow& row = timed[k]->row;
+      const measurement::ContenderResult& contender = result.contenders[k];
+      row.rounds = result.rounds;
+      row.runs = result.rounds * contender.launches_per_round;
+      row.median_ms = contender.time.median;
+      row.min_ms = contender.time.min;
+      row.max_ms = contender.time.max;
+      if (contender.time.interval) {
+        row.ci_low_ms = contender.time.interval->lower;
+        row.ci_high_ms = contender.time.interval->upper;
+      }
+      // A causal row counts half the FLOP, a backward one 2.5 times (problem.hpp).
+      row.tflops = tflops_of(matmul_flops(timed[k]->item->problem), row.median_ms);
+      row.seed_attn_tflops =
+          tflops_of(seed_attention_flops(timed[k]->item->problem), row.median_ms);
+      row.launch_pattern = std::string(measurement::launch_pattern_name(result.pattern.pattern));
+      row.stop_reason = std::string(measurement::stop_reason_name(result.stop_reason));
+      for (const Baseline baseline : kBaselines) {
+        const auto found = pair_index.find({k, baseline});
+        if (found == pair_index.end()) continue;
+        const measurement::MedianEstimate& pct = result.ratios[found->second].pct;
+        (baseline == Baseline::fa2 ? row.pct_fa2 : row.pct_cudnn) = pct.median;
+        if (pct.interval) {
+          (baseline == Baseline::fa2 ? row.pct_fa2_low : row.pct_cudnn_low) = pct.interval->lower;
+          (baseline == Baseline::fa2 ? row.pct_fa2_high : row.pct_cudnn_high) = pct.interval->upper;
+        }
+      }
+      if (nvml.sm_clock_median_mhz) row.sm_clock_mhz = static_cast<int>(*nvml.sm_clock_median_mhz);
+      if (nvml.sm_clock_min_mhz) row.sm_clock_min_mhz = static_cast<int>(*nvml.sm_clock_min_mhz);
+      if (nvml.sm_clock_max_mhz) row.sm_clock_max_mhz = static_cast<int>(*nvml.sm_clock_max_mhz);
+      row.power_mean_w = nvml.power_mean_w;
+      row.power_max_w = nvml.power_max_w;
+      row.power_limit_w = nvml.power_limit_w;
+      if (nvml.temperature_max_c) row.temperature_max_c = static_cast<int>(*nvml.temperature_max_c);
+      if (nvml.reasons_known) {
+        std::vector<std::string> held;
+        for (const std::string& name : measurement::clocks_event_reason_names(
+                 nvml.reasons_seen & measurement::kThrottleReasons))
+          held.push_back(name);
+        row.clock_reasons = text::join(held, " + ");
+      }
+    }
   }
 
   void collect_metrics(const MeasurementItem& item, const std::function<void(cudaStream_t)>& launch,
@@ -371,7 +499,7 @@ class UnitRunner {
     return *found->second;
   }
 
-  const SweepOptions& options_;
+  const SweepOptions options_;  // a copy: the job it came from may end first
   std::ostream& log_;
   std::vector<std::string> metric_names_;
   DeviceDescription device_;
@@ -383,6 +511,9 @@ class UnitRunner {
   std::map<std::string, std::unique_ptr<BaselineAttention>> baselines_;
   PhaseClock phases_;
   std::size_t measured_ = 0;
+  // The GPU's clock, power and throttling while a cell's rounds run; null without NVML.
+  std::unique_ptr<measurement::NvmlSampler> nvml_;
+  std::string cell_warning_;  // the current cell's: measured under a power cap, a pattern fallback
 };
 
 }  // namespace
@@ -398,25 +529,185 @@ ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
   ResultRow row;
   row.subject = item.subject;
   row.config = item.config;
-  row.dtype = item.dtype;
-  row.d_head = item.shape.d_head;
-  row.batch = item.shape.batch;
-  row.heads = item.shape.heads;
-  row.seq_len = item.shape.seq_len;
-  row.causal = item.shape.causal;
+  row.problem = item.problem;
   row.verdict = Verdict::unchecked;
   row.device = device.name;
   row.device_index = device.index;
   row.device_uuid = device.uuid;
-  row.cache_mode = std::string(cache_mode_name(options.timing.cache_mode));
+  row.cache_mode = std::string(cache_mode_name(options.cache_mode));
   row.git_commit = std::string(source_state().commit);
   row.git_dirty = source_state().dirty;
   row.host = host_name();
   row.run_id = options.run_id;
   row.locked_sm_clock_mhz = options.locked_sm_clock_mhz;
   if (item.is_baseline()) row.reference_pass = item.reference_pass;
-  row.input_seed = input_seed_for(options.seed, item.dtype, item.shape);
+  row.input_seed = input_seed_for(options.seed, item.problem);
   return row;
+}
+
+// ---- The job: settings and plan as data -----------------------------------------------------
+
+namespace {
+
+constexpr std::string_view kJobHeader = "flashscope-worker-job 1";
+constexpr std::string_view kJobEnd = "end";
+
+// A double that reads back as the same value.
+std::string exact_number(double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+[[noreturn]] void reject_job_line(std::size_t index, const std::string& line,
+                                  const std::string& problem) {
+  throw std::invalid_argument("sweep worker job, line " + std::to_string(index + 1) + " " +
+                              text::quoted(line) + ": " + problem);
+}
+
+}  // namespace
+
+std::string format_worker_job(const SweepOptions& options, const SweepPlan& plan) {
+  std::string job = std::string(kJobHeader) + "\n";
+  const auto setting = [&job](std::string_view name, const std::string& value) {
+    job += "setting " + std::string(name) + " " + value + "\n";
+  };
+  setting("device", std::to_string(options.device));
+  setting("seed", std::to_string(options.seed));
+  setting("run_id", options.run_id);
+  if (options.locked_sm_clock_mhz)
+    setting("locked_sm_clock_mhz", std::to_string(*options.locked_sm_clock_mhz));
+  const measurement::InterleavedSettings& timing = options.interleaved;
+  setting("timing.ci_target", exact_number(timing.stopping.target_relative_width));
+  setting("timing.min_rounds", std::to_string(timing.stopping.min_rounds));
+  setting("timing.max_rounds", std::to_string(timing.stopping.max_rounds));
+  setting("timing.cell_seconds", exact_number(timing.stopping.max_seconds));
+  setting("timing.pattern", std::string(measurement::launch_pattern_name(timing.pattern)));
+  setting("timing.gap_us", exact_number(timing.gap_us));
+  setting("timing.batch_ms", exact_number(timing.batch_target_ms));
+  setting("timing.cache_mode", std::string(cache_mode_name(options.cache_mode)));
+  setting("metrics", options.collect_metrics ? "on" : "off");
+  for (const std::string& metric : options.extra_metrics)
+    setting("extra_metric", metric);
+  setting("metric_runs", std::to_string(options.metric_runs));
+  for (const SweepUnit& unit : plan.units) {
+    job += "unit " + unit.name + "\n";
+    for (const MeasurementItem& item : unit.items)
+      job += "item " + item.subject.text() + "\t" +
+             (item.config ? to_short_form(*item.config) : std::string()) + "\t" +
+             problem_record(item.problem) + "\t" + (item.recorded ? "1" : "0") + "\t" +
+             std::to_string(item.reference_pass) + "\n";
+  }
+  job += std::string(kJobEnd) + "\n";
+  return job;
+}
+
+WorkerJob parse_worker_job(const std::vector<std::string>& lines) {
+  WorkerJob job;
+  job.options.extra_metrics.clear();
+  if (lines.empty() || lines.front() != kJobHeader)
+    throw std::invalid_argument("sweep worker job: the first line is not '" +
+                                std::string(kJobHeader) + "'");
+  const auto integer = [](std::size_t index, const std::string& line, std::string_view text) {
+    bool negative = text.starts_with('-');
+    const auto value = text::parse_decimal(negative ? text.substr(1) : text, std::int64_t{1} << 62);
+    if (!value) reject_job_line(index, line, "not an integer");
+    return negative ? -*value : *value;
+  };
+  const auto number = [](std::size_t index, const std::string& line, std::string_view text) {
+    const std::string copy(text);
+    char* end = nullptr;
+    const double value = std::strtod(copy.c_str(), &end);
+    if (copy.empty() || end != copy.c_str() + copy.size())
+      reject_job_line(index, line, "not a number");
+    return value;
+  };
+  bool ended = false;
+  for (std::size_t index = 1; index < lines.size(); ++index) {
+    const std::string& line = lines[index];
+    if (ended) reject_job_line(index, line, "after the end of the job");
+    if (line == kJobEnd) {
+      ended = true;
+      continue;
+    }
+    const std::size_t space = line.find(' ');
+    const std::string_view kind = std::string_view(line).substr(0, space);
+    const std::string_view rest =
+        space == std::string::npos ? std::string_view() : std::string_view(line).substr(space + 1);
+    if (kind == "setting") {
+      const std::size_t separator = rest.find(' ');
+      if (separator == std::string_view::npos)
+        reject_job_line(index, line, "a setting needs a value");
+      const std::string_view name = rest.substr(0, separator);
+      const std::string_view value = rest.substr(separator + 1);
+      SweepOptions& o = job.options;
+      if (name == "device") {
+        o.device = static_cast<int>(integer(index, line, value));
+      } else if (name == "seed") {
+        const auto seed = text::parse_decimal(value, INT64_MAX);
+        if (!seed) reject_job_line(index, line, "not a seed");
+        o.seed = static_cast<std::uint64_t>(*seed);
+      } else if (name == "run_id") {
+        o.run_id = std::string(value);
+      } else if (name == "locked_sm_clock_mhz") {
+        o.locked_sm_clock_mhz = static_cast<int>(integer(index, line, value));
+      } else if (name == "timing.ci_target") {
+        o.interleaved.stopping.target_relative_width = number(index, line, value);
+      } else if (name == "timing.min_rounds") {
+        o.interleaved.stopping.min_rounds = static_cast<int>(integer(index, line, value));
+      } else if (name == "timing.max_rounds") {
+        o.interleaved.stopping.max_rounds = static_cast<int>(integer(index, line, value));
+      } else if (name == "timing.cell_seconds") {
+        o.interleaved.stopping.max_seconds = number(index, line, value);
+      } else if (name == "timing.pattern") {
+        const auto pattern = measurement::launch_pattern_from_string(value);
+        if (!pattern) reject_job_line(index, line, "not a launch pattern");
+        o.interleaved.pattern = *pattern;
+      } else if (name == "timing.gap_us") {
+        o.interleaved.gap_us = number(index, line, value);
+      } else if (name == "timing.batch_ms") {
+        o.interleaved.batch_target_ms = number(index, line, value);
+      } else if (name == "timing.cache_mode") {
+        if (value != "warm" && value != "cold") reject_job_line(index, line, "not warm or cold");
+        o.cache_mode = value == "cold" ? CacheMode::cold : CacheMode::warm;
+      } else if (name == "metrics") {
+        if (value != "on" && value != "off") reject_job_line(index, line, "not on or off");
+        o.collect_metrics = value == "on";
+      } else if (name == "extra_metric") {
+        o.extra_metrics.emplace_back(value);
+      } else if (name == "metric_runs") {
+        o.metric_runs = static_cast<int>(integer(index, line, value));
+      } else {
+        reject_job_line(index, line, "unknown setting");
+      }
+    } else if (kind == "unit") {
+      job.units.push_back({std::string(rest), {}});
+    } else if (kind == "item") {
+      if (job.units.empty()) reject_job_line(index, line, "an item before the first unit");
+      const std::vector<std::string> fields = text::split_list(rest, '\t');
+      if (fields.size() != 5) reject_job_line(index, line, "an item has 5 tab-separated fields");
+      MeasurementItem item;
+      const auto subject = RowSubject::from_text(fields[0]);
+      if (!subject || subject->is_ceiling()) reject_job_line(index, line, "not a step or baseline");
+      item.subject = *subject;
+      try {
+        if (!fields[1].empty()) item.config = parse_short_form(fields[1]);
+        item.problem = parse_problem_record(fields[2]);
+      } catch (const std::invalid_argument& error) {
+        reject_job_line(index, line, error.what());
+      }
+      if (item.subject.is_kernel() != item.config.has_value())
+        reject_job_line(index, line, "a kernel item has a config, a baseline item none");
+      if (fields[3] != "0" && fields[3] != "1") reject_job_line(index, line, "recorded is 0 or 1");
+      item.recorded = fields[3] == "1";
+      item.reference_pass = static_cast<int>(integer(index, line, fields[4]));
+      job.units.back().items.push_back(std::move(item));
+    } else {
+      reject_job_line(index, line, "not a setting, unit, item or end line");
+    }
+  }
+  if (!ended) throw std::invalid_argument("sweep worker job: it ends before its 'end' line");
+  return job;
 }
 
 std::string format_worker_command(const WorkerCommand& command) {
@@ -474,7 +765,7 @@ class LineReader {
 
 }  // namespace
 
-int run_sweep_worker(const SweepOptions& options, int row_fd, int command_fd) {
+int run_sweep_worker(int row_fd, int command_fd) {
   // If the sweep is killed (a timeout, a signal to its process alone), its worker goes too instead
   // of measuring on; should the parent die before this line, the closed pipe stops the worker.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -483,24 +774,32 @@ int run_sweep_worker(const SweepOptions& options, int row_fd, int command_fd) {
   std::size_t written = 0;
   std::unique_ptr<UnitRunner> runner;
   try {
-    const SweepPlan plan = plan_sweep(options, built_kernels(), built_baselines());
-    runner = std::make_unique<UnitRunner>(options, std::cerr);
-    ResultsCsvWriter writer(rows, extra_metric_columns(options));
     LineReader commands(command_fd);
     std::string line;
+    // The job first: settings and the plan's units, up to its "end" line.
+    std::vector<std::string> job_lines;
+    while (commands.next(line)) {
+      job_lines.push_back(line);
+      if (line == kJobEnd) break;
+    }
+    const WorkerJob job = parse_worker_job(job_lines);
+    runner = std::make_unique<UnitRunner>(job.options, std::cerr);
+    ResultsCsvWriter writer(rows, extra_metric_columns(job.options));
     while (commands.next(line)) {
       const WorkerCommand command = parse_worker_command(line);
-      if (command.unit >= plan.units.size())
+      if (command.unit >= job.units.size())
         throw std::invalid_argument("sweep worker: unit " + std::to_string(command.unit) +
                                     " does not exist (the plan has " +
-                                    std::to_string(plan.units.size()) + ")");
-      const SweepUnit& unit = plan.units[command.unit];
-      for (std::size_t i = command.start; i < unit.items.size(); ++i) {
-        const ResultRow row = runner->measure(unit.items[i]);
+                                    std::to_string(job.units.size()) + ")");
+      const SweepUnit& unit = job.units[command.unit];
+      if (command.start > unit.items.size())
+        throw std::invalid_argument("sweep worker: unit " + std::to_string(command.unit) +
+                                    " has no item " + std::to_string(command.start));
+      for (const ResultRow& row : runner->measure_unit(unit.items, command.start)) {
         writer.write(row);
         ++written;
-        if (runner->throw_after_) throw CudaContextLost(*runner->throw_after_);
       }
+      if (runner->throw_after_) throw CudaContextLost(*runner->throw_after_);
     }
   } catch (const CudaContextLost&) {
     std::cerr << runner->time_summary() << "\n";
@@ -511,7 +810,7 @@ int run_sweep_worker(const SweepOptions& options, int row_fd, int command_fd) {
     // pipe, the writer) cost only the item being measured, like a crash.
     return written == 0 ? kWorkerSetupFailed : kWorkerUnexpectedError;
   }
-  std::cerr << runner->time_summary() << "\n";
+  if (runner) std::cerr << runner->time_summary() << "\n";
   return kWorkerDone;
 }
 

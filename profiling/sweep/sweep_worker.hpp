@@ -1,7 +1,8 @@
 // One sweep worker: a process on one GPU that measures the plan units its parent hands it, one row
-// per item. The parent (sweep_parent.hpp) runs one worker per device and sends it "UNIT START"
-// lines on its stdin; the worker answers with CSV rows on a pipe. A kernel that corrupts the CUDA
-// context costs only the worker, never the rows already written.
+// per item. The parent (sweep_parent.hpp) runs one worker per device; on the worker's stdin it
+// first writes the job — the settings the worker measures with and the plan's units, as data —
+// then "UNIT START" lines; the worker answers with CSV rows on a pipe. A kernel that corrupts the
+// CUDA context costs only the worker, never the rows already written.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +37,17 @@ std::string host_name();
 ResultRow row_skeleton(const MeasurementItem& item, const SweepOptions& options,
                        const DeviceDescription& device);
 
+// The job a worker receives before its first command: the options it measures with (only the
+// fields a worker reads: device, seed, run id, locked clock, timing, metrics) and every unit of the
+// plan. format_worker_job writes it as lines ending with "end"; parse_worker_job reads exactly
+// that text back and throws std::invalid_argument naming the line that is not.
+struct WorkerJob {
+  SweepOptions options;
+  std::vector<SweepUnit> units;
+};
+std::string format_worker_job(const SweepOptions& options, const SweepPlan& plan);
+WorkerJob parse_worker_job(const std::vector<std::string>& lines);
+
 // One "UNIT START" command of the parent: measure plan.units[unit].items[start...].
 struct WorkerCommand {
   std::size_t unit = 0;
@@ -45,10 +57,10 @@ std::string format_worker_command(const WorkerCommand& command);  // "3 17\n"
 // Throws std::invalid_argument for a line that is not two non-negative integers.
 WorkerCommand parse_worker_command(const std::string& line);
 
-// The worker process's whole job: plans the sweep, sets up on options.device, then for each
-// command line read from `command_fd` measures that unit from that item, writing the rows as CSV
-// to `row_fd`, until `command_fd` reaches its end. Returns a WorkerExitCode.
-int run_sweep_worker(const SweepOptions& options, int row_fd, int command_fd);
+// The worker process's whole life: reads its job from `command_fd`, sets up on the job's device,
+// then for each command line read from `command_fd` measures that unit from that item, writing
+// the rows as CSV to `row_fd`, until `command_fd` reaches its end. Returns a WorkerExitCode.
+int run_sweep_worker(int row_fd, int command_fd);
 
 // Test hooks (docs/profiling.md), unset in normal runs. FLASHSCOPE_TEST_FAULT=
 // "<kind>:<step>:<seq_len>", kind one of illegal-address, abort, hang, makes the worker fault that

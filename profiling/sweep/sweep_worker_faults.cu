@@ -48,7 +48,7 @@ void inject_test_fault_if_requested(const MeasurementItem& item, cudaStream_t st
                                 text + "'");
   const std::string kind = text.substr(0, first);
   if (text.substr(first + 1, second - first - 1) != item.subject.text() ||
-      text.substr(second + 1) != std::to_string(item.shape.seq_len))
+      text.substr(second + 1) != std::to_string(item.problem.seq_len))
     return;
   if (kind == "abort") std::abort();
   if (kind == "illegal-address") {

@@ -349,3 +349,57 @@ TEST_CASE("a feature given twice is an error naming both tokens") {
   CHECK(parse_short_form("(FP16, 128, 64, 64, 4): load_0_2_2_tiles + opt_softmax+async") ==
         parse_short_form("(FP16, 128, 64, 64, 4): async+load_0_2_2_tiles+opt_softmax"));
 }
+
+TEST_CASE("parse checks each field's own range; field combinations are left to lookup") {
+  // Values no config can hold are parse errors naming the value (Config.parse in Python too).
+  CHECK(parse_error("(FP16, -128, 64, 64, 4): async+load_0_0_0_tiles")
+            .find("d_head -128 is not a positive multiple of 64") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 64, 64, 0): async+load_0_0_0_tiles")
+            .find("n_warps 0 is not positive") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 64, 64, 4): async+load_9_9_9_tiles")
+            .find("the Q load of load_Q_K_V_tiles 9 is not 0 (the whole tile) or a power of two") !=
+        std::string::npos);
+  CHECK(parse_error("(FP16, 128, 64, 64, 4): async+load_0_0_1_tiles").find("the V load") !=
+        std::string::npos);
+  CHECK(parse_error("(FP16, 128, 60, 64, 4): async+load_0_0_0_tiles")
+            .find("B_r 60 is not a positive multiple of 16") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 64, 0, 4): async+load_0_0_0_tiles")
+            .find("B_c 0 is not a positive multiple of 16") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 128, 128, 12): stages_9")
+            .find("stages 9 is not 0 (Ampere) or 1-4") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 128, 128, 12): stages_2+regs_241")
+            .find("consumer_regs (regs_N) 241 is not 0 or a multiple of 8 from 24 to 256") !=
+        std::string::npos);
+  CHECK(parse_error("FlashForwardKernelConfig{5, 128, 64, 64, 0, 1, 1, 1, 0, 2, 2, 0, 1}")
+            .find("n_warps 0 is not positive") != std::string::npos);
+  // A valid field each, an invalid combination: it parses (and a lookup names the rule).
+  const KernelConfig combination = parse_config("(FP16, 128, 64, 64, 8): async+load_0_0_0_tiles");
+  CHECK_FALSE(config_field_problem(combination).has_value());
+  CHECK(std::string(static_config_violation(combination)).find("B_r must be a multiple of 16") !=
+        std::string::npos);
+  // Every config the static rules accept passes the field rules: parse never refuses one.
+  for (const KernelConfig& c : every_config_of_every_set())
+    if (is_statically_valid(c)) CHECK_MESSAGE(!config_field_problem(c), to_short_form(c));
+  for (int d_head : {-64, 0, 64, 96, 128})
+    for (int B_r : {0, 16, 48, 64, 128, 192})
+      for (int B_c : {-16, 16, 24, 32, 64, 256, 272})
+        for (int n_warps : {0, 1, 2, 4, 8, 12})
+          for (int load : {-2, 0, 1, 2, 3, 4, 8})
+            for (int stages : {-1, 0, 1, 4, 5})
+              for (int regs : {0, 16, 24, 240, 244, 264}) {
+                const KernelConfig c{DType::FP16, d_head, B_r,   B_c,    n_warps,
+                                     false,       false,  false, load,   load,
+                                     load,        false,  false, stages, regs};
+                if (is_statically_valid(c))
+                  CHECK_MESSAGE(!config_field_problem(c), to_short_form(c));
+              }
+}
+
+TEST_CASE("a parse error shows a NUL or another control byte as an escape, never cut there") {
+  const std::string text("(FP16, 128, 64, 64, 4): async\0+load_0_0_0_tiles\n", 49);
+  const std::string message = parse_error(text);
+  CHECK(message.find('\0') == std::string::npos);
+  CHECK(message.find("async\\x00+load_0_0_0_tiles\\x0a") != std::string::npos);
+  CHECK(message.find("\"async\\x00\" is not a feature") != std::string::npos);
+  CHECK(escape_control_bytes(std::string("a\0b\x7f\xc3\xa9", 6)) == "a\\x00b\\x7f\xc3\xa9");
+}

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
 #include "kernels/common/tensor_map.hpp"
 #include "kernels/common/wgmma_descriptor.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
 
 using namespace flashscope;
 
@@ -80,7 +80,24 @@ TEST_CASE("every validation rule has a message naming the value and the rule") {
   t = tensors();
   t.k = tensor(&k_storage, {2, 512, 16, 128});
   CHECK(message(entry, t) ==
-        "K has shape [2, 512, 16, 128] but Q has [2, 1024, 16, 128]; they must be equal");
+        "K has shape [2, 512, 16, 128] but Q has [2, 1024, 16, 128]; K and V must be [batch, "
+        "seq_len, heads_kv, d_head] with Q's batch, seq_len and d_head and heads_kv a divisor of "
+        "Q's heads (equal: multi-head attention)");
+  t = tensors();
+  t.v = tensor(&k_storage, {2, 1024, 8, 128});
+  CHECK(message(entry, t) ==
+        "V has shape [2, 1024, 8, 128] but K has [2, 1024, 16, 128]; they must be equal");
+  // Grouped K/V heads (8 for 16 query heads) pass the shape rules; a step that runs multi-head
+  // attention only refuses the problem by its descriptor, naming the steps that run it.
+  t = tensors();
+  t.k = tensor(&k_storage, {2, 1024, 8, 128});
+  t.v = tensor(&k_storage, {2, 1024, 8, 128});
+  CHECK(
+      message(entry, t).starts_with("step 7 runs multi-head attention only (heads_kv = heads), "
+                                    "not heads_kv 8 for 16 heads; grouped-query attention runs "
+                                    "on "));
+  t.k = tensor(&k_storage, {2, 1024, 5, 128});
+  CHECK(message(entry, t).starts_with("K has shape [2, 1024, 5, 128] but Q has"));
   CHECK(message(entry, tensors({2, 1024, 16, 64})) ==
         "d_head 64 does not match the kernel's d_head = 128");
   CHECK(message(entry, tensors({2, 1000, 16, 128})) ==
@@ -127,8 +144,15 @@ TEST_CASE("known-bad combinations of spec §7 are rejected, not run") {
   KernelEntry step16 = entry_for(16);
   step16.static_head_counts = {16};
   CHECK(message(step16, tensors({1, 1024, 16, 128})) == "valid");
-  CHECK(message(step16, tensors({1, 1024, 3, 128}))
-            .starts_with("step 16 is compiled for a static GMEM row stride of d_head x heads with "
-                         "heads in {16}; "
-                         "heads = 3"));
+  // The descriptor's static head counts refuse the problem first, naming the steps that run it.
+  const std::string refusal = message(step16, tensors({1, 1024, 3, 128}));
+  CHECK(
+      refusal.starts_with("step 16 is compiled for a static GMEM row stride of d_head x heads "
+                          "with heads in {16}; heads 3 runs on steps 1-15, "));
+  // The entry's own static head counts (a registration narrower than its descriptor) too.
+  KernelEntry narrower = entry_for(15);
+  narrower.static_head_counts = {16};
+  CHECK(message(narrower, tensors({1, 1024, 3, 128}))
+            .starts_with("step 15 is compiled for a static GMEM row stride of d_head x heads with "
+                         "heads in {16}; heads = 3"));
 }

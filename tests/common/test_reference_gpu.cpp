@@ -19,19 +19,20 @@ using namespace flashscope::testing;
 TEST_CASE("GPU references agree with the fp64 CPU reference") {
   const std::uint64_t seed = fresh_seed();
   for (const DType dtype : {DType::FP16, DType::BF16}) {
-    for (const AttentionShape shape : {AttentionShape{1, 64, 1, 128}, AttentionShape{2, 96, 3, 128},
-                                       AttentionShape{1, 200, 2, 64}}) {
+    for (const Problem shape : {multi_head_problem(DType::FP16, 1, 64, 1, 128),
+                                multi_head_problem(DType::FP16, 2, 96, 3, 128),
+                                multi_head_problem(DType::FP16, 1, 200, 2, 64)}) {
       CAPTURE(dtype_lower_name(dtype));
       CAPTURE(shape.seq_len);
       MESSAGE("seed " << seed);
-      const AttentionInputs inputs(shape, dtype, seed, 1.0f);
+      const AttentionInputs inputs(of_dtype(shape, dtype), seed, 1.0f);
       const std::vector<double> expected =
           cpu_attention_fp64(shape, inputs.q_host(), inputs.k_host(), inputs.v_host());
-      DeviceBuffer out(shape.elements(), dtype);
+      DeviceTensor out(shape.query_elements(), dtype);
       for (const ReferencePrecision precision :
            {ReferencePrecision::fp32, ReferencePrecision::low_precision}) {
-        gpu_reference_attention(shape, dtype, precision, inputs.q(), inputs.k(), inputs.v(),
-                                out.data());
+        gpu_reference_attention(of_dtype(shape, dtype), precision, inputs.q(), inputs.k(),
+                                inputs.v(), out.data());
         FS_CUDA_CHECK(cudaDeviceSynchronize());
         const std::vector<double> got = out.to_host();
         double max_error = 0;
@@ -55,24 +56,25 @@ TEST_CASE("GPU references with the causal mask agree with the fp64 CPU reference
   for (const DType dtype : {DType::FP16, DType::BF16}) {
     // 200 rows: CTAs of 16 rows and tiles of 32 keys cross the diagonal at every offset, and
     // the last CTA is partial; 64 x 256 reaches the largest head dimension.
-    for (AttentionShape shape : {AttentionShape{2, 200, 3, 128}, AttentionShape{1, 64, 1, 256},
-                                 AttentionShape{1, 1, 2, 64}}) {
+    for (Problem shape : {multi_head_problem(DType::FP16, 2, 200, 3, 128),
+                          multi_head_problem(DType::FP16, 1, 64, 1, 256),
+                          multi_head_problem(DType::FP16, 1, 1, 2, 64)}) {
       shape.causal = true;
       CAPTURE(dtype_lower_name(dtype));
       CAPTURE(shape.seq_len);
       CAPTURE(shape.d_head);
-      const AttentionInputs inputs(shape, dtype, seed, 1.0f);
+      const AttentionInputs inputs(of_dtype(shape, dtype), seed, 1.0f);
       const std::vector<double> expected =
           cpu_attention_fp64(shape, inputs.q_host(), inputs.k_host(), inputs.v_host());
-      AttentionShape unmasked = shape;
+      Problem unmasked = shape;
       unmasked.causal = false;
       const std::vector<double> without_mask =
           cpu_attention_fp64(unmasked, inputs.q_host(), inputs.k_host(), inputs.v_host());
-      DeviceBuffer out(shape.elements(), dtype);
+      DeviceTensor out(shape.query_elements(), dtype);
       for (const ReferencePrecision precision :
            {ReferencePrecision::fp32, ReferencePrecision::low_precision}) {
-        gpu_reference_attention(shape, dtype, precision, inputs.q(), inputs.k(), inputs.v(),
-                                out.data());
+        gpu_reference_attention(of_dtype(shape, dtype), precision, inputs.q(), inputs.k(),
+                                inputs.v(), out.data());
         FS_CUDA_CHECK(cudaDeviceSynchronize());
         const std::vector<double> got = out.to_host();
         double max_error = 0, max_gap_to_unmasked = 0;
@@ -91,29 +93,60 @@ TEST_CASE("GPU references with the causal mask agree with the fp64 CPU reference
         if (shape.seq_len > 1) CHECK(max_gap_to_unmasked > 0.25);
       }
       // ReferenceOutputs carries the mask: the check passes R_32 and fails the unmasked output.
-      const ReferenceOutputs references(shape, dtype, inputs.q(), inputs.k(), inputs.v());
+      const ReferenceOutputs references(of_dtype(shape, dtype), inputs.q(), inputs.k(), inputs.v());
       CHECK(references.check(references.fp32()).passed);
       if (shape.seq_len > 1) {
-        DeviceBuffer unmasked_out(shape.elements(), dtype);
-        gpu_reference_attention(unmasked, dtype, ReferencePrecision::low_precision, inputs.q(),
-                                inputs.k(), inputs.v(), unmasked_out.data());
+        DeviceTensor unmasked_out(shape.query_elements(), dtype);
+        gpu_reference_attention(of_dtype(unmasked, dtype), ReferencePrecision::low_precision,
+                                inputs.q(), inputs.k(), inputs.v(), unmasked_out.data());
         CHECK_FALSE(references.check(unmasked_out.data()).passed);
       }
     }
   }
 }
 
+TEST_CASE("GPU references with grouped K/V heads agree with the fp64 CPU reference") {
+  const std::uint64_t seed = fresh_seed();
+  MESSAGE("seed " << seed);
+  // Group sizes 1, 2, 3 (an odd one), 8 and all heads (heads_kv = 1), with and without the mask.
+  for (const auto& [heads, heads_kv] :
+       {std::pair{4, 4}, std::pair{4, 2}, std::pair{6, 2}, std::pair{8, 1}, std::pair{8, 8}}) {
+    for (const DType dtype : {DType::FP16, DType::BF16})
+      for (const bool causal : {false, true}) {
+        Problem problem = multi_head_problem(dtype, 2, 96, heads, 64, causal);
+        problem.heads_kv = heads_kv;
+        CAPTURE(heads);
+        CAPTURE(heads_kv);
+        CAPTURE(causal);
+        CAPTURE(dtype_lower_name(dtype));
+        const AttentionInputs inputs(problem, seed, 1.0f);
+        const std::vector<double> expected =
+            cpu_attention_fp64(problem, inputs.q_host(), inputs.k_host(), inputs.v_host());
+        DeviceTensor out(problem.query_elements(), dtype);
+        gpu_reference_attention(problem, ReferencePrecision::fp32, inputs.q(), inputs.k(),
+                                inputs.v(), out.data());
+        FS_CUDA_CHECK(cudaDeviceSynchronize());
+        const std::vector<double> got = out.to_host();
+        double max_error = 0;
+        for (std::size_t i = 0; i < got.size(); ++i)
+          max_error = std::max(max_error, std::abs(got[i] - expected[i]));
+        const double ulp = dtype == DType::FP16 ? 0x1p-10 : 0x1p-7;
+        CHECK(max_error <= 4 * ulp);
+      }
+  }
+}
+
 TEST_CASE("the §1.4 check passes the fp32 reference and fails corrupted outputs") {
   const std::uint64_t seed = fresh_seed();
   MESSAGE("seed " << seed);
-  const AttentionShape shape{2, 256, 4, 128};
+  const Problem shape = multi_head_problem(DType::FP16, 2, 256, 4, 128);
   for (const DType dtype : {DType::FP16, DType::BF16}) {
-    const AttentionInputs inputs(shape, dtype, seed, 1.0f);
-    const ReferenceOutputs references(shape, dtype, inputs.q(), inputs.k(), inputs.v());
+    const AttentionInputs inputs(of_dtype(shape, dtype), seed, 1.0f);
+    const ReferenceOutputs references(of_dtype(shape, dtype), inputs.q(), inputs.k(), inputs.v());
     const double err_ref = references.reference_gap();
     CHECK(err_ref > 0);
-    DeviceBuffer out(shape.elements(), dtype);
-    const std::size_t bytes = static_cast<std::size_t>(shape.elements()) * 2;
+    DeviceTensor out(shape.query_elements(), dtype);
+    const std::size_t bytes = static_cast<std::size_t>(shape.query_elements()) * 2;
     // The threshold itself: R_lp with one element moved by 1.9·err_ref must pass and by
     // 2.1·err_ref must fail. The element is R_lp's smallest in magnitude, where fp16/bf16 steps
     // are finest, and the shift actually stored is read back, so rounding cannot decide.
@@ -138,13 +171,13 @@ TEST_CASE("the §1.4 check passes the fp32 reference and fails corrupted outputs
       CHECK(verdict.passed == (factor < 2));
     }
     // A poisoned (never written) output fails with NaNs counted.
-    poison_output(out.data(), dtype, shape.elements());
+    poison_output(out.data(), dtype, shape.query_elements());
     const CorrectnessVerdict poisoned = references.check(out.data());
     CHECK_FALSE(poisoned.passed);
-    CHECK(poisoned.nan_count == shape.elements());
+    CHECK(poisoned.nan_count == shape.query_elements());
     // One element off by 1.0 fails; the summary says so.
-    FS_CUDA_CHECK(
-        cudaMemcpy(out.data(), references.fp32(), shape.elements() * 2, cudaMemcpyDeviceToDevice));
+    FS_CUDA_CHECK(cudaMemcpy(out.data(), references.fp32(), shape.query_elements() * 2,
+                             cudaMemcpyDeviceToDevice));
     out.add_to_element(12345, 1.0);
     const CorrectnessVerdict corrupted = references.check(out.data());
     CHECK_FALSE(corrupted.passed);
@@ -155,7 +188,7 @@ TEST_CASE("the §1.4 check passes the fp32 reference and fails corrupted outputs
 
 TEST_CASE("random inputs are a pure function of the seed and standard normal") {
   const std::int64_t count = 1 << 20;
-  DeviceBuffer a(count, DType::BF16), b(count, DType::BF16);
+  DeviceTensor a(count, DType::BF16), b(count, DType::BF16);
   fill_random_normal(a.data(), DType::BF16, count, 42, 1.0f);
   fill_random_normal(b.data(), DType::BF16, count, 42, 1.0f);
   const ErrorStats same = compare_outputs(a.data(), b.data(), DType::BF16, count);

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "configs/config_sets.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
 
 using namespace flashscope;
 using namespace flashscope::configs;
@@ -151,12 +151,40 @@ TEST_CASE("steps and picks") {
   CHECK(step_info(22).source_folder == "v22");
   // Head dimensions: step 22 has a progression config at each of its own; the others name the
   // steps that support the one asked for.
-  CHECK(steps_supporting_d_head(128).size() == steps().size());
-  CHECK(steps_supporting_d_head(64) == std::vector<int>{22, 23, 24, 25});
-  CHECK(steps_supporting_d_head(256) == std::vector<int>{22, 23, 24, 25});
-  CHECK(steps_supporting_d_head(96).empty());
-  // The causal mask: step 23 adds it, step 24 keeps it (their descriptors' `.causal`).
-  CHECK(steps_supporting_causal() == std::vector<int>{23, 24, 25});
+  // The steps that run a value are those whose descriptors declare it, in order: a new step
+  // changes these lists through its descriptor alone.
+  const auto declaring_d_head = [](int d_head) {
+    std::vector<int> out;
+    for (const StepDescriptor& step : versions::kAll)
+      if (step.d_heads.contains(d_head)) out.push_back(step.number);
+    return out;
+  };
+  CHECK(steps_running(Axis::d_head, problem_at_d_head(128)).size() == steps().size());
+  for (const int d_head : {64, 256}) {
+    const std::vector<int> declared = declaring_d_head(d_head);
+    CHECK(steps_running(Axis::d_head, problem_at_d_head(d_head)) == declared);
+    // Step 22 brought them, and every step after it keeps them.
+    REQUIRE_FALSE(declared.empty());
+    CHECK(declared.front() == 22);
+    CHECK(declared.back() == kLastStep);
+    CHECK(declared.size() == static_cast<std::size_t>(kLastStep - 22 + 1));
+  }
+  CHECK(steps_running(Axis::d_head, problem_at_d_head(96)).empty());
+  // The causal mask: step 23 adds it, and every step after it keeps it (`.causal`).
+  Problem causal_problem = problem_at_d_head(128);
+  causal_problem.causal = true;
+  const std::vector<int> causal_steps = steps_running(Axis::causal, causal_problem);
+  REQUIRE_FALSE(causal_steps.empty());
+  CHECK(causal_steps.front() == 23);
+  CHECK(causal_steps.back() == kLastStep);
+  CHECK(causal_steps.size() == static_cast<std::size_t>(kLastStep - 23 + 1));
+  // Grouped K/V heads: the steps whose descriptor has `.grouped_kv`, from step 26 on.
+  Problem grouped = problem_at_d_head(128);
+  grouped.heads_kv = 4;
+  for (const int step : steps_running(Axis::heads_kv, grouped))
+    CHECK(configs::step_descriptor(step).grouped_kv);
+  const std::string d64_steps = step_list_text(declaring_d_head(64));
+  const std::string d256_steps = step_list_text(declaring_d_head(256));
   for (const int d_head : {64, 128, 256}) {
     const KernelConfig headline = headline_config(22, d_head);
     CHECK(headline.d_head == d_head);
@@ -166,9 +194,9 @@ TEST_CASE("steps and picks") {
   CHECK(headline_config(22, 256).B_c == 32);
   CHECK_THROWS_WITH_AS(
       headline_config(7, 64),
-      doctest::Contains("step 7 runs d_head 128 only; d_head = 64 runs on steps 22, 23, 24, 25"),
+      doctest::Contains(("step 7 runs d_head 128 only; d_head 64 runs on " + d64_steps).c_str()),
       std::invalid_argument);
-  CHECK_THROWS_WITH_AS(headline_config(22, 96), doctest::Contains("d_head = 96 runs on no step"),
+  CHECK_THROWS_WITH_AS(headline_config(22, 96), doctest::Contains("d_head 96 runs on no step"),
                        std::invalid_argument);
   // Launch validation refuses another d_head on a step that does not declare it, naming the
   // steps that do.
@@ -176,21 +204,20 @@ TEST_CASE("steps and picks") {
   seven_at_64.d_head = 64;
   const auto seven_rejection = unsupported_combination(7, seven_at_64);
   REQUIRE(seven_rejection.has_value());
-  CHECK(seven_rejection->find(
-            "step 7 runs d_head 128 only; d_head = 64 runs on steps 22, 23, 24, 25") !=
+  CHECK(seven_rejection->find("step 7 runs d_head 128 only; d_head 64 runs on " + d64_steps) !=
         std::string::npos);
   KernelConfig twenty_one_at_256 = *step_picks(21).progression;
   twenty_one_at_256.d_head = 256;
   twenty_one_at_256.B_c = 32;  // within the shared memory every Hopper config must fit
   REQUIRE(unsupported_combination(21, twenty_one_at_256).has_value());
-  CHECK(unsupported_combination(21, twenty_one_at_256)
-            ->find("d_head = 256 runs on steps 22, 23, 24, 25") != std::string::npos);
+  CHECK(unsupported_combination(21, twenty_one_at_256)->find("d_head 256 runs on " + d256_steps) !=
+        std::string::npos);
   KernelConfig twenty_two_at_192 = headline_config(22);
   twenty_two_at_192.d_head = 192;
   twenty_two_at_192.B_c = 32;
   REQUIRE(unsupported_combination(22, twenty_two_at_192).has_value());
   CHECK(unsupported_combination(22, twenty_two_at_192)
-            ->find("step 22 runs d_head 64, 128, 256; d_head = 192 runs on no step") !=
+            ->find("step 22 runs d_head 64, 128, 256; d_head 192 runs on no step") !=
         std::string::npos);
   const std::string past_last = "step " + std::to_string(kLastStep + 1) + " does not exist";
   CHECK_THROWS_WITH_AS(step_info(kLastStep + 1), doctest::Contains(past_last.c_str()),
@@ -316,7 +343,7 @@ TEST_CASE("build plans") {
   for (const StepDescriptor& step : versions::kAll)
     head_dimensions += step.d_heads.size();
   CHECK(ci.instantiations.size() == 2 * head_dimensions);
-  CHECK(head_dimensions == steps().size() + 2 * 4);  // steps 22-25: d_head 64 and 256 too
+
   std::set<int> ci_steps;
   std::set<std::pair<int, int>> ci_step_heads;
   for (const auto& item : ci.instantiations) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "configs/config_sets.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
 #include "kernels/versions/steps.hpp"
 
 using namespace flashscope;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace flashscope::doc_check {
@@ -324,12 +325,44 @@ void find_outside(std::string_view text, std::string_view source, const LineInde
   }
 }
 
-// Relative link targets of a markdown file: `[text](path)`, `![alt](path#anchor)`.
+// The byte ranges [begin, end) of a markdown text's fenced code blocks, fences included: what
+// they hold is code, and `[](int value)` there is a C++ lambda, not a link.
+std::vector<std::pair<std::size_t, std::size_t>> fenced_ranges(std::string_view markdown) {
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  std::optional<std::size_t> open;
+  for (std::size_t start = 0; start < markdown.size();) {
+    std::size_t end = markdown.find('\n', start);
+    if (end == std::string_view::npos) end = markdown.size();
+    std::string_view line = markdown.substr(start, end - start);
+    while (!line.empty() && line.front() == ' ')
+      line.remove_prefix(1);
+    if (line.starts_with("```")) {
+      if (open) {
+        ranges.emplace_back(*open, end);
+        open.reset();
+      } else {
+        open = start;
+      }
+    }
+    start = end + 1;
+  }
+  if (open) ranges.emplace_back(*open, markdown.size());  // an unclosed fence runs to the end
+  return ranges;
+}
+
+// Relative link targets of a markdown file outside its code blocks: `[text](path)`,
+// `![alt](path#anchor)`.
 void find_links(std::string_view text, std::string_view source, const LineIndex& lines,
                 std::vector<Citation>& out) {
   const fs::path directory = fs::path(source).parent_path();
+  const auto code = fenced_ranges(text);
+  const auto in_code = [&code](std::size_t at) {
+    return std::any_of(code.begin(), code.end(),
+                       [at](const auto& range) { return at >= range.first && at < range.second; });
+  };
   for (std::size_t at = text.find("]("); at != std::string_view::npos;
        at = text.find("](", at + 2)) {
+    if (in_code(at)) continue;
     const std::size_t start = at + 2;
     std::size_t end = start;
     while (end < text.size() && text[end] != ')' && text[end] != ' ' && text[end] != '\n')

@@ -60,6 +60,10 @@ constexpr const char* kFixturePage =
     R"(See [the track](spec/hopper-track@md#3-the-steps) and [gone](gone@md).
 Bare @S1.2 cites the progression; docs/profiling@md "SM
 clock" spans lines.
+
+```cpp
+auto f = [](int value) { return value; };  // code: neither this nor [x](also-gone@md) is a link
+```
 )";
 
 struct FixtureTree {

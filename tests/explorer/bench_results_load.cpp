@@ -57,14 +57,16 @@ ResultRow make_row(const std::string& step, const std::string& config, const cha
   ResultRow row;
   row.subject = *flashscope::RowSubject::from_text(step);
   if (!std::string_view(config).empty()) row.config = flashscope::parse_short_form(config);
-  row.dtype = flashscope::dtype_from_string(dtype);
-  row.batch = kBatches[n_index];
-  row.heads = 16;
-  row.seq_len = kSeqLens[n_index];
+  row.problem.dtype = flashscope::dtype_from_string(dtype).value_or(flashscope::DType::FP16);
+  row.problem.batch = kBatches[n_index];
+  row.problem.heads = 16;
+  row.problem.heads_kv = row.problem.heads;
+  row.problem.seq_len = kSeqLens[n_index];
   row.runs = 30;
   row.tflops = 100 + 300 * noise(index);
-  row.median_ms =
-      flashscope::matmul_flops(row.batch, row.heads, row.seq_len, row.d_head) / (row.tflops * 1e9);
+  row.median_ms = flashscope::matmul_flops(row.problem.batch, row.problem.heads,
+                                           row.problem.seq_len, row.problem.d_head) /
+                  (row.tflops * 1e9);
   row.min_ms = row.median_ms * 0.99;
   row.max_ms = row.median_ms * 1.02;
   row.seed_attn_tflops = row.tflops * 1.01;

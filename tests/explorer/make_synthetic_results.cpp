@@ -76,11 +76,12 @@ ResultRow make_row(const std::string& step, const std::string& config, const std
   ResultRow row;
   row.subject = *flashscope::RowSubject::from_text(step);
   if (!std::string_view(config).empty()) row.config = flashscope::parse_short_form(config);
-  row.dtype = flashscope::dtype_from_string(dtype);
-  row.d_head = kHeadDim;
-  row.batch = batch;
-  row.heads = kHeads;
-  row.seq_len = seq_len;
+  row.problem.dtype = flashscope::dtype_from_string(dtype).value_or(flashscope::DType::FP16);
+  row.problem.d_head = kHeadDim;
+  row.problem.batch = batch;
+  row.problem.heads = kHeads;
+  row.problem.heads_kv = row.problem.heads;
+  row.problem.seq_len = seq_len;
   row.runs = 30;
   row.tflops = tflops;
   row.median_ms = flashscope::matmul_flops(batch, kHeads, seq_len, kHeadDim) / (tflops * 1e9);
@@ -102,9 +103,8 @@ void write_ceilings(flashscope::ResultsCsvWriter& writer) {
   const auto ceiling = [](const std::string& name, const std::string& dtype, double tflops,
                           std::optional<double> gbytes_per_s) {
     ResultRow row = make_row("fa2", "", dtype.empty() ? "fp16" : dtype, 0, 1);
-    row.subject = flashscope::RowSubject::ceiling(name);
-    row.dtype = flashscope::dtype_from_string(dtype);
-    row.d_head = row.batch = row.heads = row.seq_len = 0;
+    row.subject = flashscope::RowSubject::ceiling(name, flashscope::dtype_from_string(dtype));
+    row.problem.d_head = row.problem.batch = row.problem.heads = row.problem.seq_len = 0;
     row.median_ms = 5;
     row.min_ms = 4.9;
     row.max_ms = 5.2;
@@ -128,7 +128,8 @@ void write_results(flashscope::ResultsCsvWriter& writer, int configs_per_step,
                    double gpu_factor = 1.0) {
   // DRAM traffic: Q, K, V read and O written once, plus K and V re-read by a share of the CTAs.
   const auto add_dram = [](ResultRow& row, double reread) {
-    const double tensor_bytes = double(row.batch) * row.heads * row.seq_len * row.d_head * 2;
+    const double tensor_bytes = double(row.problem.batch) * row.problem.heads *
+                                row.problem.seq_len * row.problem.d_head * 2;
     row.extra_metrics["dram__bytes_read.sum"] = tensor_bytes * (3 + reread);
     row.extra_metrics["dram__bytes_write.sum"] = tensor_bytes;
   };
@@ -190,14 +191,15 @@ void write_results(flashscope::ResultsCsvWriter& writer, int configs_per_step,
 // per d_head, so a view that mixed them would show step 22's d_head 64 rows against d_head 128.
 void write_head_dimensions(flashscope::ResultsCsvWriter& writer) {
   const auto at_d_head = [](ResultRow row, int d_head) {
-    row.d_head = d_head;
-    row.median_ms =
-        flashscope::matmul_flops(row.batch, row.heads, row.seq_len, d_head) / (row.tflops * 1e9);
+    row.problem.d_head = d_head;
+    row.median_ms = flashscope::matmul_flops(row.problem.batch, row.problem.heads,
+                                             row.problem.seq_len, d_head) /
+                    (row.tflops * 1e9);
     row.min_ms = row.median_ms * 0.98;
     row.max_ms = row.median_ms * 1.03;
-    row.seed_attn_tflops =
-        flashscope::seed_attention_flops(row.batch, row.heads, row.seq_len, d_head) /
-        (row.median_ms * 1e9);
+    row.seed_attn_tflops = flashscope::seed_attention_flops(row.problem.batch, row.problem.heads,
+                                                            row.problem.seq_len, d_head) /
+                           (row.median_ms * 1e9);
     row.cycles = row.median_ms * 1e-3 * kClockHz;
     return row;
   };

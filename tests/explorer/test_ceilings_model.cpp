@@ -25,11 +25,13 @@ struct Rows {
     ResultRow row;
     row.subject = *RowSubject::from_text(step);
     if (!config.empty()) row.config = parse_short_form(config);
-    row.dtype = dtype_from_string(dtype);
-    row.d_head = 128;
-    row.batch = 16;
-    row.heads = 16;
-    row.seq_len = seq_len;
+    row.problem.dtype = dtype_from_string(dtype).value_or(DType::FP16);
+    if (row.subject.is_ceiling()) row.subject.set_element_type(dtype_from_string(dtype));
+    row.problem.d_head = 128;
+    row.problem.batch = 16;
+    row.problem.heads = 16;
+    row.problem.heads_kv = row.problem.heads;
+    row.problem.seq_len = seq_len;
     row.tflops = tflops;
     row.runs = 30;
     row.median_ms = 1000.0 / (tflops > 0 ? tflops : 1);
@@ -45,7 +47,7 @@ struct Rows {
   ResultRow& ceiling(const std::string& name, const std::string& dtype, double tflops,
                      std::optional<double> gbytes_per_s = std::nullopt) {
     ResultRow& row = add("peak:" + name, "", 0, tflops, dtype);
-    row.d_head = row.batch = row.heads = 0;
+    row.problem.d_head = row.problem.batch = row.problem.heads = 0;
     row.gbytes_per_s = gbytes_per_s;
     return row;
   }
@@ -104,6 +106,21 @@ TEST_CASE("ceilings: the best usable row per device, family and dtype") {
   CHECK(ceilings.best_memory("GPU A")->name == "hbm.read");
   CHECK_FALSE(ceilings.best_memory("GPU B"));
   CHECK(ceiling_step(InstructionFamily::wgmma) == "peak:wgmma");
+}
+
+TEST_CASE("ceilings: shared memory and ex2 are listed but are neither a roof nor a family") {
+  Rows rows;
+  rows.ceiling("mma.sync", "fp16", 500);
+  rows.ceiling("hbm.read", "", 0, 3000.0);
+  rows.ceiling("smem.read", "", 0, 30000.0);  // on-chip: ten times HBM, never the memory roof
+  rows.ceiling("ex2.f32", "", 3.7);           // 10^12 ex2 per second in tflops, not FLOP
+  const Ceilings ceilings(rows.set().ceiling_rows());
+  REQUIRE(ceilings.best_memory("GPU A"));
+  CHECK(ceilings.best_memory("GPU A")->name == "hbm.read");
+  REQUIRE(ceilings.memory().size() == 2);
+  CHECK(ceilings.memory()[1].name == "smem.read");
+  REQUIRE(ceilings.compute().size() == 1);
+  CHECK(ceilings.highest("GPU A", "fp16")->tflops == 500);
 }
 
 TEST_CASE("a row's share of its own family's ceiling") {

@@ -37,10 +37,12 @@ struct Rows {
     ResultRow row;
     row.subject = *RowSubject::from_text(step);
     if (!config.empty()) row.config = parse_short_form(config);
-    row.dtype = dtype_from_string(dtype);
-    row.batch = 16;
-    row.heads = 16;
-    row.seq_len = seq_len;
+    row.problem.dtype = dtype_from_string(dtype).value_or(DType::FP16);
+    if (row.subject.is_ceiling()) row.subject.set_element_type(dtype_from_string(dtype));
+    row.problem.batch = 16;
+    row.problem.heads = 16;
+    row.problem.heads_kv = row.problem.heads;
+    row.problem.seq_len = seq_len;
     row.tflops = tflops;
     row.runs = 30;
     row.median_ms = 1000.0 / tflops;  // time is inversely proportional: same shape
@@ -100,7 +102,7 @@ TEST_CASE("percent of a reference: stored column first, else the matching refere
   rows.add("cudnn", "", 4096, 400);
   ResultRow& kernel = rows.add("1", kConfig64, 4096, 100);
   ResultRow& other_shape = rows.add("1", kConfig64, 8192, 100);
-  other_shape.batch = 8;
+  other_shape.problem.batch = 8;
   const RowSet set = rows.set();
 
   CHECK(*set.percent_of_baseline(kernel, Baseline::fa2) == doctest::Approx(50));
@@ -450,6 +452,39 @@ TEST_CASE("compare pairs rows by measurement and reports B/A") {
   CHECK(sorted[0].b->step_number() == 16);
 }
 
+TEST_CASE("compare calls a difference real only where the rows' intervals are disjoint") {
+  Rows a_rows, b_rows;
+  const auto with_interval = [](ResultRow& row, double low, double high) {
+    row.ci_low_ms = low;
+    row.ci_high_ms = high;
+  };
+  with_interval(a_rows.add("7", kConfig64, 1024, 100), 1.00, 1.02);
+  with_interval(b_rows.add("7", kConfig64, 1024, 104), 0.96, 0.98);  // faster beyond both
+  with_interval(a_rows.add("7", kConfig64, 2048, 100), 1.00, 1.02);
+  with_interval(b_rows.add("7", kConfig64, 2048, 99), 1.01, 1.03);  // overlapping: noise
+  with_interval(a_rows.add("7", kConfig64, 4096, 100), 1.00, 1.02);
+  with_interval(b_rows.add("7", kConfig64, 4096, 95), 1.03, 1.05);  // slower beyond both
+  a_rows.add("7", kConfig64, 8192, 100);                            // an older file: none
+  with_interval(b_rows.add("7", kConfig64, 8192, 90), 1.10, 1.12);
+  const auto pointers = [](const Rows& rows) {
+    std::vector<const ResultRow*> out;
+    for (const ResultRow& row : rows.storage)
+      out.push_back(&row);
+    return out;
+  };
+  const Comparison comparison = compare_results(pointers(a_rows), pointers(b_rows));
+  REQUIRE(comparison.rows.size() == 4);
+  CHECK(comparison.rows[0].significance == Significance::b_faster);
+  CHECK(comparison.rows[1].significance == Significance::within_noise);
+  CHECK(comparison.rows[2].significance == Significance::b_slower);
+  CHECK(comparison.rows[3].significance == Significance::no_interval);
+  CHECK(comparison.significance.b_faster == 1);
+  CHECK(comparison.significance.b_slower == 1);
+  CHECK(comparison.significance.within_noise == 1);
+  CHECK(comparison.significance.no_interval == 1);
+  CHECK(significance_name(Significance::within_noise) == "within the intervals");
+}
+
 TEST_CASE("config change between neighbouring steps") {
   const ConfigChange swizzle = describe_config_change(
       parse_short_form("(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"),
@@ -550,23 +585,28 @@ TEST_CASE("row selection keeps one head dimension: views never mix rows of diffe
   Rows rows;
   files[0].rows.push_back(rows.add("22", "", 4096, 600));
   files[0].rows.push_back(rows.add("22", "", 4096, 500));
-  files[0].rows[1].d_head = 64;
+  files[0].rows[1].problem.d_head = 64;
   files[0].rows.push_back(rows.add("cudnn", "", 4096, 550));
-  files[0].rows[2].d_head = 64;
+  files[0].rows[2].problem.d_head = 64;
   files[1].rows.push_back(rows.add("22", "", 4096, 650));
-  files[1].rows[0].d_head = 256;
+  files[1].rows[0].problem.d_head = 256;
 
-  CHECK(distinct_d_heads(files) == std::vector<int>{64, 128, 256});
-  CHECK(default_d_head(distinct_d_heads(files)) == 128);
-  CHECK(default_d_head({64, 256}) == 64);
-  CHECK(default_d_head({}) == 0);
+  CHECK(workload_axis_values(distinct_workloads(files), {}, Axis::d_head) ==
+        std::vector<int>{64, 128, 256});
+  // The plain value (128) first when present, else the smallest.
+  CHECK(repaired_workload(distinct_workloads(files), {}).at(Axis::d_head) == 128);
+  CHECK(repaired_workload({multi_head_problem(DType::FP16, 0, 0, 16, 64),
+                           multi_head_problem(DType::FP16, 0, 0, 16, 256)},
+                          {})
+            .at(Axis::d_head) == 64);
+  CHECK(repaired_workload({}, {}).empty());
   RowFilter filter;
-  CHECK(select_rows(files, filter).size() == 4);  // 0: every d_head (the caller splits)
-  filter.d_head = 64;
+  CHECK(select_rows(files, filter).size() == 4);  // no axis selected: every d_head
+  filter.workload[Axis::d_head] = 64;
   const std::vector<const ResultRow*> at_64 = select_rows(files, filter);
   REQUIRE(at_64.size() == 2);
   for (const ResultRow* row : at_64)
-    CHECK(row->d_head == 64);
+    CHECK(row->problem.d_head == 64);
   // The progression at d_head 64 compares step 22 with the reference at 64 only.
   const RowSet set(at_64);
   const Progression progression = build_progression(set, {"fp16", 4096, Baseline::cudnn});
@@ -575,10 +615,11 @@ TEST_CASE("row selection keeps one head dimension: views never mix rows of diffe
   CHECK(step_22->tflops == doctest::Approx(500));
   REQUIRE(step_22->percent_by(PercentBasis::time).has_value());
   CHECK(*step_22->percent_by(PercentBasis::time) == doctest::Approx(500.0 / 550.0 * 100.0));
-  filter.d_head = 256;
+  filter.workload[Axis::d_head] = 256;
   CHECK(select_rows(files, filter).size() == 1);
   files[1].shown = false;  // hidden files' head dimensions are not offered
-  CHECK(distinct_d_heads(files) == std::vector<int>{64, 128});
+  CHECK(workload_axis_values(distinct_workloads(files), {}, Axis::d_head) ==
+        std::vector<int>{64, 128});
 }
 
 TEST_CASE("views keep one workload: selection, baseline pairing and autotune picks per mask") {
@@ -588,25 +629,28 @@ TEST_CASE("views keep one workload: selection, baseline pairing and autotune pic
   files[0].rows.push_back(rows.add("cudnn", "", 4096, 550));
   // The causal rows of the same shape: half the FLOP, their own (causal) reference.
   files[0].rows.push_back(rows.add("22", kConfig64, 4096, 300));
-  files[0].rows.back().causal = true;
+  files[0].rows.back().problem.causal = true;
   files[0].rows.push_back(rows.add("cudnn", "", 4096, 200));
-  files[0].rows.back().causal = true;
+  files[0].rows.back().problem.causal = true;
 
-  CHECK(distinct_workloads(files) == std::vector<bool>{false, true});
-  CHECK(workload_label(true) == "causal");
-  CHECK(workload_label(false) == "non-causal");
+  CHECK(workload_axis_values(distinct_workloads(files), {}, Axis::causal) ==
+        std::vector<int>{0, 1});
+  CHECK(workload_value_label(Axis::causal, 1, {}) == "causal");
+  CHECK(workload_value_label(Axis::causal, 0, {}) == "non-causal");
+  // The plain workload (no mask) is the one a view starts with.
+  CHECK(repaired_workload(distinct_workloads(files), {}).at(Axis::causal) == 0);
   RowFilter filter;
-  CHECK(select_rows(files, filter).size() == 4);  // nullopt: both (the caller splits)
-  filter.causal = true;
+  CHECK(select_rows(files, filter).size() == 4);  // no axis selected: both (the caller splits)
+  filter.workload[Axis::causal] = 1;
   const std::vector<const ResultRow*> causal = select_rows(files, filter);
   REQUIRE(causal.size() == 2);
   for (const ResultRow* row : causal)
-    CHECK(row->causal);
-  filter.causal = false;
+    CHECK(row->problem.causal);
+  filter.workload[Axis::causal] = 0;
   CHECK(select_rows(files, filter).size() == 2);
 
   // Even in a set holding both, a kernel row pairs with the reference of its own workload.
-  filter.causal.reset();
+  filter.workload.erase(Axis::causal);
   const RowSet both(select_rows(files, filter));
   const ResultRow& causal_22 = files[0].rows[2];
   const ResultRow& unmasked_22 = files[0].rows[0];
@@ -628,17 +672,57 @@ TEST_CASE("views keep one workload: selection, baseline pairing and autotune pic
   // Autotune: a fastest config per workload, the causal row never beaten by the unmasked one.
   const AutotuneModel model = build_autotune_model(both, {22, "fp16", 4096});
   REQUIRE(model.fastest.size() == 2);
-  CHECK_FALSE(model.fastest[0]->causal);
-  CHECK(model.fastest[1]->causal);
+  CHECK_FALSE(model.fastest[0]->problem.causal);
+  CHECK(model.fastest[1]->problem.causal);
   AutotuneQuery causal_only{22, "fp16", 4096};
-  causal_only.causal = true;
+  causal_only.workload[Axis::causal] = 1;
   const AutotuneModel causal_model = build_autotune_model(both, causal_only);
   REQUIRE(causal_model.fastest.size() == 1);
   CHECK(causal_model.fastest[0]->tflops == doctest::Approx(300));
 
-  files[0].rows[2].causal = false;  // hidden or absent workloads are not offered
-  files[0].rows[3].causal = false;
-  CHECK(distinct_workloads(files) == std::vector<bool>{false});
+  files[0].rows[2].problem.causal = false;  // hidden or absent workloads are not offered
+  files[0].rows[3].problem.causal = false;
+  CHECK(workload_axis_values(distinct_workloads(files), {}, Axis::causal) == std::vector<int>{0});
+}
+
+TEST_CASE("views keep one head grouping: selectors per axis, values consistent with the others") {
+  // Multi-head rows at 16 heads, and grouped rows at 32 heads with 8 K/V heads and at 64 with 8.
+  std::vector<ResultFile> files(1);
+  Rows rows;
+  files[0].rows.push_back(rows.add("25", kConfig64, 4096, 600));
+  for (const int heads : {32, 64}) {
+    for (const char* step : {"26", "cudnn"}) {
+      ResultRow& row = rows.add(step, std::string(step) == "26" ? kConfig64 : "", 4096, 500);
+      row.problem.heads = heads;
+      row.problem.heads_kv = 8;
+      files[0].rows.push_back(row);
+    }
+  }
+  const std::vector<Problem> workloads = distinct_workloads(files);
+  REQUIRE(workloads.size() == 3);
+  // The plain workload (16 heads, multi-head) first; a selector lists the values present with
+  // the values chosen for the axes before it.
+  WorkloadSelection selection = repaired_workload(workloads, {});
+  CHECK(selection.at(Axis::heads) == 16);
+  CHECK(selection.at(Axis::heads_kv) == 16);
+  CHECK(workload_axis_values(workloads, selection, Axis::heads) == std::vector<int>{16, 32, 64});
+  CHECK(workload_axis_values(workloads, selection, Axis::heads_kv) == std::vector<int>{16});
+  // Choosing 64 heads moves heads_kv to the value present with it.
+  selection[Axis::heads] = 64;
+  selection = repaired_workload(workloads, selection);
+  CHECK(selection.at(Axis::heads_kv) == 8);
+  CHECK(workload_value_label(Axis::heads_kv, 8, selection) == "8 (groups of 8)");
+  RowFilter filter;
+  filter.workload = selection;
+  const std::vector<const ResultRow*> grouped = select_rows(files, filter);
+  REQUIRE(grouped.size() == 2);
+  for (const ResultRow* row : grouped) {
+    CHECK(row->problem.heads == 64);
+    CHECK(row->problem.heads_kv == 8);
+  }
+  // A grouped kernel row pairs with the grouped reference of its own heads only.
+  const RowSet set(grouped);
+  CHECK(set.baseline_for(*grouped[0], Baseline::cudnn) == grouped[1]);
 }
 
 // Fuzz findings (docs/hardening.md): step column values a results CSV may hold.
@@ -652,8 +736,17 @@ TEST_CASE("fuzz finding: a long digit string in the step column is no step, no o
   CHECK_FALSE(RowSubject::from_text("0"));
   CHECK_FALSE(RowSubject::from_text("+7"));
   CHECK_FALSE(RowSubject::from_text("peak:"));
-  CHECK(RowSubject::from_text("2147483647")->step() == 2147483647);
+  // Forward steps are numbered below the backward ones (101 on, spelt B1, B2, ...): a number
+  // there is no forward step, and a backward one is read only as written.
+  CHECK_FALSE(RowSubject::from_text("2147483647"));
+  CHECK_FALSE(RowSubject::from_text("101"));
+  CHECK(RowSubject::from_text("100")->step() == 100);
   CHECK(RowSubject::from_text("16")->step() == 16);
+  CHECK(RowSubject::from_text("B1")->step() == kFirstBackwardStep);
+  CHECK(RowSubject::from_text("B1")->text() == "B1");
+  CHECK_FALSE(RowSubject::from_text("B0"));
+  CHECK_FALSE(RowSubject::from_text("B01"));
+  CHECK_FALSE(RowSubject::from_text("b1"));
   CHECK(RowSubject::from_text("peak:wgmma")->benchmark() == "wgmma");
 }
 
@@ -739,7 +832,7 @@ TEST_CASE("two GPUs side by side: the comparison of their rows and the spread of
   CHECK(spread->max_percent == doctest::Approx(10.0));
   CHECK(spread->p95_percent == doctest::Approx(10.0));  // nearest rank of 5 values: the 5th
   REQUIRE(spread->worst != nullptr);
-  CHECK(spread->worst->b->seq_len == 8192);
+  CHECK(spread->worst->b->problem.seq_len == 8192);
   const auto on_gpu0 = [](const ResultRow& b) { return b.device_index == 0; };
   const std::optional<RatioSpread> gpu0 = ratio_spread(comparison.rows, on_gpu0);
   REQUIRE(gpu0.has_value());
@@ -870,10 +963,11 @@ ResultFile file_of(std::string label, const std::vector<std::string>& steps, std
     ResultRow row;
     row.subject = *RowSubject::from_text(step);
     if (step != "fa2") row.config = parse_short_form(kConfig64);
-    row.dtype = DType::FP16;
-    row.batch = 16;
-    row.heads = 16;
-    row.seq_len = seq_len;
+    row.problem.dtype = DType::FP16;
+    row.problem.batch = 16;
+    row.problem.heads = 16;
+    row.problem.heads_kv = row.problem.heads;
+    row.problem.seq_len = seq_len;
     row.tflops = 100;
     row.median_ms = 10;
     row.verdict = Verdict::pass;
@@ -920,4 +1014,33 @@ TEST_CASE("Compare opens on the two newest runs of one device that share measure
   CHECK_FALSE(default_compare_pair(unrelated, "H200").has_value());
   CHECK(run_start(files[3].rows[0]) == "2026-11-23T14:56:21Z");
   CHECK(run_start(files[1].rows[0]).empty());
+}
+
+TEST_CASE("Compare prefers a re-run to two newer sweeps that share a few reference rows") {
+  // The shipped case that opened on h200/causal.csv against h200/d-heads-25.csv: two unrelated
+  // new sweeps sharing their cuDNN rows, while an older file re-measured most of another's.
+  std::vector<ResultFile> files;
+  files.push_back(file_of("progression.csv", {"1", "2", "3", "4", "5", "6", "7", "8"}, "H200", ""));
+  files.push_back(file_of("progression-4096.csv", {"2", "3", "4", "5", "9"}, "H200",
+                          "vm 2026-11-23T14:56:21Z"));
+  files.push_back(file_of("causal.csv", {"fa2", "22", "23", "24", "25"}, "H200",
+                          "vm 2026-11-25T00:11:17Z", 8192));
+  files.push_back(file_of("d-heads-25.csv", {"fa2", "11", "12", "13", "14", "15", "16"}, "H200",
+                          "vm 2026-11-25T01:26:56Z", 8192));
+  const auto pair = default_compare_pair(files, "H200");
+  REQUIRE(pair.has_value());
+  CHECK(files[pair->a].label == "progression.csv");  // no run start: the older side
+  CHECK(files[pair->b].label == "progression-4096.csv");
+  CHECK(pair->shared == 4);
+  CHECK(pair->overlap == doctest::Approx(0.8));
+  // Without any re-run, the largest overlap fraction wins over the newest.
+  const std::vector<ResultFile> no_rerun{
+      file_of("a.csv", {"fa2", "1", "2", "3"}, "H200", "vm 2026-11-25T00:00:00Z"),
+      file_of("b.csv", {"fa2", "4", "5", "6"}, "H200", "vm 2026-11-26T00:00:00Z"),
+      file_of("c.csv", {"fa2", "1", "7", "8", "9", "10"}, "H200", "vm 2026-11-20T00:00:00Z")};
+  const auto fallback = default_compare_pair(no_rerun, "H200");
+  REQUIRE(fallback.has_value());
+  CHECK(fallback->shared == 2);  // a.csv and c.csv: 2 of 4; the newest pair shares 1 of 4
+  CHECK(no_rerun[fallback->a].label == "c.csv");
+  CHECK(no_rerun[fallback->b].label == "a.csv");
 }

@@ -2,8 +2,15 @@
 // autotune table ranks the configs of one measurement campaign only.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
 
+#include "explorer/report/report_mode.hpp"
 #include "explorer/report/results_report.hpp"
 
 using namespace flashscope;
@@ -23,11 +30,12 @@ struct Rows {
     ResultRow row;
     row.subject = *RowSubject::from_text(step);
     if (!std::string_view(config).empty()) row.config = parse_short_form(config);
-    row.dtype = DType::FP16;
-    row.d_head = 128;
-    row.batch = 16;
-    row.heads = 16;
-    row.seq_len = 4096;
+    row.problem.dtype = DType::FP16;
+    row.problem.d_head = 128;
+    row.problem.batch = 16;
+    row.problem.heads = 16;
+    row.problem.heads_kv = row.problem.heads;
+    row.problem.seq_len = 4096;
     row.runs = 30;
     row.tflops = tflops;
     row.median_ms = 1000.0 / tflops;
@@ -71,7 +79,7 @@ TEST_CASE("blocks never mix head dimensions: d_head 128 keeps the names, others 
   // The same configs' names at d_head 64 (as a step that runs it would record them), far faster:
   // they must not enter the d_head 128 tables.
   ResultRow& fast = rows.add("7", kTuneB, 900, "run");
-  fast.d_head = 64;
+  fast.problem.d_head = 64;
   const auto blocks = report_blocks(rows.set());
   const std::string& at_128 = blocks.at("autotune-7");
   CAPTURE(at_128);
@@ -90,10 +98,10 @@ TEST_CASE("blocks never mix workloads: causal rows get every block again with -c
   rows.add("7", kPick, 300, "run");
   rows.add("7", kTuneA, 305, "run");
   // Causal rows of another config, at a throughput the unmasked tables must not show.
-  rows.add("7", kTuneB, 900, "run").causal = true;
-  rows.add("7", kPick, 950, "run").causal = true;
-  rows.add("7", kTuneB, 700, "run").d_head = 64;
-  rows.storage.back().causal = true;
+  rows.add("7", kTuneB, 900, "run").problem.causal = true;
+  rows.add("7", kPick, 950, "run").problem.causal = true;
+  rows.add("7", kTuneB, 700, "run").problem.d_head = 64;
+  rows.storage.back().problem.causal = true;
   const auto blocks = report_blocks(rows.set());
   const std::string& unmasked = blocks.at("autotune-7");
   CAPTURE(unmasked);
@@ -122,8 +130,8 @@ TEST_CASE(
   rows.add("22", config_128, 600, "run");
   rows.add("21", config_128, 590, "run");
   rows.add("cudnn", "", 580, "run");
-  rows.add("22", config_64, 400, "run").d_head = 64;
-  rows.add("cudnn", "", 500, "run").d_head = 64;  // 400 / 500: 80 % of cuDNN at d_head 64
+  rows.add("22", config_64, 400, "run").problem.d_head = 64;
+  rows.add("cudnn", "", 500, "run").problem.d_head = 64;  // 400 / 500: 80 % of cuDNN at d_head 64
   const auto blocks = report_blocks(rows.set());
   REQUIRE(blocks.count("d-heads") == 1);
   const std::string& block = blocks.at("d-heads");
@@ -286,11 +294,13 @@ TEST_CASE("the autotune summary and the run comparison come from the rows") {
 TEST_CASE("the ceilings block lists the peaks and each step's share of its family's ceiling") {
   Rows rows;
   ResultRow& mma = rows.add("peak:mma.sync", "", 600, "peak");
-  mma.seq_len = 0;
+  mma.problem.seq_len = 0;
+  mma.subject.set_element_type(DType::FP16);
   ResultRow& wgmma = rows.add("peak:wgmma", "", 900, "peak");
-  wgmma.seq_len = 0;
+  wgmma.problem.seq_len = 0;
+  wgmma.subject.set_element_type(DType::FP16);
   ResultRow& hbm = rows.add("peak:hbm.read", "", 0, "peak");
-  hbm.seq_len = 0;
+  hbm.problem.seq_len = 0;
   hbm.gbytes_per_s = 3000;
   // 4·B·H·N²·d = 4·16·16·4096²·128 FLOP over 2^30 bytes: 2048 FLOP per byte.
   const auto with_dram = [](ResultRow& row) {
@@ -313,4 +323,74 @@ TEST_CASE("without ceiling rows there is no ceilings block") {
   Rows rows;
   rows.add("16", kPick, 300, "sweep");
   CHECK(report_blocks(rows.set()).count("ceilings") == 0);
+}
+
+TEST_CASE("report --check and --update of a document without a block say so and fail") {
+  // It used to say "every block matches the data" (exit 0) for a document with no block at all.
+  const std::string dir = std::filesystem::temp_directory_path() / "flashscope_report_no_blocks";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string csv = FLASHSCOPE_SOURCE_DIR "/results/h200/progression-4096.csv";
+  const std::string plain = dir + "/plain.md";
+  std::ofstream(plain) << "# a document\n";
+  const auto run = [](std::vector<std::string> arguments) {
+    CLI::App app;
+    const ReportCommand report = add_report_command(app);
+    arguments.insert(arguments.begin(), "report");
+    std::reverse(arguments.begin(), arguments.end());
+    app.parse(arguments);
+    std::ostringstream err;
+    std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
+    const int status = report.run();
+    std::cerr.rdbuf(old);
+    return std::pair{status, err.str()};
+  };
+  for (const char* mode : {"--check", "--update"}) {
+    const auto [status, err] = run({"--results", csv, mode, plain});
+    INFO(mode, ": ", err);
+    CHECK(status == 1);
+    CHECK(err.find(plain + ": no generated block") != std::string::npos);
+    CHECK(err.find("every block matches") == std::string::npos);
+  }
+  std::ifstream in(plain);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "# a document\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("per-N and vs-previous blocks carry the rows' intervals and say when a change is real") {
+  constexpr const char* kHopper = "(FP16, 128, 128, 128, 12): stages_2+regs_240";
+  Rows rows;
+  const auto kernel = [&](const char* step, int seq_len, double tflops, double low_ms,
+                          double high_ms) -> ResultRow& {
+    ResultRow& row = rows.add(step, kHopper, tflops, "run");
+    row.problem.seq_len = seq_len;
+    row.ci_low_ms = low_ms;
+    row.ci_high_ms = high_ms;
+    row.pct_cudnn = 100.0 * tflops / 600;
+    row.pct_cudnn_low = *row.pct_cudnn - 0.2;
+    row.pct_cudnn_high = *row.pct_cudnn + 0.3;
+    return row;
+  };
+  for (const int seq_len : {1024, 4096}) {
+    rows.add("fa2", "", 300, "run").problem.seq_len = seq_len;
+    rows.add("cudnn", "", 600, "run").problem.seq_len = seq_len;
+  }
+  // N = 1024: step 26 is 2 % slower, beyond both intervals; N = 4096: 1 % faster, within them.
+  kernel("25", 1024, 612, 1.000, 1.004);
+  kernel("26", 1024, 600, 1.020, 1.024);
+  kernel("25", 4096, 600, 1.000, 1.030);
+  kernel("26", 4096, 606, 0.995, 1.025);
+  const auto blocks = report_blocks(rows.set());
+  REQUIRE(blocks.count("per-n-26") == 1);
+  const std::string& per_n = blocks.at("per-n-26");
+  CAPTURE(per_n);
+  CHECK(per_n.find("| 100.0 % [99.8, 100.3] |") != std::string::npos);
+  REQUIRE(blocks.count("vs-previous-26") == 1);
+  const std::string& versus = blocks.at("vs-previous-26");
+  CAPTURE(versus);
+  CHECK(versus.find("beyond the intervals") != std::string::npos);
+  CHECK(versus.find("| fp16 | 1024 | 612.0 | 600.0 | 98.0 % | – → – | – → – | yes |") !=
+        std::string::npos);
+  CHECK(versus.find("| fp16 | 4096 | 600.0 | 606.0 | 101.0 % | – → – | – → – | no |") !=
+        std::string::npos);
 }

@@ -17,8 +17,8 @@ namespace {
 ResultRow row_for(int step) {
   ResultRow row;
   row.subject = RowSubject::kernel(step);
-  row.dtype = DType::FP16;
-  row.seq_len = 4096;
+  row.problem.dtype = DType::FP16;
+  row.problem.seq_len = 4096;
   return row;
 }
 

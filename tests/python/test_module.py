@@ -135,6 +135,26 @@ def test_config_parse_names_the_unknown_token(text, problem):
     assert problem in str(error.value)
 
 
+@pytest.mark.parametrize("text, problem", [
+    ("(FP16, -128, 64, 64, 4): async+load_0_0_0_tiles", "d_head -128 is not a positive multiple"),
+    ("(FP16, 128, 64, 64, 0): async+load_0_0_0_tiles", "n_warps 0 is not positive"),
+    ("(FP16, 128, 64, 64, 4): load_9_9_9_tiles", "load_Q_K_V_tiles 9 is not 0 (the whole tile)"),
+    ("(FP16, 128, 128, 128, 12): stages_7", "stages 7 is not 0 (Ampere) or 1-4 (Hopper)"),
+])
+def test_config_parse_checks_each_fields_range(text, problem):
+    with pytest.raises(ValueError, match="cannot parse config") as error:
+        Config.parse(text)
+    assert problem in str(error.value)
+
+
+def test_config_parse_shows_a_nul_as_an_escape():
+    # The message used to end at the NUL (the C string it went through).
+    with pytest.raises(ValueError) as error:
+        Config.parse("(FP16, 128, 64, 64, 4): async\x00+load_0_0_0_tiles")
+    assert "\x00" not in str(error.value)
+    assert 'async\\x00+load_0_0_0_tiles": "async\\x00" is not a feature' in str(error.value)
+
+
 def test_config_rejects_unknown_styles_and_dtypes():
     config = flashscope.kernels()[0][1]
     with pytest.raises(ValueError, match="short form style \"tiny\""):

@@ -91,9 +91,14 @@ def test_shapes_must_match():
     other = (shape[0] + 1,) + shape[1:]
     q, k, _ = fake_qkv(shape)
     with pytest.raises(ValueError, match=re.escape(
-            f"V has shape [{', '.join(map(str, other))}] but Q has "
+            f"V has shape [{', '.join(map(str, other))}] but K has "
             f"[{', '.join(map(str, shape))}]; they must be equal")):
         check(q, k, FakeArray(other), step, config)
+    # K (and V) may differ from Q in their head count alone.
+    with pytest.raises(ValueError, match=re.escape(
+            f"K has shape [{', '.join(map(str, other))}] but Q has "
+            f"[{', '.join(map(str, shape))}]")):
+        check(q, FakeArray(other), FakeArray(other), step, config)
 
 
 def test_dtypes_must_match_each_other_and_the_config():
@@ -130,11 +135,20 @@ def test_seq_len_must_be_a_multiple_of_B_c():
 
 
 def test_d_head_must_be_the_kernels():
+    """A step that does not run the inputs' d_head names the steps that do; a step that runs it,
+    given a config of another d_head, names the config's."""
     step, config = ampere_kernel()
     shape = (1, 2 * config.B_r, 16, 64)
-    with pytest.raises(ValueError, match=f"d_head 64 does not match the kernel's d_head = "
-                                         f"{config.d_head}"):
+    with pytest.raises(ValueError, match=rf"^step {step} runs d_head 128 only; d_head 64 runs on "
+                                         r"step"):
         check(*fake_qkv(shape, config.dtype), step, config)
+    several = built_kernel(lambda s, c: c.d_head == 128 and any(
+        other.d_head == 64 for t, other in flashscope.kernels() if t == s))
+    if several is None:
+        pytest.skip("no step is built at both d_head 64 and 128")
+    step, config = several
+    with pytest.raises(ValueError, match="d_head 64 does not match the kernel's d_head = 128"):
+        check(*fake_qkv((1, 2 * config.B_r, 16, 64), config.dtype), step, config)
 
 
 def test_non_contiguous_inputs_are_refused_with_their_strides():
@@ -205,6 +219,26 @@ def test_device_array_checks_its_arguments():
         flashscope.DeviceArray((1, 0, 16, 128), "fp16", 0)
     with pytest.raises(ValueError, match='dtype "fp32" is not fp16 or bf16'):
         flashscope.DeviceArray((1, 128, 16, 128), "fp32", 0)
+    # Checked before cudaMalloc: a ValueError, not the device's RuntimeError.
+    with pytest.raises(ValueError, match=r"^device -1 is not a CUDA device index \(0 or more\)$"):
+        flashscope.DeviceArray((1, 128, 16, 128), "fp16", -1)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (dict(dtype="fp32"), r'^dtype "fp32" is not fp16 or bf16$'),
+    (dict(step=99), r"^step 99 does not exist"),
+    (dict(d_head=96), r"kernel built for d_head 96; its fp16 kernels take d_head"),
+    (dict(device=-1), r"^device -1 is not a CUDA device index \(0 or more\)$"),
+    (dict(compute_capability=-1), r"^compute_capability -1 is not a GPU the kernels run on: "
+                                  r"major \* 10 \+ minor of sm_80 or newer"),
+    (dict(compute_capability=75, device_name="Tesla T4"), r"^compute_capability 75 is not a GPU"),
+])
+def test_default_config_checks_its_arguments_before_the_gpu(arguments, message):
+    # Each used to reach the device query first (RuntimeError without a GPU), or, for a described
+    # compute capability, to answer.
+    step = arguments.pop("step", flashscope.kernels()[0][0])
+    with pytest.raises(ValueError, match=message):
+        flashscope.default_config(step, **arguments)
 
 
 def test_arrays_on_different_gpus_are_refused():
@@ -224,7 +258,7 @@ def test_causal_is_refused_by_a_step_without_the_mask():
     one of `explorer check --causal` and a causal sweep), naming the steps that have it."""
     step, config = ampere_kernel()
     assert not flashscope.kernel_info(step, config)["supports_causal"]
-    named = rf"^causal=True: step {step} has no causal mask; causal attention runs on "
+    named = rf"^step {step} has no causal mask; causal attention runs on "
     for kwargs in ({"step": step, "config": config}, {"step": step}):
         with pytest.raises(ValueError, match=named):
             flashscope.forward(*fake_qkv(shape_for(config), config.dtype), causal=True, **kwargs)
@@ -234,8 +268,8 @@ def test_causal_is_refused_by_a_step_without_the_mask():
     # Without a step, the newest step with the mask is chosen; a build without one says so.
     if not any(flashscope.kernel_info(s, c)["supports_causal"] for s, c in flashscope.kernels()):
         with pytest.raises(ValueError,
-                           match="^causal=True: no step built into this module has the causal "
-                                 "mask; causal attention runs on "):
+                           match="^no step built into this module runs the problem .* causal "
+                                 ".*: step .* has no causal mask; causal attention runs on "):
             flashscope.forward(*fake_qkv(shape_for(config), config.dtype), causal=True)
     with pytest.raises(TypeError, match="causal must be True or False"):
         flashscope.forward(*fake_qkv(shape_for(config)), causal="yes")
@@ -327,13 +361,54 @@ def test_a_producer_returning_no_capsule_is_a_type_error():
         check(q, k, v, step, config)
 
 
-@pytest.mark.parametrize("warmup, runs, error, message", [
-    (0, 30, ValueError, "warmup=0: forward_timed needs at least 1 warmup launch"),
-    (10, 0, ValueError, "runs=0: forward_timed needs at least 1 runs launch"),
-    (10, 2.5, TypeError, "runs must be an int; got float"),
+@pytest.mark.parametrize("arguments, error, message", [
+    ({"min_rounds": 0}, ValueError, "forward_timed: "),
+    ({"min_rounds": 50, "max_rounds": 10}, ValueError, "forward_timed: "),
+    ({"max_rounds": 2.5}, TypeError, "max_rounds must be an int; got float"),
+    ({"ci_target": 0}, ValueError, "ci_target=0.000000: the target interval width must be a "
+                                   "positive percentage of the median"),
+    ({"cell_seconds": "2"}, TypeError, "cell_seconds must be a number; got str"),
+    ({"launch_pattern": "loop"}, ValueError, 'launch_pattern="loop" is not a launch pattern: '
+                                             "graph, stream or gapped"),
 ])
-def test_forward_timed_checks_its_counts(warmup, runs, error, message):
+def test_forward_timed_checks_its_settings_before_the_gpu(arguments, error, message):
     step, config = ampere_kernel()
     with pytest.raises(error, match=re.escape(message)):
         flashscope.forward_timed(*fake_qkv(shape_for(config), config.dtype), step=step,
-                                 config=config, warmup=warmup, runs=runs)
+                                 config=config, **arguments)
+
+
+def test_fewer_kv_heads_are_refused_by_a_step_without_grouped_kv():
+    """K and V with fewer heads than Q (grouped-query attention) on a step whose descriptor lacks
+    `.grouped_kv`: launch validation's message, naming the steps that run it."""
+    step, config = ampere_kernel()
+    assert flashscope.kernel_info(step, config)["supports_grouped_kv"] is False
+    batch, seq_len, _, d_head = shape_for(config)
+    q = FakeArray((batch, seq_len, 8, d_head), config.dtype)
+    k, v = (FakeArray((batch, seq_len, 2, d_head), config.dtype) for _ in range(2))
+    with pytest.raises(ValueError, match=rf"^step {step} runs multi-head attention only "
+                                         r"\(heads_kv = heads\), not heads_kv 2 for 8 heads; "
+                                         r"grouped-query attention runs on step"):
+        check(q, k, v, step, config)
+
+
+def test_kv_heads_must_divide_the_query_heads():
+    step, config = ampere_kernel()
+    batch, seq_len, _, d_head = shape_for(config)
+    q = FakeArray((batch, seq_len, 6, d_head), config.dtype)
+    k, v = (FakeArray((batch, seq_len, 4, d_head), config.dtype) for _ in range(2))
+    with pytest.raises(ValueError, match="heads 6 is not a multiple of heads_kv 4"):
+        check(q, k, v, step, config)
+    # K and V share one head count, even where each alone would divide Q's (a step that runs
+    # grouped K/V heads, so that the problem itself is not refused first).
+    grouped = built_kernel(
+        lambda s, c: flashscope.kernel_info(s, c)["supports_grouped_kv"])
+    if grouped is None:
+        pytest.skip("no step with grouped K/V heads (step 26) is built into this module")
+    step, config = grouped
+    batch, seq_len, _, d_head = shape_for(config)
+    q = FakeArray((batch, seq_len, 8, d_head), config.dtype)
+    k = FakeArray((batch, seq_len, 4, d_head), config.dtype)
+    with pytest.raises(ValueError, match=r"V has shape \[.*, 2, .*\] but K has \[.*, 4, .*\]; "
+                                         "they must be equal"):
+        check(q, k, FakeArray((batch, seq_len, 2, d_head), config.dtype), step, config)

@@ -13,10 +13,18 @@
 
 #include "kernels/common/config.hpp"
 #include "kernels/common/cuda_check.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "kernels/common/device_buffer.hpp"
+#include "kernels/common/problem.hpp"
+#include "configs/launch_validation.hpp"
 #include "kernels/common/reference.hpp"
 
 namespace flashscope::testing {
+
+// `problem` in `dtype`: the tests draw shapes and dtypes from separate lists.
+inline Problem of_dtype(Problem problem, DType dtype) {
+  problem.dtype = dtype;
+  return problem;
+}
 
 // A fresh seed per run, printed by the tests; FLASHSCOPE_SEED=<n> reproduces a run.
 inline std::uint64_t fresh_seed() {
@@ -24,21 +32,21 @@ inline std::uint64_t fresh_seed() {
   return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 }
 
-class DeviceBuffer {
+// `count` elements of `dtype` on the device (in the one DeviceBuffer of kernels/common), with the
+// element-wise host access tests need.
+class DeviceTensor {
  public:
-  DeviceBuffer(std::int64_t count, DType dtype) : count_(count), dtype_(dtype) {
-    FS_CUDA_CHECK(cudaMalloc(&data_, static_cast<std::size_t>(count) * kElementBytes));
-  }
-  ~DeviceBuffer() { cudaFree(data_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceTensor(std::int64_t count, DType dtype)
+      : buffer_(static_cast<std::size_t>(count) * element_bytes(dtype)),
+        count_(count),
+        dtype_(dtype) {}
 
-  void* data() const { return data_; }
+  void* data() const { return buffer_.get(); }
   std::int64_t count() const { return count_; }
 
   std::vector<double> to_host() const {
     std::vector<std::uint16_t> bits(static_cast<std::size_t>(count_));
-    FS_CUDA_CHECK(cudaMemcpy(bits.data(), data_, bits.size() * 2, cudaMemcpyDeviceToHost));
+    FS_CUDA_CHECK(cudaMemcpy(bits.data(), data(), bits.size() * 2, cudaMemcpyDeviceToHost));
     std::vector<double> out(bits.size());
     for (std::size_t i = 0; i < bits.size(); ++i)
       out[i] = to_double(bits[i]);
@@ -48,10 +56,10 @@ class DeviceBuffer {
   void add_to_element(std::int64_t index, double delta) {
     std::uint16_t bits = 0;
     FS_CUDA_CHECK(
-        cudaMemcpy(&bits, static_cast<std::uint16_t*>(data_) + index, 2, cudaMemcpyDeviceToHost));
+        cudaMemcpy(&bits, static_cast<std::uint16_t*>(data()) + index, 2, cudaMemcpyDeviceToHost));
     bits = from_double(to_double(bits) + delta);
     FS_CUDA_CHECK(
-        cudaMemcpy(static_cast<std::uint16_t*>(data_) + index, &bits, 2, cudaMemcpyHostToDevice));
+        cudaMemcpy(static_cast<std::uint16_t*>(data()) + index, &bits, 2, cudaMemcpyHostToDevice));
   }
 
  private:
@@ -70,24 +78,23 @@ class DeviceBuffer {
     return __nv_bfloat16_raw(__float2bfloat16_rn(static_cast<float>(value))).x;
   }
 
-  void* data_ = nullptr;
+  DeviceBuffer buffer_;
   std::int64_t count_;
   DType dtype_;
 };
 
-// Q, K, V drawn from N(0, scale²) with seeds derived from `seed`, and an O buffer.
+// Q, K, V of a problem drawn from N(0, scale²) with seeds derived from `seed`, and an O buffer.
 class AttentionInputs {
  public:
-  AttentionInputs(const AttentionShape& shape, DType dtype, std::uint64_t seed, float scale)
-      : shape_(shape),
-        dtype_(dtype),
-        q_(shape.elements(), dtype),
-        k_(shape.elements(), dtype),
-        v_(shape.elements(), dtype),
-        o_(shape.elements(), dtype) {
-    fill_random_normal(q_.data(), dtype, shape.elements(), seed * 3 + 0, scale);
-    fill_random_normal(k_.data(), dtype, shape.elements(), seed * 3 + 1, scale);
-    fill_random_normal(v_.data(), dtype, shape.elements(), seed * 3 + 2, scale);
+  AttentionInputs(const Problem& problem, std::uint64_t seed, float scale)
+      : problem_(problem),
+        q_(problem.query_elements(), problem.dtype),
+        k_(problem.key_value_elements(), problem.dtype),
+        v_(problem.key_value_elements(), problem.dtype),
+        o_(problem.query_elements(), problem.dtype) {
+    fill_random_normal(q_.data(), problem.dtype, problem.query_elements(), seed * 3 + 0, scale);
+    fill_random_normal(k_.data(), problem.dtype, problem.key_value_elements(), seed * 3 + 1, scale);
+    fill_random_normal(v_.data(), problem.dtype, problem.key_value_elements(), seed * 3 + 2, scale);
   }
 
   const void* q() const { return q_.data(); }
@@ -98,20 +105,25 @@ class AttentionInputs {
   std::vector<double> k_host() const { return k_.to_host(); }
   std::vector<double> v_host() const { return v_.to_host(); }
 
+  const Problem& problem() const { return problem_; }
+
   AttentionTensors tensors() const {
-    const std::array<std::int64_t, 4> shape{shape_.batch, shape_.seq_len, shape_.heads,
-                                            shape_.d_head};
-    const auto view = [&](const void* data) {
-      return TensorView{data, dtype_, MemoryLocation::device, shape, contiguous_strides(shape)};
+    const std::array<std::int64_t, 4> q_shape{problem_.batch, problem_.seq_len, problem_.heads,
+                                              problem_.d_head};
+    const std::array<std::int64_t, 4> kv_shape{problem_.batch, problem_.seq_len, problem_.heads_kv,
+                                               problem_.d_head};
+    const auto view = [&](const void* data, const std::array<std::int64_t, 4>& shape) {
+      return TensorView{data, problem_.dtype, MemoryLocation::device, shape,
+                        contiguous_strides(shape)};
     };
-    // The mask travels with the problem: a causal shape asks the kernel for the causal launch.
-    return {view(q()), view(k()), view(v()), view(o()), shape_.causal};
+    // The mask travels with the problem: a causal problem asks the kernel for the causal launch.
+    return {view(q(), q_shape), view(k(), kv_shape), view(v(), kv_shape), view(o(), q_shape),
+            problem_.causal};
   }
 
  private:
-  AttentionShape shape_;
-  DType dtype_;
-  DeviceBuffer q_, k_, v_, o_;
+  Problem problem_;
+  DeviceTensor q_, k_, v_, o_;
 };
 
 }  // namespace flashscope::testing

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string_view>
 
+#include "kernels/common/cuda_check.hpp"
+
 namespace flashscope::testing {
 
 namespace {
@@ -39,10 +41,12 @@ GpuTestDecision decide_gpu_tests(const GpuEnvironment& environment) {
   const bool cuda_sees_one =
       environment.device_count_status == cudaSuccess && environment.device_count > 0;
   if (cuda_sees_one) return {GpuTestAction::run, ""};
+  // The runtime reports a machine without any driver as an "insufficient" one: say which it is.
   const std::string cuda_says =
-      environment.device_count_status != cudaSuccess
-          ? "cudaGetDeviceCount: " + cuda_error_text(environment.device_count_status)
-          : std::string("cudaGetDeviceCount found 0 devices");
+      (environment.driver_present ? "" : "no NVIDIA driver on this machine; ") +
+      (environment.device_count_status != cudaSuccess
+           ? "cudaGetDeviceCount: " + cuda_error_text(environment.device_count_status)
+           : std::string("cudaGetDeviceCount found 0 devices"));
   // CUDA_VISIBLE_DEVICES hiding every GPU is a choice, not a fault: CUDA then reports no device.
   const bool hidden_on_purpose =
       environment.cuda_visible_devices_set &&
@@ -103,7 +107,10 @@ GpuEnvironment current_gpu_environment() {
   environment.device_count_status = cudaGetDeviceCount(&environment.device_count);
   if (environment.device_count_status != cudaSuccess) environment.device_count = 0;
   // Only a failure needs the driver's view (listing may start nvidia-smi).
-  if (environment.device_count == 0) environment.system_gpus = list_system_gpus();
+  if (environment.device_count == 0) {
+    environment.system_gpus = list_system_gpus();
+    environment.driver_present = nvidia_driver_present();
+  }
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
     environment.cuda_visible_devices_set = true;
     environment.cuda_visible_devices = visible;

@@ -20,7 +20,8 @@ struct GpuEnvironment {
   std::vector<std::string> system_gpus;  // what the driver lists, whatever CUDA says
   std::string cuda_visible_devices;      // the variable's value; empty when unset
   bool cuda_visible_devices_set = false;
-  bool gpu_required = false;  // FLASHSCOPE_REQUIRE_GPU=1 (scripts/gpu_host.sh sets it)
+  bool gpu_required = false;   // FLASHSCOPE_REQUIRE_GPU=1 (scripts/gpu_host.sh sets it)
+  bool driver_present = true;  // nvidia_driver_present() (kernels/common/cuda_check.hpp)
 };
 
 enum class GpuTestAction { run, skip, fail };

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "kernels/common/cuda_check.hpp"
 #include "tests/support/gpu_presence.hpp"
 
 using namespace flashscope::testing;
@@ -43,6 +44,24 @@ TEST_CASE("a machine without a GPU skips, naming CUDA's reason") {
   GpuEnvironment zero;  // success with zero devices
   CHECK(decide_gpu_tests(zero).action == GpuTestAction::skip);
   CHECK(contains(decide_gpu_tests(zero).message, "cudaGetDeviceCount found 0 devices"));
+}
+
+TEST_CASE("a machine without any NVIDIA driver is said to have none") {
+  // The runtime calls that cudaErrorInsufficientDriver, "CUDA driver version is insufficient".
+  GpuEnvironment no_driver = no_gpu_anywhere();
+  no_driver.driver_present = false;
+  const GpuTestDecision decision = decide_gpu_tests(no_driver);
+  CHECK(decision.action == GpuTestAction::skip);
+  CHECK(decision.message ==
+        "SKIPPED: no CUDA device (no NVIDIA driver on this machine; cudaGetDeviceCount: "
+        "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime "
+        "version)");
+  // What the library says on this machine, whichever it is.
+  const std::string reason = flashscope::cuda_unavailable_reason(cudaErrorInsufficientDriver);
+  CHECK(contains(reason, "cudaGetDeviceCount returned cudaErrorInsufficientDriver"));
+  CHECK(contains(reason, "no NVIDIA driver on this machine") !=
+        flashscope::nvidia_driver_present());
+  CHECK_FALSE(contains(flashscope::cuda_unavailable_reason(cudaErrorInvalidValue), "no NVIDIA"));
 }
 
 TEST_CASE("GPUs the driver lists but CUDA cannot use fail instead of skipping") {

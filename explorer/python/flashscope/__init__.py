@@ -5,17 +5,22 @@
     o = flashscope.forward(q, k, v)                      # newest step built for this GPU, its pick
     o, ms = flashscope.forward_timed(q, k, v, step=16)   # median of CUDA-event timings
 
-Inputs are [batch, seq_len, heads, d_head], contiguous, fp16 or bf16, on one GPU, taken through
-DLPack without a copy. The C++ extension (_core) checks every rule and launches; this file only
+Q is [batch, seq_len, heads, d_head] and K, V [batch, seq_len, heads_kv, d_head] (heads_kv =
+heads, or a divisor of it for grouped-query attention), contiguous, fp16 or bf16, on one GPU,
+taken through DLPack without a copy. The C++ extension (_core) checks every rule and launches; this file only
 adds what depends on the caller's framework: its current stream and its output allocator.
 """
 
 from . import _core
-from ._core import Config, DeviceArray, build_info, kernel_info, kernels
+from ._core import Config, DeviceArray, Timing, build_info, kernel_info, kernels
+
+# The project's version (top-level CMakeLists.txt, its one source), compiled into the extension.
+__version__ = _core.__version__
 
 __all__ = [
     "Config",
     "DeviceArray",
+    "Timing",
     "build_info",
     "default_config",
     "forward",
@@ -133,8 +138,11 @@ def _run(q, k, v, step, config, o, causal, stream, timing):
 def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None):
     """Attention forward pass O = softmax(Q K^T / sqrt(d)) V with one flashscope kernel.
 
-    q, k, v: [batch, seq_len, heads, d_head] CUDA arrays (PyTorch, CuPy, JAX, anything with
-    __dlpack__), contiguous, one dtype (float16 or bfloat16), one shape, one GPU.
+    q, k, v: CUDA arrays (PyTorch, CuPy, JAX, anything with __dlpack__), contiguous, one dtype
+    (float16 or bfloat16), one GPU: q [batch, seq_len, heads, d_head], k and v [batch, seq_len,
+    heads_kv, d_head]. heads_kv < heads is grouped-query attention (query head h reads K/V head
+    h // (heads // heads_kv)), run by the steps whose descriptor has `.grouped_kv`; heads must be
+    a multiple of heads_kv.
     step: the step to run (None: the newest step built for this GPU that takes the inputs).
     config: a Config or its short form (None: the step's pick for this GPU).
     o: where to write the output (like q); None allocates it in q's framework.
@@ -152,18 +160,31 @@ def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=Non
 
 
 def forward_timed(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None,
-                  warmup=10, runs=30):
-    """forward(), timed as `explorer --csv` times a kernel: `warmup` untimed launches, then `runs`
-    launches each between two CUDA events recorded on the stream, then three untimed launches
-    under which the SM clock is sampled. Returns (o, ms): ms is the median of the `runs`
-    event-to-event times in milliseconds. Blocks until the launches are done."""
-    for name, value in (("warmup", warmup), ("runs", runs)):
+                  ci_target=1.0, min_rounds=10, max_rounds=400, cell_seconds=2.0,
+                  launch_pattern="graph"):
+    """forward(), timed as `explorer --csv` times a kernel row, with the same engine and defaults
+    (docs/profiling.md, "Interleaved measurement and intervals"): a warm-up, then rounds of a
+    batch of launches (a CUDA graph replay by default), until the 95 % interval of the median is
+    narrower than ci_target percent of it, max_rounds or cell_seconds of rounds is reached, and
+    never fewer than min_rounds. launch_pattern: "graph", "stream" or "gapped" (the sweep's
+    --launch-pattern). The rounds run on a stream of flashscope's, ordered after the work already
+    on `stream` and before what comes next on it.
+
+    Returns (o, timing): timing.ms is the median per-launch time in milliseconds (float(timing)
+    too), timing.ci_low_ms and timing.ci_high_ms its interval, timing.rounds, .launch_pattern
+    (the one used), .stop_reason. Blocks until the launches are done."""
+    for name, value in (("min_rounds", min_rounds), ("max_rounds", max_rounds)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name} must be an int; got {type(value).__name__}")
-        if value < 1:
-            raise ValueError(f"{name}={value}: forward_timed needs at least 1 {name} launch")
-    out, result = _run(q, k, v, step, config, o, causal, stream, (warmup, runs))
-    return out, result.milliseconds
+    for name, value in (("ci_target", ci_target), ("cell_seconds", cell_seconds)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number; got {type(value).__name__}")
+    if not isinstance(launch_pattern, str):
+        raise TypeError(f"launch_pattern must be a str; got {type(launch_pattern).__name__}")
+    request = _core.TimingRequest(float(ci_target), min_rounds, max_rounds, float(cell_seconds),
+                                  launch_pattern)
+    out, result = _run(q, k, v, step, config, o, causal, stream, request)
+    return out, result.timing
 
 
 def resolve_kernel(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None):
@@ -182,6 +203,7 @@ def default_config(step, dtype="fp16", *, d_head=128, device=None, compute_capab
     step's pick for the GPU (configs/config_sets.hpp) that is built into this module. The GPU is
     CUDA device `device` (default 0), or the one described by compute_capability (e.g. 90) and
     device_name (e.g. "NVIDIA H100 80GB HBM3") when those are given, which needs no GPU."""
-    if compute_capability is None:
-        compute_capability, device_name = _core.describe_gpu(0 if device is None else device)
-    return _core.default_config(_step(step), dtype, d_head, compute_capability, device_name)
+    # The module checks step, dtype, d_head and compute_capability (ValueError naming the rule)
+    # before it asks CUDA about `device`.
+    return _core.default_config(_step(step), dtype, d_head, device, compute_capability,
+                                device_name)

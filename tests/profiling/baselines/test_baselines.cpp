@@ -65,9 +65,9 @@ TEST_CASE("run before prepare and unsupported head dimensions are refused") {
     CHECK_THROWS_AS(reference->run(nullptr, nullptr, nullptr, nullptr, nullptr), std::logic_error);
     for (const int d_head : {12, 512}) {
       CAPTURE(d_head);
-      const AttentionShape shape{.batch = 1, .seq_len = 128, .heads = 1, .d_head = d_head};
+      const Problem shape = multi_head_problem(DType::FP16, 1, 128, 1, d_head);
       try {
-        reference->prepare(shape, DType::FP16);
+        reference->prepare(shape);
         FAIL("prepare accepted d_head " << d_head);
       } catch (const BaselineUnavailable& error) {
         CHECK(contains(error.what(), std::to_string(d_head)));

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/device_buffer.hpp"
 #include "profiling/baselines/baseline_attention.hpp"
 #include "tests/support/gpu_presence.hpp"
 #ifdef FLASHSCOPE_HAVE_CUDNN
@@ -30,17 +31,6 @@
 using namespace flashscope;
 
 namespace {
-
-struct DeviceFree {
-  void operator()(void* pointer) const { cudaFree(pointer); }
-};
-using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
-
-DeviceBuffer device_alloc(std::size_t bytes) {
-  void* pointer = nullptr;
-  FS_CUDA_CHECK(cudaMalloc(&pointer, bytes));
-  return DeviceBuffer(pointer);
-}
 
 float round_to(DType dtype, float value) {
   return dtype == DType::BF16 ? __bfloat162float(__float2bfloat16(value))
@@ -93,15 +83,21 @@ std::vector<float> random_normal(DType dtype, std::int64_t count, std::uint64_t 
   return values;
 }
 
-// One output row of attention in fp64: O[b, i, h, :] for [b, N, h, d] inputs; with the causal
-// mask (s.causal), over keys j <= i only.
-std::vector<double> attention_row(const AttentionShape& s, const std::vector<float>& q,
+// One output row of attention in fp64: O[b, i, h, :] for Q [b, N, h, d] and K, V
+// [b, N, h_kv, d] (query head h reads K/V head h / (h / h_kv)); with the causal mask (s.causal),
+// over keys j <= i only.
+std::vector<double> attention_row(const Problem& s, const std::vector<float>& q,
                                   const std::vector<float>& k, const std::vector<float>& v, int b,
                                   int i, int h) {
   const std::int64_t row_stride = static_cast<std::int64_t>(s.heads) * s.d_head;
+  const std::int64_t kv_row_stride = static_cast<std::int64_t>(s.heads_kv) * s.d_head;
   auto at = [&](int position) {
     return (static_cast<std::int64_t>(b) * s.seq_len + position) * row_stride +
            static_cast<std::int64_t>(h) * s.d_head;
+  };
+  auto kv_at = [&](int position) {
+    return (static_cast<std::int64_t>(b) * s.seq_len + position) * kv_row_stride +
+           static_cast<std::int64_t>(h / (s.heads / s.heads_kv)) * s.d_head;
   };
   const double scale = 1.0 / std::sqrt(static_cast<double>(s.d_head));
   const int keys = s.causal ? i + 1 : s.seq_len;
@@ -110,7 +106,7 @@ std::vector<double> attention_row(const AttentionShape& s, const std::vector<flo
   for (int j = 0; j < keys; ++j) {
     double dot = 0;
     for (int c = 0; c < s.d_head; ++c)
-      dot += double(q[at(i) + c]) * double(k[at(j) + c]);
+      dot += double(q[at(i) + c]) * double(k[kv_at(j) + c]);
     scores[j] = dot * scale;
     max_score = std::max(max_score, scores[j]);
   }
@@ -120,12 +116,12 @@ std::vector<double> attention_row(const AttentionShape& s, const std::vector<flo
   std::vector<double> out(static_cast<std::size_t>(s.d_head), 0.0);
   for (int j = 0; j < keys; ++j)
     for (int c = 0; c < s.d_head; ++c)
-      out[c] += scores[j] / sum * double(v[at(j) + c]);
+      out[c] += scores[j] / sum * double(v[kv_at(j) + c]);
   return out;
 }
 
 struct GpuCase {
-  AttentionShape shape;
+  Problem shape;
   // Every row_step-th output row is checked, rows counted over (b, i, h) in memory order; a
   // step coprime with the head count reaches every head of every batch.
   std::int64_t row_step;
@@ -135,19 +131,30 @@ const std::vector<GpuCase>& gpu_cases() {
   // The causal cases: the same shapes with the mask. A step of 7 rows over 3 heads reaches
   // every query position, the first ones included, where a missing or shifted mask changes the
   // output by order 1 (query 0 sees key 0 alone).
-  static const std::vector<GpuCase> cases{
-      {{.batch = 2, .seq_len = 512, .heads = 3, .d_head = 128}, 7},
-      {{.batch = 4, .seq_len = 1024, .heads = 16, .d_head = 128}, 37},
-      {{.batch = 2, .seq_len = 512, .heads = 3, .d_head = 128, .causal = true}, 7},
-      {{.batch = 4, .seq_len = 1024, .heads = 16, .d_head = 128, .causal = true}, 37},
-  };
+  // The grouped cases: 32 query heads over 8 K/V heads (groups of 4), with and without the mask;
+  // a step of 37 rows reaches every query head of every group.
+  static const std::vector<GpuCase> cases = [] {
+    const auto grouped = [](bool causal) {
+      Problem problem = multi_head_problem(DType::FP16, 2, 512, 32, 128, causal);
+      problem.heads_kv = 8;
+      return problem;
+    };
+    return std::vector<GpuCase>{
+        {multi_head_problem(DType::FP16, 2, 512, 3, 128), 7},
+        {multi_head_problem(DType::FP16, 4, 1024, 16, 128), 37},
+        {multi_head_problem(DType::FP16, 2, 512, 3, 128, true), 7},
+        {multi_head_problem(DType::FP16, 4, 1024, 16, 128, true), 37},
+        {grouped(false), 37},
+        {grouped(true), 37},
+    };
+  }();
   return cases;
 }
 
 // Inputs of one case and the fp64 attention of its checked rows; computed once and shared by
 // every reference.
 struct CaseData {
-  AttentionShape shape;
+  Problem shape;
   DType dtype;
   std::vector<std::uint16_t> q, k, v;  // dtype bits, [b, N, h, d]
   std::vector<std::int64_t> rows;
@@ -160,11 +167,12 @@ const CaseData& case_data(std::size_t case_index, DType dtype) {
   if (const auto found = cache.find(key); found != cache.end()) return found->second;
 
   const GpuCase& gpu_case = gpu_cases().at(case_index);
-  const AttentionShape& s = gpu_case.shape;
+  Problem s = gpu_case.shape;
+  s.dtype = dtype;
   CaseData data{s, dtype, {}, {}, {}, {}, {}};
-  const std::vector<float> q = random_normal(dtype, s.elements(), 1);
-  const std::vector<float> k = random_normal(dtype, s.elements(), 2);
-  const std::vector<float> v = random_normal(dtype, s.elements(), 3);
+  const std::vector<float> q = random_normal(dtype, s.query_elements(), 1);
+  const std::vector<float> k = random_normal(dtype, s.key_value_elements(), 2);
+  const std::vector<float> v = random_normal(dtype, s.key_value_elements(), 3);
   data.q = encode(dtype, q);
   data.k = encode(dtype, k);
   data.v = encode(dtype, v);
@@ -186,13 +194,13 @@ struct Comparison {
 };
 
 Comparison check_against_cpu(BaselineAttention& reference, const CaseData& data) {
-  const AttentionShape& s = data.shape;
-  const std::size_t bytes = static_cast<std::size_t>(s.elements()) * 2;
-  DeviceBuffer dq = device_alloc(bytes), dk = device_alloc(bytes), dv = device_alloc(bytes),
-               dout = device_alloc(bytes);
+  const Problem& s = data.shape;
+  const std::size_t bytes = static_cast<std::size_t>(s.query_elements()) * 2;
+  const std::size_t kv_bytes = static_cast<std::size_t>(s.key_value_elements()) * 2;
+  const DeviceBuffer dq(bytes), dk(kv_bytes), dv(kv_bytes), dout(bytes);
   FS_CUDA_CHECK(cudaMemcpy(dq.get(), data.q.data(), bytes, cudaMemcpyHostToDevice));
-  FS_CUDA_CHECK(cudaMemcpy(dk.get(), data.k.data(), bytes, cudaMemcpyHostToDevice));
-  FS_CUDA_CHECK(cudaMemcpy(dv.get(), data.v.data(), bytes, cudaMemcpyHostToDevice));
+  FS_CUDA_CHECK(cudaMemcpy(dk.get(), data.k.data(), kv_bytes, cudaMemcpyHostToDevice));
+  FS_CUDA_CHECK(cudaMemcpy(dv.get(), data.v.data(), kv_bytes, cudaMemcpyHostToDevice));
   // All-ones bits are NaN in fp16 and bf16: an element the reference never writes shows up.
   FS_CUDA_CHECK(cudaMemset(dout.get(), 0xff, bytes));
 
@@ -200,12 +208,12 @@ Comparison check_against_cpu(BaselineAttention& reference, const CaseData& data)
   // `stream` would race the synchronisation below.
   cudaStream_t stream = nullptr;
   FS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  reference.prepare(s, data.dtype);
+  reference.prepare(s);
   reference.run(dq.get(), dk.get(), dv.get(), dout.get(), stream);
   FS_CUDA_CHECK(cudaStreamSynchronize(stream));
   FS_CUDA_CHECK(cudaStreamDestroy(stream));
 
-  std::vector<std::uint16_t> out(static_cast<std::size_t>(s.elements()));
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(s.query_elements()));
   FS_CUDA_CHECK(cudaMemcpy(out.data(), dout.get(), bytes, cudaMemcpyDeviceToHost));
 
   Comparison result;
@@ -235,17 +243,19 @@ void check_reference(BaselineAttention& reference, Workloads workloads = Workloa
     for (std::size_t case_index = 0; case_index < gpu_cases().size(); ++case_index) {
       if (workloads == Workloads::unmasked && gpu_cases()[case_index].shape.causal) continue;
       const CaseData& data = case_data(case_index, dtype);
-      const AttentionShape& s = data.shape;
+      const Problem& s = data.shape;
       CAPTURE(dtype_lower_name(dtype));
       CAPTURE(s.batch);
       CAPTURE(s.seq_len);
       CAPTURE(s.heads);
+      CAPTURE(s.heads_kv);
       CAPTURE(s.causal);
       const Comparison result = check_against_cpu(reference, data);
       MESSAGE(reference.description()
               << " | " << dtype_lower_name(dtype) << " B=" << s.batch << " N=" << s.seq_len
-              << " H=" << s.heads << (s.causal ? " causal" : "") << ": max |O - O_fp64| = "
-              << result.max_abs_error << " over " << data.rows.size() << " rows");
+              << " H=" << s.heads << " H_kv=" << s.heads_kv << (s.causal ? " causal" : "")
+              << ": max |O - O_fp64| = " << result.max_abs_error << " over " << data.rows.size()
+              << " rows");
       CHECK(result.nan_count == 0);
       CHECK(result.max_abs_error < kMaxAbsErrorTolerance);
     }
@@ -288,7 +298,7 @@ void check_variant(const std::string& what, Make make, Workloads workloads = Wor
   std::unique_ptr<BaselineAttention> reference;
   try {
     reference = make();
-    reference->prepare(gpu_cases().front().shape, DType::FP16);
+    reference->prepare(gpu_cases().front().shape);
   } catch (const BaselineUnavailable& error) {
     testing::skip_test_case(what + " unavailable here: " + error.what());
     return;
@@ -306,11 +316,11 @@ TEST_CASE("cuDNN unified graph matches fp64 attention") {
   check_variant(
       "cuDNN unified graph", [] { return make_cudnn_sdpa_baseline(CudnnSdpaGraph::unified); },
       Workloads::unmasked);
-  AttentionShape causal = gpu_cases().front().shape;
+  Problem causal = gpu_cases().front().shape;
   causal.causal = true;
   const std::unique_ptr<BaselineAttention> unified =
       make_cudnn_sdpa_baseline(CudnnSdpaGraph::unified);
-  CHECK_THROWS_WITH_AS(unified->prepare(causal, DType::FP16),
+  CHECK_THROWS_WITH_AS(unified->prepare(causal),
                        doctest::Contains("the unified graph has no causal mask"),
                        BaselineUnavailable);
 #else

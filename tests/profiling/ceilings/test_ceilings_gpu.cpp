@@ -21,7 +21,8 @@ TEST_CASE("every ceiling is measured, verified and below the device's bound") {
   std::vector<ResultRow> streamed;
   const std::vector<ResultRow> rows =
       measure_ceilings(options, [&](const ResultRow& row) { streamed.push_back(row); });
-  REQUIRE(rows.size() == 6);  // mma.sync and wgmma in fp16 and bf16, hbm.read, hbm.copy
+  // mma.sync and wgmma in fp16 and bf16, hbm.read, hbm.copy, ex2.f32, ex2.f16x2, smem.read
+  REQUIRE(rows.size() == 9);
   CHECK(streamed.size() == rows.size());
 
   const DeviceDescription device = describe_device(0);
@@ -43,8 +44,24 @@ TEST_CASE("every ceiling is measured, verified and below the device's bound") {
     CHECK(row.runs >= 3);
     CHECK(row.min_ms <= row.median_ms);
     CHECK(row.sm_clock_mhz > 0);
-    if (row.subject.text() == "peak:hbm.read" || row.subject.text() == "peak:hbm.copy") {
-      CHECK_FALSE(row.dtype);
+    // Rates per SM and clock, at the peak clock (a lower bound of the true per-clock rate).
+    const double per_clock = device.sm_count * device.peak_sm_clock_mhz * 1e6;
+    if (row.subject.text() == "peak:ex2.f32" || row.subject.text() == "peak:ex2.f16x2") {
+      CHECK_FALSE(row_dtype(row));
+      CHECK_FALSE(row.gbytes_per_s);
+      REQUIRE(row.max_error);
+      CHECK(*row.max_error < 4e-3);  // the chains sit at their fixed point
+      const double ex2_per_clock = row.tflops * 1e12 / per_clock;
+      CHECK(ex2_per_clock > 1);  // 16 (f32) on sm_80 and sm_90, at any clock above a tenth
+      CHECK(ex2_per_clock <= (row.subject.text() == "peak:ex2.f32" ? 32 : 64));
+    } else if (row.subject.text() == "peak:smem.read") {
+      CHECK_FALSE(row_dtype(row));
+      REQUIRE(row.gbytes_per_s);
+      const double bytes_per_clock = *row.gbytes_per_s * 1e9 / per_clock;
+      CHECK(bytes_per_clock > 8);
+      CHECK(bytes_per_clock <= 128 * 1.1);
+    } else if (row.subject.text() == "peak:hbm.read" || row.subject.text() == "peak:hbm.copy") {
+      CHECK_FALSE(row_dtype(row));
       REQUIRE(row.gbytes_per_s);
       CHECK(*row.gbytes_per_s > 100);    // any HBM or GDDR device
       CHECK(*row.gbytes_per_s < 20000);  // beyond every GPU flashscope runs on
@@ -62,12 +79,34 @@ TEST_CASE("every ceiling is measured, verified and below the device's bound") {
   const std::vector<ResultRow> read = read_results_csv(csv, "peak.csv");
   REQUIRE(read.size() == rows.size());
   CHECK(read[4].gbytes_per_s.has_value() == rows[4].gbytes_per_s.has_value());
+  CHECK(read[6].subject.text() == "peak:ex2.f32");
+  CHECK(read[6].tflops == doctest::Approx(rows[6].tflops).epsilon(1e-6));
+  CHECK(read[8].subject.text() == "peak:smem.read");
+}
+
+TEST_CASE("ex2 and shared memory alone") {
+  CeilingOptions options;
+  options.work_scale = 0.05;
+  options.timing = TimingSettings{2, 5, 3, 20, CacheMode::warm};
+  options.benchmarks = {"smem", "ex2"};
+  const std::vector<ResultRow> rows = measure_ceilings(options);
+  REQUIRE(rows.size() == 3);  // in the fixed order: ex2.f32, ex2.f16x2, smem.read
+  CHECK(rows[0].subject.text() == "peak:ex2.f32");
+  CHECK(rows[1].subject.text() == "peak:ex2.f16x2");
+  CHECK(rows[2].subject.text() == "peak:smem.read");
+  for (const ResultRow& row : rows) {
+    INFO(row.subject.text() << ": " << row.status.text());
+    CHECK(row.status.ok());
+    CHECK(row.verdict == Verdict::pass);
+  }
 }
 
 TEST_CASE("bad options are rejected before any measurement") {
   CeilingOptions options;
   options.benchmarks = {"tma"};
-  CHECK_THROWS_WITH(measure_ceilings(options), doctest::Contains("'tma' is not a benchmark"));
+  CHECK_THROWS_WITH(
+      measure_ceilings(options),
+      doctest::Contains("'tma' is not a benchmark (mma.sync, wgmma, hbm, ex2, smem)"));
   options.benchmarks = {"hbm"};
   options.work_scale = 0;
   CHECK_THROWS_WITH(measure_ceilings(options), doctest::Contains("work_scale"));

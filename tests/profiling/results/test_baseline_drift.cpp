@@ -15,10 +15,11 @@ ResultRow reference(const std::string& name, int seq_len, int pass, double ms, d
                     int clock) {
   ResultRow row;
   row.subject = *RowSubject::from_text(name);
-  row.dtype = DType::FP16;
-  row.batch = 16;
-  row.heads = 16;
-  row.seq_len = seq_len;
+  row.problem.dtype = DType::FP16;
+  row.problem.batch = 16;
+  row.problem.heads = 16;
+  row.problem.heads_kv = row.problem.heads;
+  row.problem.seq_len = seq_len;
   row.runs = 30;
   row.median_ms = row.min_ms = row.max_ms = ms;
   row.tflops = 300;
@@ -96,8 +97,8 @@ TEST_CASE("repeated reference passes give the drift per reference and dtype") {
   CHECK(drift.dtype == DType::FP16);
   CHECK(drift.run == "gpu-1, abc");
   REQUIRE(drift.points.size() == 3);
-  CHECK(drift.points[0].first->seq_len == 512);
-  CHECK(drift.points[2].first->seq_len == 8192);
+  CHECK(drift.points[0].first->problem.seq_len == 512);
+  CHECK(drift.points[2].first->problem.seq_len == 8192);
   CHECK(drift.time_min == doctest::Approx(-0.005));
   CHECK(drift.time_max == doctest::Approx(0.010));
   CHECK(drift.time_median == doctest::Approx(0.005));
@@ -127,12 +128,12 @@ TEST_CASE("the causal passes of a shape pair with each other, not with the unmas
       reference("fa2", 512, 1, 0.600, 600, 1700),
       reference("fa2", 512, 2, 0.594, 594, 1700),  // -1.0 %
   };
-  rows[2].causal = rows[3].causal = true;
+  rows[2].problem.causal = rows[3].problem.causal = true;
   const std::vector<BaselineDrift> drifts = baseline_drift(pointers(rows));
   REQUIRE(drifts.size() == 1);
   REQUIRE(drifts[0].points.size() == 2);
   for (const BaselineDriftPoint& point : drifts[0].points)
-    CHECK(point.first->causal == point.last->causal);
+    CHECK(point.first->problem.causal == point.last->problem.causal);
   CHECK(drifts[0].time_min == doctest::Approx(-0.01));
   CHECK(drifts[0].time_max == doctest::Approx(0.01));
 }

@@ -3,6 +3,7 @@
 // codes, and that a refused merge writes nothing.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -52,11 +53,12 @@ ResultRow row_for(const MeasurementItem& item, int device, double tflops = 100) 
   ResultRow row;
   row.subject = item.subject;
   row.config = item.config;
-  row.dtype = item.dtype;
-  row.d_head = item.shape.d_head;
-  row.batch = item.shape.batch;
-  row.heads = item.shape.heads;
-  row.seq_len = item.shape.seq_len;
+  row.problem.dtype = item.problem.dtype;
+  row.problem.d_head = item.problem.d_head;
+  row.problem.batch = item.problem.batch;
+  row.problem.heads = item.problem.heads;
+  row.problem.heads_kv = row.problem.heads;
+  row.problem.seq_len = item.problem.seq_len;
   row.runs = 10;
   row.tflops = tflops;
   row.median_ms = 1000 / tflops;
@@ -90,8 +92,8 @@ std::string selection_arguments() {
 SweepOptions selection_options() {
   SweepOptions options;
   options.steps = {first_fp16_kernel().step};
-  options.dtypes = {DType::FP16};
-  options.seq_lens = {512, 1024, 2048, 4096};
+  options.axes[Axis::dtype] = {static_cast<int>(DType::FP16)};
+  options.axes[Axis::seq_len] = {512, 1024, 2048, 4096};
   options.baselines = {"cudnn"};
   options.set_key = "built";
   return options;
@@ -142,7 +144,7 @@ TEST_CASE("merge joins shards that fit and lists the plan cells none of them has
   for (std::size_t i = 0; i + 1 < items.size(); ++i)
     (i % 2 == 0 ? first : second).push_back(row_for(items[i], static_cast<int>(i % 2)));
   ResultRow outside = row_for(items[0], 0);
-  outside.seq_len = 777;  // a cell the selection does not have
+  outside.problem.seq_len = 777;  // a cell the selection does not have
   second.push_back(outside);
   const MergeOutcome outcome =
       merge_result_files({contents_of(first, "a.csv"), contents_of(second, "b.csv")}, &plan);
@@ -173,7 +175,7 @@ TEST_CASE("merge refuses a measurement twice and columns that differ, naming the
   REQUIRE(twice.errors.size() == 1);
   CHECK(twice.errors[0] == "measured twice: " + item.subject.text() + " " +
                                to_short_form(*item.config) +
-                               " fp16 B=16 H=16 N=512 on NVIDIA H200 is in a.csv row 1 and in "
+                               " fp16 N=512 B=16 on NVIDIA H200 is in a.csv row 1 and in "
                                "b.csv row 2");
   // Another GPU model is another measurement.
   ResultRow other_model = row_for(item, 0);
@@ -384,4 +386,77 @@ TEST_CASE("explorer compare: pairs two runs row by row, per GPU of B, with limit
   CHECK(run_explorer("compare " + files + " --max-median-diff 5").exit_code == 0);
   CHECK(run_explorer("compare " + quoted(dir + "/a.csv") + " " + quoted(dir + "/none.csv"))
             .exit_code == 2);
+
+  // A measurement twice in B (a stray 999 TFLOP/s copy beside the real one) is refused, naming
+  // it and its copies, instead of pairing the fastest copy without a word.
+  {
+    std::ofstream b(dir + "/b_twice.csv");
+    ResultsCsvWriter b_writer(b);
+    for (const MeasurementItem* item : items)
+      b_writer.write(row_for(*item, 0, 100));
+    b_writer.write(row_for(*items.back(), 0, 999));
+  }
+  const ProcessResult twice =
+      run_explorer("compare " + quoted(dir + "/a.csv") + " " + quoted(dir + "/b_twice.csv"));
+  INFO(twice.output);
+  CHECK(twice.exit_code == 2);
+  CHECK(contains(twice.output, "explorer compare: B (" + dir +
+                                   "/b_twice.csv) holds 1 "
+                                   "measurement more than once:"));
+  CHECK(contains(twice.output, "N=" + std::to_string(items.back()->problem.seq_len) +
+                                   (items.back()->is_baseline() ? " pass " : "")));
+  CHECK(contains(twice.output, ": 2 copies, 100.0 and 999.0 TFLOP/s"));
+  CHECK_FALSE(contains(twice.output, "geometric mean"));
+}
+
+TEST_CASE("no mode deletes or overwrites a file it did not create: partial files, dumps") {
+  // An interrupted sweep's rows are in FILE.partial; every mode that writes FILE through
+  // FILE.partial refuses (exit 2, naming the file and what to do) and leaves it as it was.
+  const std::string dir = testing::scratch_folder("flashscope_test_result_merge", "keep");
+  const std::string shard = write_shard(dir, 0, 1);
+  const std::string kept_text = "step,config\ninterrupted sweep rows\n";
+  const auto leave_partial = [&](const std::string& path) {
+    std::ofstream(path + ".partial") << kept_text;
+    return path + ".partial";
+  };
+  const auto text_of = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string document = dir + "/doc.md";
+  std::ofstream(document) << "# a document\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"merge " + quoted(shard) + " --output " + quoted(dir + "/all.csv"), dir + "/all.csv"},
+      {"sass --step " + std::to_string(first_fp16_kernel().step) + " --output " +
+           quoted(dir + "/sass.txt"),
+       dir + "/sass.txt"},
+      {"peak --output " + quoted(dir + "/peak.csv"), dir + "/peak.csv"},
+      {"report --results " + quoted(shard) + " --update " + quoted(document), document},
+  };
+  for (const auto& [arguments, output] : cases) {
+    const std::string partial = leave_partial(output);
+    const ProcessResult result = run_explorer(arguments);
+    INFO(arguments, "\n", result.output);
+    CHECK(result.exit_code == 2);
+    CHECK(contains(result.output, "'" + partial +
+                                      "' exists, left by an earlier run that did "
+                                      "not finish"));
+    CHECK(contains(result.output, "move or delete it first"));
+    CHECK(text_of(partial) == kept_text);
+    ::remove(partial.c_str());
+  }
+  CHECK(text_of(document) == "# a document\n");
+  CHECK_FALSE(testing::path_exists(dir + "/all.csv"));
+
+  // check --dump: the .npy files of an earlier dump are refused before any GPU is looked for.
+  const std::string dump = dir + "/dump";
+  REQUIRE(::mkdir(dump.c_str(), 0777) == 0);
+  std::ofstream(dump + "/q.npy") << "earlier";
+  std::ofstream(dump + "/o.npy") << "earlier";
+  const ProcessResult check = run_explorer(
+      "check --step " + std::to_string(first_fp16_kernel().step) + " --dump " + quoted(dump));
+  INFO(check.output);
+  CHECK(check.exit_code == 2);
+  CHECK(contains(check.output, "--dump: '" + dump + "' already holds q.npy, o.npy"));
+  CHECK(text_of(dump + "/q.npy") == "earlier");
 }

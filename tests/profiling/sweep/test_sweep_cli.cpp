@@ -6,8 +6,12 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
+#include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,7 +19,8 @@
 #include "explorer/check_mode.hpp"
 #include "explorer/sweep_mode.hpp"
 #include "explorer/usage.hpp"
-#include "kernels/common/launch_validation.hpp"
+#include "configs/launch_validation.hpp"
+#include "kernels/common/cuda_check.hpp"
 #include "profiling/check.hpp"
 #include "profiling/sweep/sweep_plan.hpp"
 #include "profiling/sweep/sweep_worker.hpp"
@@ -86,7 +91,7 @@ KernelRegistry synthetic_registry() {
 std::size_t count_items(const SweepUnit& unit, DType dtype) {
   std::size_t count = 0;
   for (const MeasurementItem& item : unit.items)
-    count += item.dtype == dtype;
+    count += item.problem.dtype == dtype;
   return count;
 }
 
@@ -116,24 +121,34 @@ ProcessResult run_explorer_without_gpu(const std::string& arguments, bool with_s
 TEST_CASE("sweep defaults follow the seed's benchmark shapes") {
   const SweepOptions options = parse_sweep({"--csv"});
   CHECK(options.set_key == "prog");
-  CHECK(options.seq_lens == std::vector<int>{512, 1024, 2048, 4096, 8192, 16384});
-  CHECK(options.dtypes == std::vector<DType>{DType::FP16, DType::BF16});
-  CHECK_FALSE(options.batch.has_value());
-  CHECK(options.heads == 16);
-  CHECK(options.timing.timed_runs == 30);
-  CHECK(options.timing.min_timed_runs == 10);
-  CHECK(options.timing.target_ms == 200);
-  CHECK(options.timing.warmup_runs == 10);
-  CHECK(options.timing.cache_mode == CacheMode::warm);
+  // No axis given: each takes its sweep default or is derived (batch from N, heads_kv = heads).
+  CHECK(options.axes.empty());
+  CHECK(axis_values(options, Axis::seq_len) ==
+        std::vector<int>{512, 1024, 2048, 4096, 8192, 16384});
+  CHECK(axis_values(options, Axis::dtype) ==
+        std::vector<int>{static_cast<int>(DType::FP16), static_cast<int>(DType::BF16)});
+  CHECK(axis_values(options, Axis::heads) == std::vector<int>{16});
+  CHECK(axis_values(options, Axis::d_head) == std::vector<int>{128});
+  CHECK(axis_values(options, Axis::causal) == std::vector<int>{0});
+  CHECK(axis_values(options, Axis::batch).empty());
+  CHECK(axis_values(options, Axis::heads_kv).empty());
+  // Interleaved rounds until every interval is 1 % wide, 10 to 400 rounds, 2 s a problem, each
+  // contender's batch captured into a CUDA graph.
+  CHECK(options.interleaved.stopping.target_relative_width == 0.01);
+  CHECK(options.interleaved.stopping.min_rounds == 10);
+  CHECK(options.interleaved.stopping.max_rounds == 400);
+  CHECK(options.interleaved.stopping.max_seconds == 2.0);
+  CHECK(options.interleaved.pattern == measurement::LaunchPattern::graph);
+  CHECK(options.cache_mode == CacheMode::warm);
+  CHECK_FALSE(options.repeat_baselines);
   CHECK(options.collect_metrics);
   CHECK(options.extra_metrics.empty());
   CHECK(options.metric_runs == 3);
   CHECK(options.baselines == std::vector<std::string>{"fa2", "cudnn"});
-  CHECK(options.repeat_baselines);
   CHECK_FALSE(options.locked_sm_clock_mhz.has_value());
   // Spec §1.2's batch table, and the same rule beyond it.
   std::vector<int> batches;
-  for (const int n : options.seq_lens)
+  for (const int n : axis_values(options, Axis::seq_len))
     batches.push_back(seed_batch_for(n));
   CHECK(batches == std::vector<int>{16, 16, 16, 16, 8, 4});
   CHECK(seed_batch_for(256) == 16);
@@ -153,14 +168,20 @@ TEST_CASE("sweep options are parsed and converted") {
                                             "2",
                                             "--heads",
                                             "8",
-                                            "--runs",
-                                            "5",
-                                            "--warmup",
-                                            "1",
-                                            "--min-runs",
-                                            "3",
-                                            "--target-ms",
-                                            "0",
+                                            "--ci-target",
+                                            "0.5",
+                                            "--min-rounds",
+                                            "8",
+                                            "--max-rounds",
+                                            "50",
+                                            "--cell-seconds",
+                                            "3.5",
+                                            "--launch-pattern",
+                                            "gapped",
+                                            "--gap-us",
+                                            "20",
+                                            "--batch-ms",
+                                            "4",
                                             "--cold-l2",
                                             "--metrics",
                                             "dram__bytes_read.sum,lts__t_sector_hit_rate.pct",
@@ -174,21 +195,24 @@ TEST_CASE("sweep options are parsed and converted") {
                                             "12.5",
                                             "--set",
                                             "128,64",
-                                            "--no-reference-repeat",
+                                            "--reference-repeat",
                                             "--locked-sm-clock",
                                             "1500",
                                             "--run-id",
                                             "h200 night run"});
   CHECK(options.steps == std::vector<int>{1, 2, 3, 8});
-  CHECK(options.seq_lens == std::vector<int>{1024, 4096});
-  CHECK(options.dtypes == std::vector<DType>{DType::BF16});
-  CHECK(options.batch == 2);
-  CHECK(options.heads == 8);
-  CHECK(options.timing.timed_runs == 5);
-  CHECK(options.timing.min_timed_runs == 3);
-  CHECK(options.timing.target_ms == 0);
-  CHECK(options.timing.warmup_runs == 1);
-  CHECK(options.timing.cache_mode == CacheMode::cold);
+  CHECK(options.axes.at(Axis::seq_len) == std::vector<int>{1024, 4096});
+  CHECK(options.axes.at(Axis::dtype) == std::vector<int>{static_cast<int>(DType::BF16)});
+  CHECK(options.axes.at(Axis::batch) == std::vector<int>{2});
+  CHECK(options.axes.at(Axis::heads) == std::vector<int>{8});
+  CHECK(options.interleaved.stopping.target_relative_width == doctest::Approx(0.005));
+  CHECK(options.interleaved.stopping.min_rounds == 8);
+  CHECK(options.interleaved.stopping.max_rounds == 50);
+  CHECK(options.interleaved.stopping.max_seconds == 3.5);
+  CHECK(options.interleaved.pattern == measurement::LaunchPattern::gapped);
+  CHECK(options.interleaved.gap_us == 20);
+  CHECK(options.interleaved.batch_target_ms == 4);
+  CHECK(options.cache_mode == CacheMode::cold);
   CHECK(options.extra_metrics ==
         std::vector<std::string>{"dram__bytes_read.sum", "lts__t_sector_hit_rate.pct"});
   // A default metric named again gets no second column.
@@ -199,7 +223,7 @@ TEST_CASE("sweep options are parsed and converted") {
   CHECK(options.seed == 42);
   CHECK(options.timeout_s == 12.5);
   CHECK(options.set_key == "128,64");
-  CHECK_FALSE(options.repeat_baselines);
+  CHECK(options.repeat_baselines);
   CHECK(options.locked_sm_clock_mhz == 1500);
   CHECK(options.run_id == "h200 night run");
 
@@ -218,10 +242,31 @@ TEST_CASE("sweep options are parsed and converted") {
 
 TEST_CASE("invalid sweep options are refused with the option's name") {
   CHECK(sweep_error({"--csv", "--seq-lens", "512,abc"}) ==
-        "--seq-lens: 'abc' is not a positive integer (expected e.g. 512,1024,4096)");
+        "--seq-lens: 'abc' is not a whole number written in decimal digits (no sign, no leading "
+        "zero)");
   CHECK(sweep_error({"--csv", "--seq-lens", "512,-4"}) ==
-        "--seq-lens: '-4' is not a positive integer (expected e.g. 512,1024,4096)");
-  CHECK(sweep_error({"--csv", "--dtypes", "fp32"}) == "--dtypes: 'fp32' is not fp16 or bf16");
+        "--seq-lens: '-4' is not a whole number written in decimal digits (no sign, no leading "
+        "zero)");
+  // A number too large for the kernels' 32-bit lengths is named as such (issue 36).
+  CHECK(sweep_error({"--csv", "--seq-lens", "99999999999"}) ==
+        "--seq-lens: '99999999999' is out of range: at most 2147483647");
+  CHECK(sweep_error({"--csv", "--seq-lens", "0"}) == "--seq-lens: seq_len 0 is not positive");
+  CHECK(sweep_error({"--csv", "--seq-lens", "512,512"}) == "--seq-lens: 512 is listed twice");
+  CHECK(sweep_error({"--csv", "--dtypes", "fp32"}) ==
+        "--dtypes: 'fp32' is not a dtype: fp16 or bf16");
+  CHECK(sweep_error({"--csv", "--heads-kv", "3", "--heads", "16"}) ==
+        "--heads-kv / --heads: heads 16 is not a multiple of heads_kv 3: each K/V head serves a "
+        "whole group of query heads (grouped-query attention)");
+  CHECK(sweep_error({"--csv", "--heads-kv", "32", "--heads", "16"}) ==
+        "--heads-kv / --heads: heads_kv 32 exceeds heads 16: K and V have at most as many heads "
+        "as Q");
+  CHECK(sweep_error({"--csv", "--pass", "sideways"}) ==
+        "--pass: 'sideways' is not a pass: forward or backward");
+  CHECK(sweep_error({"--csv", "--seed", "-1"}) ==
+        "--seed: '-1' is not a seed: a whole number from 0, e.g. 42");
+  CHECK(sweep_error({"--csv", "--d-heads", "0"}) ==
+        "--d-heads: d_head 0 is not a head dimension the kernels and references run: a multiple of "
+        "64 up to 256 (64, 128, 256)");
   CHECK(sweep_error({"--csv", "--reference", "fa3"}) ==
         "--reference: 'fa3' is not a reference (known: fa2,cudnn, or none)");
   CHECK(sweep_error({"--csv", "--metrics", "none,dram__bytes_read.sum"}) ==
@@ -231,25 +276,31 @@ TEST_CASE("invalid sweep options are refused with the option's name") {
                  "--set: invalid kernels key \"everything\""));
   CHECK(contains(sweep_error({"--csv", "--steps", "0-3"}), "--steps: invalid step list \"0-3\""));
   CHECK(contains(sweep_error({"--csv", "--config", "(FP16, 128): async"}), "--config: "));
-  CHECK(sweep_error({"--csv", "--runs", "0"}) ==
-        "--runs: 0 is below 1: at least one timed run is needed");
-  CHECK(sweep_error({"--csv", "--min-runs", "0"}) ==
-        "--min-runs: 0 is below 1: at least one timed run is needed");
-  CHECK(sweep_error({"--csv", "--warmup", "0"}) ==
-        "--warmup: 0 is below 1: at least 1 is needed (the first warm-up launch sizes the timed "
-        "batch)");
-  CHECK(sweep_error({"--csv", "--target-ms", "-1"}) ==
-        "--target-ms: -1 must be 0 (always --runs) or a positive number of milliseconds");
+  CHECK(sweep_error({"--csv", "--ci-target", "0"}) ==
+        "--ci-target: 0 must be a positive width in percent of the median (e.g. 1)");
+  CHECK(sweep_error({"--csv", "--min-rounds", "5"}) ==
+        "--min-rounds: 5 is below 6, the fewest rounds with a 95 % interval");
+  CHECK(sweep_error({"--csv", "--max-rounds", "9"}) == "--max-rounds: 9 is below --min-rounds 10");
+  CHECK(sweep_error({"--csv", "--cell-seconds", "0"}) ==
+        "--cell-seconds: 0 must be a positive number of seconds");
+  CHECK(sweep_error({"--csv", "--launch-pattern", "fast"}) ==
+        "--launch-pattern: 'fast' is not a launch pattern: graph, stream or gapped");
+  CHECK(sweep_error({"--csv", "--gap-us", "10"}) ==
+        "--gap-us: a gap between launches needs --launch-pattern gapped");
+  CHECK(sweep_error({"--csv", "--batch-ms", "0"}) ==
+        "--batch-ms: 0 must be a positive number of milliseconds");
   CHECK(sweep_error({"--csv", "--metric-runs", "0"}) ==
         "--metric-runs: 0 is below 1: at least one profiled launch is needed");
-  CHECK(sweep_error({"--csv", "--batch", "0"}) == "--batch: 0 is not a positive batch size");
-  CHECK(sweep_error({"--csv", "--heads", "0"}) == "--heads: 0 is not positive");
+  CHECK(sweep_error({"--csv", "--batch", "0"}) == "--batch: batch 0 is not positive");
+  CHECK(sweep_error({"--csv", "--heads", "0"}) == "--heads: heads 0 is not positive");
   CHECK(sweep_error({"--csv", "--d-heads", "64,x"}) ==
-        "--d-heads: 'x' is not a positive integer (expected e.g. 64,128,256)");
+        "--d-heads: 'x' is not a whole number written in decimal digits (no sign, no leading "
+        "zero)");
   CHECK(sweep_error({"--csv", "--d-heads", "96"}) ==
-        "--d-heads: 96 is not a head dimension the kernels and references run: a multiple of 64 "
-        "up to 256 (64, 128, 256)");
-  CHECK(contains(sweep_error({"--csv", "--d-heads", "512"}), "--d-heads: 512 is not a head"));
+        "--d-heads: d_head 96 is not a head dimension the kernels and references run: a multiple "
+        "of 64 up to 256 (64, 128, 256)");
+  CHECK(
+      contains(sweep_error({"--csv", "--d-heads", "512"}), "--d-heads: d_head 512 is not a head"));
   CHECK(sweep_error({"--csv", "--timeout", "0"}) ==
         "--timeout: 0 must be a positive number of seconds");
   CHECK(sweep_error({"--csv", "--locked-sm-clock", "-5"}) ==
@@ -277,9 +328,11 @@ TEST_CASE("every problem of the sweep options is reported at once, each naming i
   CHECK(contains(problems[0], "--config: cannot parse config"));
   CHECK(contains(problems[0], "\"bogus\" is not a feature"));
   CHECK(contains(problems[1], "--steps: invalid step list \"0-3\""));
-  CHECK(problems[2] == "--seq-lens: 'abc' is not a positive integer (expected e.g. 512,1024,4096)");
-  CHECK(problems[3] == "--dtypes: 'fp32' is not fp16 or bf16");
-  CHECK(problems[4] == "--heads: 0 is not positive");
+  CHECK(problems[2] == "--dtypes: 'fp32' is not a dtype: fp16 or bf16");
+  CHECK(problems[3] ==
+        "--seq-lens: 'abc' is not a whole number written in decimal digits (no sign, no leading "
+        "zero)");
+  CHECK(problems[4] == "--heads: heads 0 is not positive");
   // An option whose text did not parse is not reported a second time by the range checks.
   try {
     parse_sweep({"--csv", "--seq-lens", "abc"});
@@ -289,97 +342,112 @@ TEST_CASE("every problem of the sweep options is reported at once, each naming i
   }
 }
 
-TEST_CASE("the worker command line parses back to the same options") {
+TEST_CASE("a worker gets its settings and the plan as data, and reads them back exactly") {
   SweepOptions options;
   options.configs = {configs::progression()[3], bf16(configs::progression()[0])};
   options.steps = {2, 5};
-  options.seq_lens = {256, 8192};
-  options.dtypes = {DType::BF16};
-  options.d_heads = {256, 64};
-  options.batch = 3;
-  options.heads = 4;
-  options.timing.warmup_runs = 2;
-  options.timing.timed_runs = 7;
-  options.timing.min_timed_runs = 4;
-  options.timing.target_ms = 125.5;
-  options.timing.cache_mode = CacheMode::cold;
+  options.axes[Axis::seq_len] = {256, 8192};
+  options.axes[Axis::batch] = {3};
+  options.axes[Axis::heads] = {4};
+  options.interleaved.stopping.target_relative_width = 0.0075;
+  options.interleaved.stopping.min_rounds = 12;
+  options.interleaved.stopping.max_rounds = 99;
+  options.interleaved.stopping.max_seconds = 1.25;
+  options.interleaved.pattern = measurement::LaunchPattern::gapped;
+  options.interleaved.gap_us = 12.5;
+  options.interleaved.batch_target_ms = 3;
+  options.cache_mode = CacheMode::cold;
   options.extra_metrics = {"dram__bytes_read.sum"};
   options.metric_runs = 5;
-  options.baselines = {};
   options.repeat_baselines = false;
   options.locked_sm_clock_mhz = 1410;
   options.run_id = "gpu-2 2026-11-21T07:35:40Z";
   options.device = 1;
-  options.devices = parse_device_selection("0,1");  // the parent's; a worker measures on one
-  options.shard = PlanShard{2, 5};
   options.seed = 987654321;
-  options.timeout_s = 45.5;
-  const std::vector<std::string> args = cli::sweep_worker_arguments(options, 3);
-
-  CLI::App app;
-  cli::SweepCli sweep;
-  cli::add_sweep_options(app, sweep);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  app.parse(reversed);
-  const SweepOptions back = cli::sweep_options_from_cli(sweep);
-  CHECK(back.configs == options.configs);
-  CHECK(back.steps == options.steps);
-  CHECK(back.seq_lens == options.seq_lens);
-  CHECK(back.dtypes == options.dtypes);
-  CHECK(back.d_heads == options.d_heads);
-  CHECK(back.batch == options.batch);
-  CHECK(back.heads == options.heads);
-  CHECK(back.timing.warmup_runs == 2);
-  CHECK(back.timing.timed_runs == 7);
-  CHECK(back.timing.min_timed_runs == 4);
-  CHECK(back.timing.target_ms == 125.5);
-  CHECK(back.timing.cache_mode == CacheMode::cold);
-  CHECK(back.collect_metrics);
-  CHECK(back.extra_metrics == options.extra_metrics);
-  CHECK(back.metric_runs == 5);
-  CHECK(back.baselines.empty());
-  CHECK_FALSE(back.repeat_baselines);
-  CHECK(back.locked_sm_clock_mhz == 1410);
-  CHECK(back.run_id == options.run_id);
-  CHECK(back.device == 1);
-  CHECK(back.devices == DeviceSelection{});
-  CHECK(back.shard == PlanShard{2, 5});
-  CHECK(back.seed == options.seed);
-  CHECK(back.timeout_s == options.timeout_s);
-  CHECK(sweep.worker_fd == 3);
-
+  KernelRegistry registry;
+  registry.add(entry_for(2, configs::progression()[3]));
+  registry.add(entry_for(5, bf16(configs::progression()[0])));
+  const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
+  REQUIRE(plan.units.size() == 4);  // fp16 and bf16 (the configs' dtypes) x two N
+  const std::string text = format_worker_job(options, plan);
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);)
+    lines.push_back(line);
+  const WorkerJob job = parse_worker_job(lines);
+  CHECK(job.options.device == 1);
+  CHECK(job.options.seed == options.seed);
+  CHECK(job.options.run_id == options.run_id);
+  CHECK(job.options.locked_sm_clock_mhz == 1410);
+  CHECK(job.options.interleaved.stopping.target_relative_width == 0.0075);
+  CHECK(job.options.interleaved.stopping.min_rounds == 12);
+  CHECK(job.options.interleaved.stopping.max_rounds == 99);
+  CHECK(job.options.interleaved.stopping.max_seconds == 1.25);
+  CHECK(job.options.interleaved.pattern == measurement::LaunchPattern::gapped);
+  CHECK(job.options.interleaved.gap_us == 12.5);
+  CHECK(job.options.interleaved.batch_target_ms == 3);
+  CHECK(job.options.cache_mode == CacheMode::cold);
+  CHECK(job.options.collect_metrics);
+  CHECK(job.options.extra_metrics == options.extra_metrics);
+  CHECK(job.options.metric_runs == 5);
+  // The plan itself: every unit's name and every item, problem and all.
+  REQUIRE(job.units.size() == plan.units.size());
+  for (std::size_t u = 0; u < plan.units.size(); ++u) {
+    CHECK(job.units[u].name == plan.units[u].name);
+    REQUIRE(job.units[u].items.size() == plan.units[u].items.size());
+    for (std::size_t i = 0; i < plan.units[u].items.size(); ++i) {
+      const MeasurementItem& want = plan.units[u].items[i];
+      const MeasurementItem& got = job.units[u].items[i];
+      CHECK(got.subject == want.subject);
+      CHECK(got.config == want.config);
+      CHECK(got.problem == want.problem);
+      CHECK(got.recorded == want.recorded);
+      CHECK(got.reference_pass == want.reference_pass);
+    }
+  }
+  // Metrics off, no clock: the defaults come back.
   options.collect_metrics = false;
-  options.configs.clear();
-  options.set_key = "tune";
-  options.shard.reset();
-  const std::vector<std::string> no_metrics = cli::sweep_worker_arguments(options, 3);
-  CLI::App app2;
-  cli::SweepCli sweep2;
-  cli::add_sweep_options(app2, sweep2);
-  std::vector<std::string> reversed2(no_metrics.rbegin(), no_metrics.rend());
-  app2.parse(reversed2);
-  const SweepOptions back2 = cli::sweep_options_from_cli(sweep2);
-  CHECK_FALSE(back2.collect_metrics);
-  CHECK(back2.set_key == "tune");
-  CHECK_FALSE(back2.shard.has_value());
-  CHECK_FALSE(back2.repeat_baselines);  // options.repeat_baselines is still false
-
-  options.repeat_baselines = true;
   options.locked_sm_clock_mhz.reset();
-  const std::vector<std::string> defaults = cli::sweep_worker_arguments(options, 3);
-  CLI::App app3;
-  cli::SweepCli sweep3;
-  cli::add_sweep_options(app3, sweep3);
-  std::vector<std::string> reversed3(defaults.rbegin(), defaults.rend());
-  app3.parse(reversed3);
-  const SweepOptions back3 = cli::sweep_options_from_cli(sweep3);
-  CHECK(back3.repeat_baselines);
-  CHECK_FALSE(back3.locked_sm_clock_mhz.has_value());
+  std::vector<std::string> off_lines;
+  std::istringstream off_stream(format_worker_job(options, plan));
+  for (std::string line; std::getline(off_stream, line);)
+    off_lines.push_back(line);
+  const WorkerJob off = parse_worker_job(off_lines);
+  CHECK_FALSE(off.options.collect_metrics);
+  CHECK_FALSE(off.options.locked_sm_clock_mhz.has_value());
+  // The worker's command line carries nothing but the row pipe: no option is re-rendered.
+  CHECK(cli::sweep_worker_arguments(3) ==
+        std::vector<std::string>{"--csv", "--sweep-worker-fd", "3"});
+}
+
+TEST_CASE("a job that is not what the parent writes is refused, naming its line") {
+  const auto error_of = [](const std::vector<std::string>& lines) {
+    try {
+      parse_worker_job(lines);
+    } catch (const std::invalid_argument& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(contains(error_of({}), "the first line is not 'flashscope-worker-job 1'"));
+  CHECK(contains(error_of({"flashscope-worker-job 1"}), "it ends before its 'end' line"));
+  CHECK(contains(error_of({"flashscope-worker-job 1", "setting colour blue", "end"}),
+                 "line 2 'setting colour blue': unknown setting"));
+  CHECK(contains(error_of({"flashscope-worker-job 1", "item 1\t\tx\t1\t0", "end"}),
+                 "an item before the first unit"));
+  CHECK(contains(error_of({"flashscope-worker-job 1", "unit u", "item 1\ta\tb", "end"}),
+                 "an item has 5 tab-separated fields"));
+  CHECK(contains(
+      error_of({"flashscope-worker-job 1", "unit u", "item cudnn\t\tdtype=fp16\t1\t1", "end"}),
+      "problem record 'dtype=fp16' lacks d_head"));
+  CHECK(
+      contains(error_of({"flashscope-worker-job 1", "end", "unit u"}), "after the end of the job"));
 }
 
 TEST_CASE("--set prog measures each step's own picks as built, references before and after") {
   const KernelRegistry registry = synthetic_registry();
-  SweepOptions options;  // prog, both dtypes, six lengths, references repeated
+  SweepOptions options;             // prog, both dtypes, six lengths, references repeated
+  options.repeat_baselines = true;  // each reference before and after the kernels
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
   // A unit per (dtype, N): the references, every step's configs, the references again, so one
   // input set and one pair of §1.4 references serve every measurement of that shape and the
@@ -392,8 +460,8 @@ TEST_CASE("--set prog measures each step's own picks as built, references before
   std::vector<MeasurementItem> items;
   for (const SweepUnit& unit : plan.units) {
     for (const MeasurementItem& item : unit.items) {
-      CHECK(item.dtype == unit.items.front().dtype);
-      CHECK(item.shape.seq_len == unit.items.front().shape.seq_len);
+      CHECK(item.problem.dtype == unit.items.front().problem.dtype);
+      CHECK(item.problem.seq_len == unit.items.front().problem.seq_len);
       CHECK(item.recorded);
       items.push_back(item);
     }
@@ -406,9 +474,9 @@ TEST_CASE("--set prog measures each step's own picks as built, references before
   REQUIRE(items.size() == 48);
   CHECK(items[0].subject.text() == "cudnn");
   CHECK(items[0].reference_pass == 1);
-  CHECK(items[0].dtype == DType::FP16);
-  CHECK(items[0].shape.seq_len == 512);
-  CHECK(items[0].shape.batch == 16);
+  CHECK(items[0].problem.dtype == DType::FP16);
+  CHECK(items[0].problem.seq_len == 512);
+  CHECK(items[0].problem.batch == 16);
   CHECK(items[1].subject.text() == "1");
   CHECK(items[1].reference_pass == 0);
   CHECK(items[2].subject.text() == "3");
@@ -416,16 +484,16 @@ TEST_CASE("--set prog measures each step's own picks as built, references before
   CHECK(items[3].subject.text() == "8");
   CHECK(items[4].subject.text() == "cudnn");
   CHECK(items[4].reference_pass == 2);
-  CHECK(items[4].shape.seq_len == 512);
-  CHECK(contains(items[4].label(), "N=512 (again, after the kernels)"));
+  CHECK(items[4].problem.seq_len == 512);
+  CHECK(contains(items[4].label(), "N=512 B=16 (again, after the kernels)"));
   CHECK(items[5].subject.text() == "cudnn");
   CHECK(items[5].reference_pass == 1);
-  CHECK(items[5].shape.seq_len == 1024);
+  CHECK(items[5].problem.seq_len == 1024);
   CHECK(items[25].subject.text() == "cudnn");
-  CHECK(items[25].shape.seq_len == 16384);
-  CHECK(items[25].shape.batch == 4);
-  CHECK(items[30].dtype == DType::BF16);
-  CHECK(items[30].shape.seq_len == 512);
+  CHECK(items[25].problem.seq_len == 16384);
+  CHECK(items[25].problem.batch == 4);
+  CHECK(items[30].problem.dtype == DType::BF16);
+  CHECK(items[30].problem.seq_len == 512);
   CHECK(items[30].reference_pass == 1);
   CHECK(items[31].subject.text() == "1");
   CHECK(items[32].reference_pass == 2);
@@ -468,18 +536,19 @@ KernelRegistry registry_with_head_dimensions() {
 TEST_CASE("--d-heads: each config at its own d_head, references at each, other steps skipped") {
   const KernelRegistry registry = registry_with_head_dimensions();
   SweepOptions options;
-  options.dtypes = {DType::FP16};
-  options.seq_lens = {512, 4096};
+  options.repeat_baselines = true;  // each reference before and after the kernels
+  options.axes[Axis::dtype] = {static_cast<int>(DType::FP16)};
+  options.axes[Axis::seq_len] = {512, 4096};
   // Default: d_head 128 only, the plan of a build without other head dimensions.
   const SweepPlan default_plan = plan_sweep(options, registry, {"cudnn"});
   REQUIRE(default_plan.units.size() == 2);
   CHECK(default_plan.units[0].name == "fp16 N=512");
   for (const SweepUnit& unit : default_plan.units)
     for (const MeasurementItem& item : unit.items)
-      CHECK(item.shape.d_head == 128);
+      CHECK(item.problem.d_head == 128);
   CHECK(default_plan.item_count() == 2 * 4);  // cudnn, steps 1 and 22, cudnn again
 
-  options.d_heads = {64, 128, 256};
+  options.axes[Axis::d_head] = {64, 128, 256};
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
   // A unit per (dtype, d_head, N): at 64 and 256 only step 22 runs, with the references at that
   // d_head on the same inputs.
@@ -489,10 +558,10 @@ TEST_CASE("--d-heads: each config at its own d_head, references at each, other s
   CHECK(plan.units[5].name == "fp16 d=256 N=4096");
   std::map<int, std::map<std::string, int>> per_d_head;
   for (const SweepUnit& unit : plan.units) {
-    const int d_head = unit.items.front().shape.d_head;
+    const int d_head = unit.items.front().problem.d_head;
     for (const MeasurementItem& item : unit.items) {
-      CHECK(item.shape.d_head == d_head);  // never a row of another d_head in a unit
-      if (item.config) CHECK(item.config->d_head == item.shape.d_head);
+      CHECK(item.problem.d_head == d_head);  // never a row of another d_head in a unit
+      if (item.config) CHECK(item.config->d_head == item.problem.d_head);
       ++per_d_head[d_head][item.subject.text()];
     }
   }
@@ -500,15 +569,22 @@ TEST_CASE("--d-heads: each config at its own d_head, references at each, other s
   CHECK(per_d_head[128] == std::map<std::string, int>{{"cudnn", 4}, {"1", 2}, {"22", 2}});
   CHECK(per_d_head[256] == std::map<std::string, int>{{"cudnn", 4}, {"22", 2}});
   // The work estimate follows d_head: the same N costs twice the FLOP at twice the d_head.
-  CHECK(plan.units[5].items.front().shape.d_head == 256);
-  CHECK(contains(plan.units[0].items.front().label(), "N=512 d=64"));
-  // Step 1 is skipped at 64 and 256 with the reason, naming the step that runs them.
+  CHECK(plan.units[5].items.front().problem.d_head == 256);
+  CHECK(contains(plan.units[0].items.front().label(), "fp16 d=64 N=512"));
+  // Step 1 is skipped at 64 and 256 with the reason, naming the steps that run them (from the
+  // descriptors).
+  const std::string runs_64 =
+      configs::step_list_text(configs::steps_running(Axis::d_head, configs::problem_at_d_head(64)));
   bool noted_64 = false, noted_256 = false;
   for (const std::string& note : plan.notes) {
     noted_64 = noted_64 || contains(note,
-                                    "step 1: not measured at d_head 64: step 1 runs d_head 128 "
-                                    "only; d_head = 64 runs on steps 22, 23, 24, 25");
-    noted_256 = noted_256 || contains(note, "step 1: not measured at d_head 256");
+                                    "step 1: 2 problems not measured: step 1 runs d_head "
+                                    "128 only; d_head 64 runs on " +
+                                        runs_64);
+    noted_256 =
+        noted_256 || contains(note,
+                              "step 1: 2 problems not measured: step 1 runs d_head 128 only; "
+                              "d_head 256");
   }
   CHECK(noted_64);
   CHECK(noted_256);
@@ -518,36 +594,31 @@ TEST_CASE("--d-heads: each config at its own d_head, references at each, other s
   const SweepPlan step_1 = plan_sweep(options, registry, {"cudnn"});
   for (const SweepUnit& unit : step_1.units)
     for (const MeasurementItem& item : unit.items)
-      CHECK(item.shape.d_head == 128);
+      CHECK(item.problem.d_head == 128);
   bool noted_no_rows = false;
   for (const std::string& note : step_1.notes)
-    noted_no_rows = noted_no_rows || contains(note,
-                                              "d_head 64: no selected kernel runs it; no "
-                                              "rows (steps declaring it: steps 22, 23, 24, 25)");
+    noted_no_rows = noted_no_rows || contains(note, "d_head 64 runs on " + runs_64);
   CHECK(noted_no_rows);
 
   // An explicit config is measured at its own d_head, whatever --d-heads says.
   options.steps = {22};
-  options.d_heads = {128};
+  options.axes[Axis::d_head] = {128};
   options.configs = {fp16(configs::headline_config(22, 256))};
   const SweepPlan explicit_plan = plan_sweep(options, registry, {"cudnn"});
   REQUIRE_FALSE(explicit_plan.units.empty());
   for (const SweepUnit& unit : explicit_plan.units)
     for (const MeasurementItem& item : unit.items)
-      CHECK(item.shape.d_head == 256);
+      CHECK(item.problem.d_head == 256);
 }
 
 namespace {
 
-// Step 1's progression config and a stand-in for a step with the causal mask: step 22's
-// progression config registered with supports_causal set (no built step has the mask yet; the
-// plan asks the registry entry, as launch validation does), fp16.
+// Step 1's progression config and step 23's (the first step whose descriptor has the causal
+// mask), fp16: what the plan asks is the descriptors' answer, not a flag of the entry.
 KernelRegistry registry_with_causal_step() {
   KernelRegistry registry;
   registry.add(entry_for(1, fp16(configs::progression()[0])));
-  KernelEntry masked = entry_for(22, fp16(configs::headline_config(22)));
-  masked.supports_causal = true;
-  registry.add(masked);
+  registry.add(entry_for(23, fp16(configs::headline_config(23))));
   return registry;
 }
 
@@ -556,23 +627,24 @@ KernelRegistry registry_with_causal_step() {
 TEST_CASE("--causal: a unit per mask value, steps without the mask skipped with the reason") {
   const KernelRegistry registry = registry_with_causal_step();
   SweepOptions options;
-  options.dtypes = {DType::FP16};
-  options.seq_lens = {512, 4096};
+  options.repeat_baselines = true;  // each reference before and after the kernels
+  options.axes[Axis::dtype] = {static_cast<int>(DType::FP16)};
+  options.axes[Axis::seq_len] = {512, 4096};
   // Default: no mask, the plan (names, cell keys, shards) of every sweep before the axis.
-  CHECK(options.causal == std::vector<int>{0});
+  CHECK(axis_values(options, Axis::causal) == std::vector<int>{0});
   const SweepPlan default_plan = plan_sweep(options, registry, {"cudnn"});
   REQUIRE(default_plan.units.size() == 2);
   CHECK(default_plan.units[0].name == "fp16 N=512");
   for (const SweepUnit& unit : default_plan.units)
     for (const MeasurementItem& item : unit.items) {
-      CHECK_FALSE(item.shape.causal);
+      CHECK_FALSE(item.problem.causal);
       CHECK_FALSE(contains(plan_cell_key(item), "causal"));
       CHECK_FALSE(contains(item.label(), "causal"));
     }
   for (const std::string& note : default_plan.notes)
     CHECK_FALSE(contains(note, "causal"));
 
-  options.causal = {0, 1};
+  options.axes[Axis::causal] = {0, 1};
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
   REQUIRE(plan.units.size() == 4);
   CHECK(plan.units[0].name == "fp16 N=512");
@@ -580,97 +652,131 @@ TEST_CASE("--causal: a unit per mask value, steps without the mask skipped with 
   CHECK(plan.units[3].name == "fp16 causal N=4096");
   std::map<bool, std::map<std::string, int>> per_mask;
   for (const SweepUnit& unit : plan.units) {
-    const bool causal = unit.items.front().shape.causal;
+    const bool causal = unit.items.front().problem.causal;
     for (const MeasurementItem& item : unit.items) {
-      CHECK(item.shape.causal == causal);  // never a row of the other workload in a unit
+      CHECK(item.problem.causal == causal);  // never a row of the other workload in a unit
       ++per_mask[causal][item.subject.text()];
     }
   }
   // Without the mask every step runs; with it only the step that has it, and the references
   // (on the causal problem) before and after it.
-  CHECK(per_mask[false] == std::map<std::string, int>{{"cudnn", 4}, {"1", 2}, {"22", 2}});
-  CHECK(per_mask[true] == std::map<std::string, int>{{"cudnn", 4}, {"22", 2}});
+  CHECK(per_mask[false] == std::map<std::string, int>{{"cudnn", 4}, {"1", 2}, {"23", 2}});
+  CHECK(per_mask[true] == std::map<std::string, int>{{"cudnn", 4}, {"23", 2}});
   const MeasurementItem& causal_reference = plan.units[3].items.front();
-  CHECK(contains(causal_reference.label(), "N=4096 causal"));
+  CHECK(contains(causal_reference.label(), "causal N=4096"));
   CHECK(contains(plan_cell_key(causal_reference), "|4096|causal"));
   // The two workloads of one shape are two plan cells, with the same inputs.
   const MeasurementItem& unmasked_reference = plan.units[1].items.front();
   CHECK(plan_cell_key(unmasked_reference) + "|causal" == plan_cell_key(causal_reference));
-  CHECK(input_seed_for(7, DType::FP16, unmasked_reference.shape) ==
-        input_seed_for(7, DType::FP16, causal_reference.shape));
+  CHECK(input_seed_for(7, unmasked_reference.problem) ==
+        input_seed_for(7, causal_reference.problem));
   // A causal problem is half the matmul work of the unmasked one: three items at half the FLOP
   // against four at the full count.
   CHECK(plan.units[3].work_estimate() == doctest::Approx(plan.units[1].work_estimate() * 3 / 8));
-  // Step 1 is skipped at causal 1 with launch validation's reason.
+  // Step 1 is skipped at causal 1 with the descriptors' reason, naming the steps with the mask.
+  const std::string reason =
+      *configs::step_refusal_message(1, multi_head_problem(DType::FP16, 16, 512, 16, 128, true));
+  CHECK(contains(reason, "step 1 has no causal mask; causal attention runs on steps 23"));
   bool noted = false;
   for (const std::string& note : plan.notes)
-    noted = noted || note == "step 1: not measured causal: " + unsupported_causal_message(1);
+    noted = noted || note == "step 1: 2 problems not measured: " + reason;
   CHECK(noted);
-  CHECK(contains(unsupported_causal_message(1), "step 1 has no causal mask; causal attention"));
 
   // Only steps without the mask and only the causal workload: nothing to measure, and the
-  // message says why.
+  // message says why, before any GPU is looked for.
   options.steps = {1};
-  options.causal = {1};
+  options.axes[Axis::causal] = {1};
   try {
     plan_sweep(options, registry, {"cudnn"});
     FAIL("a causal plan of a step without the mask was accepted");
   } catch (const std::invalid_argument& error) {
     CHECK(contains(error.what(), "nothing to measure"));
-    CHECK(contains(error.what(), "step 1: not measured causal: step 1 has no causal mask"));
-    CHECK(contains(error.what(), "causal: no selected kernel has the causal mask; no causal rows"));
+    CHECK(contains(error.what(), "step 1: 2 problems not measured: step 1 has no causal mask"));
   }
   // With the unmasked workload too, the causal half is left out with a note.
-  options.causal = {0, 1};
+  options.axes[Axis::causal] = {0, 1};
   const SweepPlan step_1 = plan_sweep(options, registry, {"cudnn"});
   for (const SweepUnit& unit : step_1.units)
     for (const MeasurementItem& item : unit.items)
-      CHECK_FALSE(item.shape.causal);
-  bool noted_no_rows = false;
-  for (const std::string& note : step_1.notes)
-    noted_no_rows = noted_no_rows || contains(note,
-                                              "causal: no selected kernel has the causal "
-                                              "mask; no causal rows (steps with it: ");
-  CHECK(noted_no_rows);
+      CHECK_FALSE(item.problem.causal);
 }
 
-TEST_CASE("--causal is parsed, validated and passed to workers") {
-  CHECK(parse_sweep({"--csv"}).causal == std::vector<int>{0});
-  CHECK(parse_sweep({"--csv", "--causal", "1"}).causal == std::vector<int>{1});
-  CHECK(parse_sweep({"--csv", "--causal", "0,1"}).causal == std::vector<int>{0, 1});
-  CHECK(parse_sweep({"--csv", "--causal", "1, 0,1"}).causal == std::vector<int>{1, 0});
+TEST_CASE("--causal is parsed and validated") {
+  CHECK(axis_values(parse_sweep({"--csv"}), Axis::causal) == std::vector<int>{0});
+  CHECK(parse_sweep({"--csv", "--causal", "1"}).axes.at(Axis::causal) == std::vector<int>{1});
+  CHECK(parse_sweep({"--csv", "--causal", "0,1"}).axes.at(Axis::causal) == std::vector<int>{0, 1});
+  CHECK(parse_sweep({"--csv", "--causal", "1, 0"}).axes.at(Axis::causal) == std::vector<int>{1, 0});
   CHECK(sweep_error({"--csv", "--causal", "2"}) ==
-        "--causal: '2' is not a mask value: 0 (no mask) or 1 (causal), e.g. 0,1");
+        "--causal: '2' is not a mask value: 0 (no mask) or 1 (causal)");
   CHECK(sweep_error({"--csv", "--causal", "yes"}) ==
-        "--causal: 'yes' is not a mask value: 0 (no mask) or 1 (causal), e.g. 0,1");
-  CHECK(sweep_error({"--csv", "--causal", "0,"}) ==
-        "--causal: '' is not a mask value: 0 (no mask) or 1 (causal), e.g. 0,1");
+        "--causal: 'yes' is not a mask value: 0 (no mask) or 1 (causal)");
+  CHECK(sweep_error({"--csv", "--causal", "0,"}) == "--causal: an empty value in 0,");
+  CHECK(sweep_error({"--csv", "--causal", "1,0,1"}) == "--causal: 1 is listed twice");
   CHECK(contains(sweep_error({"--causal", "1"}), "CLI: --causal requires --csv"));
   // The option struct's own check, for callers that fill it directly (the GUI's run panel).
   SweepOptions options;
-  options.causal = {3};
+  options.axes[Axis::causal] = {3};
   CHECK(sweep_option_problems(options) ==
-        std::vector<std::string>{
-            "--causal: 3 is not a mask value: 0 (no mask) or 1 (causal), e.g. --causal 0,1"});
-  options.causal = {};
+        std::vector<std::string>{"--causal: causal 3 is not 0 or 1"});
+  options.axes[Axis::causal] = {};
   CHECK(sweep_option_problems(options) ==
-        std::vector<std::string>{"--causal: at least one mask value is needed (0, 1 or 0,1)"});
-  // Round trip through the worker command line.
-  options.causal = {1, 0};
-  const std::vector<std::string> args = cli::sweep_worker_arguments(options, 3);
-  CLI::App app;
-  cli::SweepCli sweep;
-  cli::add_sweep_options(app, sweep);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  app.parse(reversed);
-  CHECK(cli::sweep_options_from_cli(sweep).causal == std::vector<int>{1, 0});
+        std::vector<std::string>{"--causal: at least one value is needed"});
+}
+
+TEST_CASE("--heads-kv: grouped problems are units of their own, run by the steps that have them") {
+  // Step 25 refuses a grouped problem by its descriptor; step 26 packs the query heads of a group.
+  KernelRegistry registry;
+  registry.add(entry_for(25, fp16(configs::headline_config(25))));
+  registry.add(entry_for(26, fp16(configs::headline_config(26))));
+  SweepOptions options;
+  options.axes[Axis::dtype] = {static_cast<int>(DType::FP16)};
+  options.axes[Axis::seq_len] = {4096};
+  options.axes[Axis::heads] = {32, 64};
+  options.axes[Axis::heads_kv] = {8};
+  const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
+  REQUIRE(plan.units.size() == 2);
+  CHECK(plan.units[0].name == "fp16 H=32 kv=8 N=4096");
+  CHECK(plan.units[1].name == "fp16 H=64 kv=8 N=4096");
+  for (const SweepUnit& unit : plan.units)
+    for (const MeasurementItem& item : unit.items) {
+      CHECK(item.problem.heads_kv == 8);
+      CHECK(item.subject.text() != "25");
+      CHECK(contains(plan_cell_key(item), "|kv=8"));
+    }
+  // The note carries the descriptors' refusal, which names the steps that run grouped heads
+  // (whatever steps exist: a test that spelled "step 26" would break with the next such step).
+  Problem grouped_64 = multi_head_problem(DType::FP16, seed_batch_for(4096), 4096, 64, 128);
+  grouped_64.heads_kv = 8;
+  const std::optional<std::string> refusal = configs::step_refusal_message(25, grouped_64);
+  REQUIRE(refusal.has_value());
+  CHECK(contains(*refusal,
+                 "step 25 runs multi-head attention only (heads_kv = heads), not "
+                 "heads_kv 8 for 64 heads; grouped-query attention runs on step"));
+  bool noted = false;
+  for (const std::string& note : plan.notes)
+    noted = noted || note == "step 25: 1 problem not measured: " + *refusal;
+  CHECK(noted);
+  // Without --heads-kv every problem is multi-head (heads_kv derived from heads), and the cell
+  // keys are those of plans before the axis: no "kv=" tag.
+  options.axes.erase(Axis::heads_kv);
+  const SweepPlan multi_head = plan_sweep(options, registry, {"cudnn"});
+  for (const SweepUnit& unit : multi_head.units)
+    for (const MeasurementItem& item : unit.items) {
+      CHECK(item.problem.heads_kv == item.problem.heads);
+      CHECK_FALSE(contains(plan_cell_key(item), "kv="));
+    }
+  // A grouped problem draws other inputs than the multi-head one of the same heads.
+  Problem grouped = multi_head_problem(DType::FP16, 16, 4096, 32, 128);
+  const std::uint64_t multi_head_seed = input_seed_for(7, grouped);
+  grouped.heads_kv = 8;
+  CHECK(input_seed_for(7, grouped) != multi_head_seed);
 }
 
 TEST_CASE("other sets intersect with what is built for each step") {
   const KernelRegistry registry = synthetic_registry();
   SweepOptions options;
   options.baselines = {};
-  options.seq_lens = {2048};
+  options.axes[Axis::seq_len] = {2048};
 
   options.set_key = "built";
   options.steps = {3};
@@ -700,38 +806,82 @@ TEST_CASE("explicit configs are measured in their own dtype; unbuilt ones name t
   SweepOptions options;
   options.baselines = {"cudnn"};
   options.repeat_baselines = false;
-  options.seq_lens = {1024};
+  options.axes[Axis::seq_len] = {1024};
   options.configs = {bf16(configs::progression()[0]), fp16(configs::progression()[1])};
+  options.steps = {1};  // at several steps, one note names them all (the test below)
   const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
-  // cudnn in both configs' dtypes, then the built step-1 config
-  REQUIRE(plan.units.size() == 2);
-  REQUIRE(plan.units[0].items.size() == 1);
+  // The built step-1 config with cudnn in its dtype; the unbuilt fp16 config gets no unit (its
+  // references would be nobody's baseline), only the note naming the closest built configs.
+  REQUIRE(plan.units.size() == 1);
+  REQUIRE(plan.units[0].items.size() == 2);
   CHECK(plan.units[0].items[0].subject.text() == "cudnn");
-  CHECK(plan.units[0].items[0].dtype == DType::FP16);
-  REQUIRE(plan.units[1].items.size() == 2);
-  CHECK(plan.units[1].items[0].subject.text() == "cudnn");
-  CHECK(plan.units[1].items[0].dtype == DType::BF16);
-  CHECK(plan.units[1].items[1].subject.text() == "1");
-  CHECK(plan.units[1].items[1].dtype == DType::BF16);
+  CHECK(plan.units[0].items[0].problem.dtype == DType::BF16);
+  CHECK(plan.units[0].items[1].subject.text() == "1");
+  CHECK(plan.units[0].items[1].problem.dtype == DType::BF16);
   bool named_closest = false;
   for (const std::string& note : plan.notes)
     named_closest = named_closest || contains(note, "closest built configs of step 1");
   CHECK(named_closest);
 }
 
+TEST_CASE("an explicit config a step can never run names the rule once, not a lookup per step") {
+  // Steps 1 and 3 copy K/V per warp: 8 warps with B_c = 32 leave K and V unloaded (spec §7.1).
+  // Step 8 copies cooperatively and could run it, but this registry has no such kernel.
+  const KernelRegistry registry = synthetic_registry();
+  KernelConfig known_bad = fp16(configs::progression()[0]);
+  known_bad.B_r = 128;
+  known_bad.B_c = 32;
+  known_bad.n_warps = 8;
+  REQUIRE(unsupported_combination(1, known_bad).has_value());
+  REQUIRE_FALSE(unsupported_combination(8, known_bad).has_value());
+  SweepOptions options;
+  options.baselines = {};
+  options.configs = {known_bad, fp16(configs::progression()[0])};
+  const SweepPlan plan = plan_sweep(options, registry, {});
+  std::size_t rule_notes = 0, lookups = 0;
+  for (const std::string& note : plan.notes) {
+    if (contains(note, "B_c = 32 with 8 warps would leave K and V unloaded")) {
+      ++rule_notes;
+      CHECK(contains(note, to_short_form(known_bad) + ": never built for steps 1, 3: steps 1–7"));
+    }
+    lookups += contains(note, "has no kernel built for " + to_short_form(known_bad));
+  }
+  CHECK(rule_notes == 1);
+  CHECK(lookups == 1);  // step 8, where it is valid: the closest built configs
+  // Valid but unbuilt at several steps: one note naming them.
+  const KernelConfig unbuilt = fp16(configs::progression()[1]);
+  options.configs = {unbuilt, fp16(configs::progression()[0])};
+  const SweepPlan several = plan_sweep(options, registry, {});
+  std::size_t notes_naming_it = 0;
+  for (const std::string& note : several.notes)
+    if (contains(note, to_short_form(unbuilt))) {
+      ++notes_naming_it;
+      CHECK(note == to_short_form(unbuilt) +
+                        ": not built into this binary for steps 1, 3, 8 (FLASHSCOPE_KERNEL_SET / "
+                        "FLASHSCOPE_STEPS; explorer --list shows what is)");
+    }
+  CHECK(notes_naming_it == 1);
+  // A lookup at one such step through configs/ names the rule too (explorer check, Python).
+  CHECK_THROWS_WITH_AS(find_kernel(registry, 1, known_bad),
+                       doctest::Contains("and no build has one: steps 1–7 copy K/V per warp"),
+                       KernelLookupError);
+}
+
 TEST_CASE("input seeds are a function of the sweep seed and the shape") {
-  const AttentionShape a{16, 512, 16, 128};
-  const AttentionShape b{16, 1024, 16, 128};
+  const Problem a = multi_head_problem(DType::FP16, 16, 512, 16, 128);
+  const Problem b = multi_head_problem(DType::FP16, 16, 1024, 16, 128);
   // Values of the documented derivation (splitmix64 over the sweep seed, then dtype enum value,
   // B, N, H, d; the result modulo (2^64 - 1) / 3), computed outside this code base with
   // Python's integers: a change to the derivation, or to the DType values it mixes in, fails here.
-  CHECK(input_seed_for(1, DType::FP16, a) == 745094392104651360ull);
-  CHECK(input_seed_for(1, DType::BF16, a) == 2988641527592442836ull);
-  CHECK(input_seed_for(987654321, DType::FP16, AttentionShape{4, 16384, 16, 128}) ==
+  Problem a_bf16 = a;
+  a_bf16.dtype = DType::BF16;
+  CHECK(input_seed_for(1, a) == 745094392104651360ull);
+  CHECK(input_seed_for(1, a_bf16) == 2988641527592442836ull);
+  CHECK(input_seed_for(987654321, multi_head_problem(DType::FP16, 4, 16384, 16, 128)) ==
         4788326835557890738ull);
-  CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(1, DType::FP16, b));
-  CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(1, DType::BF16, a));
-  CHECK(input_seed_for(1, DType::FP16, a) != input_seed_for(2, DType::FP16, a));
+  CHECK(input_seed_for(1, a) != input_seed_for(1, b));
+  CHECK(input_seed_for(1, a) != input_seed_for(1, a_bf16));
+  CHECK(input_seed_for(1, a) != input_seed_for(2, a));
 }
 
 TEST_CASE("check resolves its kernel or says which configs exist") {
@@ -740,12 +890,14 @@ TEST_CASE("check resolves its kernel or says which configs exist") {
   request.step = 1;
   CHECK(&resolve_check_kernel(request, registry) ==
         registry.try_find(1, fp16(configs::progression()[0])));
-  request.dtype = DType::BF16;
+  request.problem.dtype = DType::BF16;
   CHECK(resolve_check_kernel(request, registry).config.dtype == DType::BF16);
 
   request.config = fp16(configs::progression()[0]);
   CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),
-                       "--dtype bf16 contradicts the config's dtype FP16", std::invalid_argument);
+                       doctest::Contains("does not compute the problem bf16 N=2048 (its dtype and "
+                                         "d_head must be the problem's)"),
+                       std::invalid_argument);
 
   request = CheckRequest{};
   request.step = 3;  // two fp16 kernels built; the step's headline (progression) config wins
@@ -770,57 +922,59 @@ TEST_CASE("check resolves its kernel or says which configs exist") {
   // 256 config is not found.
   request = CheckRequest{};
   request.step = 1;
-  request.shape.d_head = 64;
+  request.problem.d_head = 64;
+  const std::string runs_64 =
+      configs::step_list_text(configs::steps_running(Axis::d_head, configs::problem_at_d_head(64)));
   CHECK_THROWS_WITH_AS(
       resolve_check_kernel(request, registry),
-      doctest::Contains("step 1 runs d_head 128 only; d_head = 64 runs on steps 22, 23, 24, 25"),
+      doctest::Contains(("step 1 runs d_head 128 only; d_head 64 runs on " + runs_64).c_str()),
       std::invalid_argument);
   const KernelRegistry heads = registry_with_head_dimensions();
   request.step = 22;
   for (const int d_head : {64, 128, 256}) {
-    request.shape.d_head = d_head;
+    request.problem.d_head = d_head;
     CHECK(resolve_check_kernel(request, heads).config.d_head == d_head);
   }
   request = CheckRequest{};
   request.step = 1;
-  request.shape.seq_len = 0;
+  request.problem.seq_len = 0;
   CHECK_THROWS_WITH_AS(resolve_check_kernel(request, registry),
-                       "batch, seq_len, heads and d_head must be positive; got B=16 N=0 H=16 d=128",
-                       std::invalid_argument);
+                       "the problem fp16 N=0: seq_len 0 is not positive", std::invalid_argument);
 }
 
 TEST_CASE("check --causal: a step without the mask is refused naming the steps that have it") {
   CheckRequest request;
   request.step = 1;
-  request.shape.causal = true;
+  request.problem.causal = true;
   const KernelRegistry registry = registry_with_causal_step();
   const KernelEntry& unmasked = resolve_check_kernel(request, registry);
-  CHECK_THROWS_WITH_AS(validate_request_shape(unmasked, request.shape),
-                       unsupported_causal_message(1).c_str(), LaunchValidationError);
-  request.shape.causal = false;
-  CHECK_NOTHROW(validate_request_shape(unmasked, request.shape));
-  // A step with the mask takes the causal request (the stand-in entry of step 22).
-  request.step = 22;
-  request.shape.causal = true;
+  const std::string refusal = *configs::step_refusal_message(1, request.problem);
+  CHECK(contains(refusal, "step 1 has no causal mask; causal attention runs on steps 23"));
+  CHECK_THROWS_WITH_AS(validate_request_problem(unmasked, request.problem), refusal.c_str(),
+                       LaunchValidationError);
+  request.problem.causal = false;
+  CHECK_NOTHROW(validate_request_problem(unmasked, request.problem));
+  // A step with the mask takes the causal request (step 23).
+  request.step = 23;
+  request.problem.causal = true;
   const KernelEntry& masked = resolve_check_kernel(request, registry);
-  CHECK(masked.supports_causal);
-  CHECK_NOTHROW(validate_request_shape(masked, request.shape));
+  CHECK_NOTHROW(validate_request_problem(masked, request.problem));
 
   // The command line: --causal sets the request's mask, and is checked before any GPU is used.
   cli::CheckCli check;
   check.step = built_kernels().entries().front()->step;
-  check.seed = 1;
-  CHECK_FALSE(cli::check_request_from_cli(check).shape.causal);
-  check.causal = true;
-  if (built_kernels().entries().front()->supports_causal) {
-    CHECK(cli::check_request_from_cli(check).shape.causal);
+  check.seed = "1";
+  CHECK_FALSE(cli::check_request_from_cli(check).problem.causal);
+  check.axes[Axis::causal] = "1";
+  if (configs::step_descriptor(check.step).causal) {
+    CHECK(cli::check_request_from_cli(check).problem.causal);
   } else {
     try {
       cli::check_request_from_cli(check);
       FAIL("a causal check of a step without the mask was accepted");
     } catch (const cli::UsageError& error) {
       REQUIRE(error.problems().size() == 1);
-      CHECK(error.problems()[0] == unsupported_causal_message(check.step));
+      CHECK(contains(error.problems()[0], "has no causal mask"));
     }
   }
 }
@@ -828,40 +982,50 @@ TEST_CASE("check --causal: a step without the mask is refused naming the steps t
 TEST_CASE("check options are converted with clear errors") {
   cli::CheckCli check;
   check.step = 4;
-  check.dtype = "half";
-  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check), "--dtype: 'half' is not fp16 or bf16",
-                       std::invalid_argument);
-  check.dtype = "bf16";
+  check.axes[Axis::dtype] = "half";
+  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check),
+                       "--dtype: 'half' is not a dtype: fp16 or bf16", std::invalid_argument);
+  check.axes[Axis::dtype] = "bf16";
   check.config = "(FP16, 128, 64): async";
   CHECK_THROWS_AS(cli::check_request_from_cli(check), std::invalid_argument);
   check.config.clear();
   check.input_scale = 0;
-  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check), "--input-scale: 0 is not positive",
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check),
+                       "--input-scale: 0 is not a positive finite number", std::invalid_argument);
+  // inf is no scale either (issue 36): the inputs would be infinite.
+  check.input_scale = std::numeric_limits<float>::infinity();
+  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check),
+                       "--input-scale: inf is not a positive finite number", std::invalid_argument);
   check.input_scale = 2;
-  check.seed = 5;
+  check.seed = "5";
   const CheckRequest request = cli::check_request_from_cli(check);
   CHECK(request.step == 4);
-  CHECK(request.dtype == DType::BF16);
+  CHECK(request.problem.dtype == DType::BF16);
   CHECK(request.seed == 5);
-  CHECK(request.shape.batch == 16);
-  CHECK(request.shape.seq_len == 2048);
-  CHECK(request.shape.d_head == 128);
+  CHECK(request.problem.batch == 16);
+  CHECK(request.problem.seq_len == 2048);
+  CHECK(request.problem.d_head == 128);
   // --d-head defaults to the config's, so a kernel of another d_head is checked at its own
   // (step 22's d_head 64 progression config: every kernel set builds it).
   check.step = 22;
-  check.dtype.clear();
+  check.axes.erase(Axis::dtype);
   check.config = to_short_form(configs::headline_config(22, 64));
   REQUIRE_MESSAGE(built_kernels().try_find(22, configs::headline_config(22, 64)) != nullptr,
                   "this build lacks step 22 at d_head 64 (FLASHSCOPE_STEPS)");
-  CHECK(cli::check_request_from_cli(check).shape.d_head == 64);
-  check.d_head = 256;  // as given, and launch validation names the mismatch
+  CHECK(cli::check_request_from_cli(check).problem.d_head == 64);
+  check.axes[Axis::d_head] = "256";  // as given, and the config's d_head must match it
   CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check),
-                       doctest::Contains("d_head 256 does not match the kernel's d_head = 64"),
+                       doctest::Contains("does not compute the problem"), std::invalid_argument);
+  check.axes[Axis::d_head] = "0";
+  CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check),
+                       doctest::Contains("--d-head: d_head 0 is not a head dimension"),
                        std::invalid_argument);
-  check.d_head = 0;
+  // Grouped K/V heads: a divisor of --heads, else named (before any GPU).
+  check.axes.erase(Axis::d_head);
+  check.axes[Axis::heads_kv] = "5";
   CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check),
-                       doctest::Contains("--d-head: 0 is not positive"), std::invalid_argument);
+                       doctest::Contains("heads 16 is not a multiple of heads_kv 5"),
+                       std::invalid_argument);
 }
 
 TEST_CASE("without a GPU, explorer --csv fails with a clear message and writes no CSV") {
@@ -875,21 +1039,33 @@ TEST_CASE("without a GPU, explorer --csv fails with a clear message and writes n
   const ProcessResult all =
       run_explorer_without_gpu("--csv --seq-lens 512 --output '" + output + "'", true);
   CHECK(all.exit_code == 1);
-  CHECK(contains(all.output,
-                 "explorer --csv: no usable CUDA device: cudaGetDeviceCount failed with"));
+  CHECK(contains(all.output, "explorer --csv: no usable CUDA device: "));
+  // Without any driver the runtime says "driver version is insufficient": the message says none.
+  CHECK(contains(all.output, "no NVIDIA driver on this machine") != nvidia_driver_present());
   CHECK(contains(all.output, "the sweep needs a GPU"));
   CHECK_FALSE(testing::path_exists(output));
 
   const ProcessResult bad_option = run_explorer_without_gpu("--csv --dtypes fp8", true);
   CHECK(bad_option.exit_code == 2);
-  CHECK(contains(bad_option.output, "explorer --csv: --dtypes: 'fp8' is not fp16 or bf16"));
+  CHECK(
+      contains(bad_option.output, "explorer --csv: --dtypes: 'fp8' is not a dtype: fp16 or bf16"));
+  // Rules that need no GPU are named before one is looked for (issue 36): a length no kernel's
+  // tiles divide, and a step whose static head count is another.
+  const ProcessResult bad_length = run_explorer_without_gpu("--csv --seq-lens 1000", true);
+  CHECK(bad_length.exit_code == 2);
+  CHECK(contains(bad_length.output, "nothing to measure"));
+  CHECK(contains(bad_length.output, "seq_len 1000 is not a multiple of B_r"));
+  CHECK_FALSE(contains(bad_length.output, "CUDA"));
+  const ProcessResult bad_seed = run_explorer_without_gpu("--csv --seed -1", true);
+  CHECK(bad_seed.exit_code == 2);
+  CHECK(contains(bad_seed.output, "--seed: '-1' is not a seed"));
 
   // Every problem at once, the output folder's included, before any GPU is looked for.
   const ProcessResult several = run_explorer_without_gpu(
       "--csv --dtypes fp8 --steps 0 --output '" + output + ".d/missing/x.csv'", true);
   CHECK(several.exit_code == 2);
   CHECK(contains(several.output, "explorer --csv: --steps: invalid step list \"0\""));
-  CHECK(contains(several.output, "explorer --csv: --dtypes: 'fp8' is not fp16 or bf16"));
+  CHECK(contains(several.output, "explorer --csv: --dtypes: 'fp8' is not a dtype: fp16 or bf16"));
   CHECK(contains(several.output, "explorer --csv: --output: '" + output + ".d/missing/x.csv'"));
   CHECK(contains(several.output, "3 problems with the arguments; nothing was done"));
   CHECK_FALSE(contains(several.output, "CUDA"));
@@ -936,15 +1112,21 @@ TEST_CASE("without a GPU, explorer check fails with exit code 3; bad requests wi
                  "is not a multiple of B_r = " + std::to_string(entry.config.B_r)));
   // A causal check of a step without the mask is a bad request on any machine.
   for (const KernelEntry* candidate : built_kernels().entries())
-    if (!candidate->supports_causal) {
+    if (!configs::step_descriptor(candidate->step).causal) {
       const ProcessResult causal =
           run_explorer_without_gpu("check --causal --step " + std::to_string(candidate->step) +
                                        " --config '" + to_short_form(candidate->config) + "'",
                                    true);
       CHECK(causal.exit_code == 2);
-      CHECK(contains(causal.output, unsupported_causal_message(candidate->step)));
+      CHECK(contains(causal.output,
+                     "step " + std::to_string(candidate->step) + " has no causal mask"));
       break;
     }
+  // A grouped problem on a step that runs multi-head attention only, the same way.
+  const ProcessResult grouped =
+      run_explorer_without_gpu("check --step 1 --heads 16 --heads-kv 4", true);
+  CHECK(grouped.exit_code == 2);
+  CHECK(contains(grouped.output, "step 1 runs multi-head attention only"));
 }
 
 TEST_CASE("--devices and --shard are parsed with errors that name the rule") {
@@ -1086,8 +1268,15 @@ TEST_CASE("a cell's shard depends on the cell alone: the same on every host, bui
   // of this code): a change here would split a campaign between two versions differently.
   CHECK(plan_cell_key(RowSubject::kernel(7),
                       parse_short_form("(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles"),
-                      DType::FP16, AttentionShape{16, 4096, 16, 128}) ==
+                      multi_head_problem(DType::FP16, 16, 4096, 16, 128)) ==
         "7|(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles|fp16|128|16|16|4096");
+  // The axes after the mask keep those keys: a tag each, only off the plain value.
+  Problem grouped = multi_head_problem(DType::BF16, 16, 4096, 32, 128, true);
+  grouped.heads_kv = 8;
+  CHECK(plan_cell_key(RowSubject::baseline(Baseline::cudnn), std::nullopt, grouped) ==
+        "cudnn||bf16|128|16|32|4096|kv=8|causal");
+  grouped.pass = Pass::backward;
+  CHECK(problem_key(grouped) == "bf16|128|16|32|4096|kv=8|causal|backward");
   const std::string key = "7|(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles|fp16|128|16|16|4096";
   std::vector<int> shards;
   for (const int count : {1, 2, 3, 4, 8, 100})
@@ -1102,13 +1291,13 @@ TEST_CASE("a cell's shard depends on the cell alone: the same on every host, bui
     if (entry->config.dtype == DType::BF16) small.add(*entry);
   SweepOptions options;
   options.set_key = "built";
-  options.dtypes = {DType::BF16, DType::FP16};
-  options.seq_lens = {16384, 1024};
+  options.axes[Axis::dtype] = {static_cast<int>(DType::BF16), static_cast<int>(DType::FP16)};
+  options.axes[Axis::seq_len] = {16384, 1024};
   options.shard = PlanShard{1, 3};
   options.steps = {7};
   const std::multiset<std::string> from_small = recorded_cells(plan_sweep(options, small, {}));
-  options.dtypes = {DType::FP16, DType::BF16};
-  options.seq_lens = {1024, 16384, 4096};
+  options.axes[Axis::dtype] = {static_cast<int>(DType::FP16), static_cast<int>(DType::BF16)};
+  options.axes[Axis::seq_len] = {1024, 16384, 4096};
   options.steps = {16, 7, 1};
   const std::multiset<std::string> from_big = recorded_cells(plan_sweep(options, big, {}));
   REQUIRE_FALSE(from_small.empty());
@@ -1123,10 +1312,11 @@ TEST_CASE("a cell's shard depends on the cell alone: the same on every host, bui
 TEST_CASE("a shard measures the references its kernels are compared with, writes only its own") {
   const KernelRegistry registry = registry_with_tune_configs();
   SweepOptions options;
+  options.repeat_baselines = true;  // both passes of a reference are one cell
   options.set_key = "built";
   options.steps = {7};
-  options.seq_lens = {4096};
-  options.dtypes = {DType::FP16};
+  options.axes[Axis::seq_len] = {4096};
+  options.axes[Axis::dtype] = {static_cast<int>(DType::FP16)};
   const int count = 4;
   std::size_t baselines = 0, written_references = 0;
   for (int index = 0; index < count; ++index) {
@@ -1173,4 +1363,29 @@ TEST_CASE("without a GPU, --devices all fails like any sweep: clearly, writing n
   const ProcessResult bad_shard = run_explorer_without_gpu("--csv --shard 2/2", true);
   CHECK(bad_shard.exit_code == 2);
   CHECK(contains(bad_shard.output, "--shard: '2/2': K must be in 0..1"));
+}
+
+TEST_CASE("an output's partial file is created anew: one that exists is refused and kept") {
+  const std::string dir = testing::scratch_folder("flashscope_test_sweep_cli", "partial");
+  const std::string output = dir + "/out.csv";
+  std::ofstream(output + ".partial") << "an interrupted sweep's rows\n";
+  CHECK(cli::atomic_output_problem("--output", output).value() ==
+        "--output: '" + output +
+            ".partial' exists, left by an earlier run that did not finish (an interrupted sweep "
+            "keeps its measured rows there); move or delete it first: this command writes its "
+            "output through that file and would overwrite it");
+  CHECK_THROWS_WITH_AS(cli::AtomicOutputFile{output}, doctest::Contains("move or delete it first"),
+                       std::runtime_error);
+  std::ifstream kept(output + ".partial");
+  CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "an interrupted sweep's rows\n");
+  CHECK_FALSE(testing::path_exists(output));
+  ::remove((output + ".partial").c_str());
+  CHECK_FALSE(cli::atomic_output_problem("--output", output).has_value());
+  {
+    cli::AtomicOutputFile file(output);
+    file.stream() << "rows\n";
+    file.commit();
+  }
+  CHECK(testing::path_exists(output));
+  CHECK_FALSE(testing::path_exists(output + ".partial"));
 }

@@ -76,11 +76,11 @@ struct ShortSweep {
   ShortSweep() {
     const int step = first_fp16_kernel().step;
     arguments = "--csv --steps " + std::to_string(step) +
-                " --seq-lens 512,1024 --dtypes fp16,bf16 --runs 5 --min-runs 5 --warmup 2 "
+                " --seq-lens 512,1024 --dtypes fp16,bf16 --min-rounds 6 --max-rounds 6 "
                 "--metrics none --seed 1234";
     SweepOptions options;
     options.steps = {step};
-    options.seq_lens = {512, 1024};
+    options.axes[Axis::seq_len] = {512, 1024};
     plan = plan_sweep(options, built_kernels(), built_baselines());
   }
 };
@@ -107,7 +107,7 @@ TEST_CASE("--devices all spreads the plan over every GPU; each row names its GPU
   std::map<std::string, std::set<int>> devices_of_unit;  // "fp16 N=512" -> GPUs
   for (const ResultRow& row : rows) {
     CAPTURE(row.subject.text());
-    CAPTURE(row.seq_len);
+    CAPTURE(row.problem.seq_len);
     CHECK(row.status.ok());
     CHECK(row.verdict == Verdict::pass);
     REQUIRE(row.device_index.has_value());
@@ -118,7 +118,7 @@ TEST_CASE("--devices all spreads the plan over every GPU; each row names its GPU
     CHECK(row.device_uuid == device.uuid);
     CHECK(row.device_uuid.starts_with("GPU-"));
     used.insert(*row.device_index);
-    devices_of_unit[dtype_text(row) + " N=" + std::to_string(row.seq_len)].insert(
+    devices_of_unit[dtype_text(row) + " N=" + std::to_string(row.problem.seq_len)].insert(
         *row.device_index);
     // Kernels are compared with the references measured on their own GPU.
     if (!row.is_baseline_or_ceiling() && !built_baselines().empty())
@@ -145,7 +145,7 @@ TEST_CASE("a fault on one GPU costs its row and that GPU's worker; the others go
   std::size_t faulting_items = 0;  // the step's kernels at N = 1024, in each dtype it is built
   for (const SweepUnit& unit : sweep.plan.units)
     for (const MeasurementItem& item : unit.items)
-      faulting_items += item.subject.step() == kernel.step && item.shape.seq_len == 1024;
+      faulting_items += item.subject.step() == kernel.step && item.problem.seq_len == 1024;
   const std::string output = scratch("fault");
   const ProcessResult run =
       run_explorer("FLASHSCOPE_TEST_FAULT=illegal-address:" + std::to_string(kernel.step) + ":1024",
@@ -157,8 +157,8 @@ TEST_CASE("a fault on one GPU costs its row and that GPU's worker; the others go
   std::size_t faults = 0;
   for (const ResultRow& row : rows) {
     CAPTURE(row.subject.text());
-    CAPTURE(row.seq_len);
-    if (row.step_number() == kernel.step && row.seq_len == 1024) {
+    CAPTURE(row.problem.seq_len);
+    if (row.step_number() == kernel.step && row.problem.seq_len == 1024) {
       CHECK(contains(row.status.text(), "cudaErrorIllegalAddress"));
       CHECK(row.device_index.has_value());
       ++faults;

@@ -76,10 +76,11 @@ std::string only_kernel_arguments(const KernelEntry& entry) {
 TEST_CASE("a short sweep writes one sane row per planned measurement") {
   const KernelEntry& kernel = first_fp16_kernel();
   const std::string output = scratch_directory("short") + "/sweep.csv";
-  const std::string arguments = "--csv --steps " + std::to_string(kernel.step) +
-                                " --seq-lens 512,1024 --runs 5 --warmup 2 --seed 1234 --metrics "
-                                "dram__bytes_read.sum --output " +
-                                quoted(output);
+  const std::string arguments =
+      "--csv --steps " + std::to_string(kernel.step) +
+      " --seq-lens 512,1024 --min-rounds 6 --max-rounds 6 --seed 1234 --metrics "
+      "dram__bytes_read.sum --output " +
+      quoted(output);
   const ProcessResult run = run_explorer("", arguments);
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
@@ -87,7 +88,7 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
   // The plan the binary followed, recomputed here from the same options.
   SweepOptions options;
   options.steps = {kernel.step};
-  options.seq_lens = {512, 1024};
+  options.axes[Axis::seq_len] = {512, 1024};
   const SweepPlan plan = plan_sweep(options, built_kernels(), built_baselines());
   const std::vector<ResultRow> rows = read_results_file(output);
   REQUIRE(rows.size() == plan.item_count());
@@ -100,12 +101,19 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
     CAPTURE(row.subject.text());
     CAPTURE(config_text(row));
     CAPTURE(dtype_text(row));
-    CAPTURE(row.seq_len);
+    CAPTURE(row.problem.seq_len);
     CAPTURE(row.status.text());
     REQUIRE(row.status.ok());
     ++ok_rows;
     CHECK(row.verdict == Verdict::pass);
-    CHECK(row.runs == 5);
+    // Six interleaved rounds (--min-rounds = --max-rounds) of whole batches, and an interval.
+    REQUIRE(row.rounds.has_value());
+    CHECK(*row.rounds == 6);
+    CHECK(row.runs >= 6);
+    CHECK(row.runs % 6 == 0);
+    REQUIRE(row.ci_low_ms.has_value());
+    CHECK(*row.ci_low_ms <= row.median_ms);
+    CHECK(row.median_ms <= *row.ci_high_ms);
     CHECK(row.median_ms > 0);
     CHECK(row.min_ms <= row.median_ms);
     CHECK(row.median_ms <= row.max_ms);
@@ -117,8 +125,8 @@ TEST_CASE("a short sweep writes one sane row per planned measurement") {
     CHECK(row.device == device.name);
     CHECK(row.cache_mode == "warm");
     CHECK(row.max_error.has_value());
-    CHECK(row.batch == seed_batch_for(row.seq_len));
-    CHECK(row.heads == 16);
+    CHECK(row.problem.batch == seed_batch_for(row.problem.seq_len));
+    CHECK(row.problem.heads == 16);
     // Provenance: the build's commit and dirty state, this machine, no locked clock claimed.
     CHECK(row.git_commit == source_state().commit);
     CHECK(row.git_dirty == source_state().dirty);
@@ -188,26 +196,26 @@ TEST_CASE("a faulting kernel costs its own row; the rows before and after are ke
   for (const FaultCase& fault : cases) {
     CAPTURE(fault.kind);
     const std::string output = scratch_directory(fault.kind) + "/sweep.csv";
-    const ProcessResult run = run_explorer(
-        "FLASHSCOPE_TEST_FAULT=" + std::string(fault.kind) + ":" + std::to_string(kernel.step) +
-            ":1024",
-        "--csv " + only_kernel_arguments(kernel) +
-            " --seq-lens 512,1024,2048 --runs 2 --warmup 1 --reference none --metrics none "
-            "--output " +
-            quoted(output) + fault.extra_arguments);
+    const ProcessResult run = run_explorer("FLASHSCOPE_TEST_FAULT=" + std::string(fault.kind) +
+                                               ":" + std::to_string(kernel.step) + ":1024",
+                                           "--csv " + only_kernel_arguments(kernel) +
+                                               " --seq-lens 512,1024,2048 --min-rounds 6 "
+                                               "--max-rounds 6 --reference none --metrics none "
+                                               "--output " +
+                                               quoted(output) + fault.extra_arguments);
     INFO(run.output);
     CHECK(run.exit_code == 1);  // a fault makes the sweep fail, after finishing it
     const std::vector<ResultRow> rows = read_results_file(output);
     REQUIRE(rows.size() == 3);
-    CHECK(rows[0].seq_len == 512);
+    CHECK(rows[0].problem.seq_len == 512);
     CHECK(rows[0].status.ok());
     CHECK(rows[0].verdict == Verdict::pass);
-    CHECK(rows[1].seq_len == 1024);
+    CHECK(rows[1].problem.seq_len == 1024);
     CHECK(rows[1].status.text().starts_with("fault: "));
     CHECK(contains(rows[1].status.text(), fault.expected));
     CHECK(rows[1].verdict == Verdict::unchecked);
     CHECK(rows[1].config == kernel.config);
-    CHECK(rows[2].seq_len == 2048);
+    CHECK(rows[2].problem.seq_len == 2048);
     CHECK(rows[2].status.ok());
     CHECK(rows[2].verdict == Verdict::pass);
   }
@@ -260,11 +268,11 @@ TEST_CASE("a claimed locked clock is recorded, and rows measured away from it ar
   // clock it measures. No GPU runs at 100 MHz under load, so the row must be flagged.
   const KernelEntry& kernel = first_fp16_kernel();
   const std::string output = scratch_directory("locked") + "/sweep.csv";
-  const ProcessResult run =
-      run_explorer("", "--csv " + only_kernel_arguments(kernel) +
-                           " --seq-lens 512 --runs 2 --warmup 1 --reference none --metrics none "
-                           "--locked-sm-clock 100 --output " +
-                           quoted(output));
+  const ProcessResult run = run_explorer(
+      "", "--csv " + only_kernel_arguments(kernel) +
+              " --seq-lens 512 --min-rounds 6 --max-rounds 6 --reference none --metrics none "
+              "--locked-sm-clock 100 --output " +
+              quoted(output));
   INFO(run.output);
   CHECK(run.exit_code == 0);
   CHECK(contains(run.output, "the caller says the SM clock is locked at 100 MHz"));

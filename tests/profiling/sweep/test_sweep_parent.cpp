@@ -49,13 +49,18 @@ KernelRegistry two_step_registry() {
   return registry;
 }
 
-// The stand-in worker. Marker files in its folder make it misbehave at one item:
-// crash_U_I (killed by SIGSEGV), lost_U_I (writes a fault row, exits 3 as after a sticky CUDA
-// error), hang_U_I (never answers); setup_fail_D makes the worker of device D exit 4 before any
-// row; slow_D makes device D take 0.3 s per item.
+// The stand-in worker. It reads the job the parent sends first, then the commands. Marker files in
+// its folder make it misbehave at one item: crash_U_I (killed by SIGSEGV), lost_U_I (writes a fault
+// row, exits 3 as after a sticky CUDA error), hang_U_I (never answers); setup_fail_D makes the
+// worker of device D exit 4 before any row; slow_D makes device D take 0.3 s per item.
 constexpr const char* kFakeWorker = R"(
 dir=$1; dev=$2
 [ -e "$dir/setup_fail_$dev" ] && { echo "fake worker: setup fails on $dev" >&2; exit 4; }
+# The job comes first (settings and plan as data, up to its "end" line): a real worker parses
+# it; this one checks that it came, whole.
+read header
+[ "$header" = "flashscope-worker-job 1" ] || { echo "fake worker: no job header" >&2; exit 4; }
+while read line; do [ "$line" = end ] && break; done
 cat "$dir/header.csv" >&3
 while read unit start; do
   n=$(cat "$dir/units/$unit")
@@ -98,7 +103,7 @@ struct FakeSweep {
             const KernelRegistry& registry = two_step_registry()) {
     dir = testing::scratch_folder("flashscope_test_sweep_parent", name);
     SweepOptions options = base;
-    if (options.seq_lens == seed_seq_lens()) options.seq_lens = {512, 1024, 2048};
+    if (!options.axes.contains(Axis::seq_len)) options.axes[Axis::seq_len] = {512, 1024, 2048};
     options.collect_metrics = false;
     plan = plan_sweep(options, registry, {"fa2", "cudnn"});
     ::mkdir((dir + "/units").c_str(), 0777);
@@ -119,7 +124,7 @@ struct FakeSweep {
           row.runs = 10;
           // References take 1 ms, kernels 2 ms: every kernel is at 50 % of each reference.
           // Causal references take 0.5 ms: a causal kernel is at 25 % of its own workload's.
-          row.median_ms = item.is_baseline() ? (item.shape.causal ? 0.5 : 1.0) : 2.0;
+          row.median_ms = item.is_baseline() ? (item.problem.causal ? 0.5 : 1.0) : 2.0;
           row.min_ms = row.median_ms;
           row.max_ms = row.median_ms;
           row.tflops = 100;
@@ -172,9 +177,7 @@ void check_complete(const SweepPlan& plan, const std::vector<ResultRow>& rows) {
     for (const MeasurementItem& item : unit.items)
       if (item.recorded) planned.insert(plan_cell_key(item));
   for (const ResultRow& row : rows)
-    got.insert(
-        plan_cell_key(row.subject, row.config, row.dtype,
-                      AttentionShape{row.batch, row.seq_len, row.heads, row.d_head, row.causal}));
+    got.insert(plan_cell_key(row.subject, row.config, row.problem));
   CHECK(got == planned);
 }
 
@@ -182,15 +185,23 @@ void check_complete(const SweepPlan& plan, const std::vector<ResultRow>& rows) {
 
 TEST_CASE("pct_* pairs each kernel row with the references of its own workload") {
   // Step 3 stands in for a step with the causal mask; step 1 has none.
-  KernelRegistry registry = two_step_registry();
+  // Step 1 and step 23, whose descriptor has the mask.
   KernelRegistry with_mask;
-  for (const KernelEntry* entry : registry.entries()) {
-    KernelEntry copy = *entry;
-    copy.supports_causal = entry->step == 3;
-    with_mask.add(copy);
+  // Named: entries() points into the registry, which must outlive the loop (a temporary's
+  // lifetime is not extended through a range-for's range expression before C++23).
+  const KernelRegistry both = two_step_registry();
+  for (const KernelEntry* entry : both.entries())
+    if (entry->step == 1) with_mask.add(*entry);
+  for (const DType dtype : {DType::FP16, DType::BF16}) {
+    KernelEntry masked;
+    masked.step = 23;
+    masked.config = configs::with_dtype(configs::headline_config(23), dtype);
+    masked.launch = &launch_nothing;
+    masked.display_name = "23";
+    with_mask.add(masked);
   }
   SweepOptions options;
-  options.causal = {0, 1};
+  options.axes[Axis::causal] = {0, 1};
   for (const int devices : {1, 2}) {
     CAPTURE(devices);
     const FakeSweep sweep("causal_pairing_" + std::to_string(devices), devices, options, with_mask);
@@ -201,11 +212,11 @@ TEST_CASE("pct_* pairs each kernel row with the references of its own workload")
     for (const ResultRow& row : run.rows) {
       if (row.is_baseline_or_ceiling()) continue;
       CAPTURE(row.subject.text());
-      CAPTURE(row.causal);
-      (row.causal ? causal_kernels : unmasked_kernels) += 1;
-      if (row.causal) CHECK(row.subject == RowSubject::kernel(3));
-      CHECK(row.pct_fa2.value_or(0) == doctest::Approx(row.causal ? 25 : 50));
-      CHECK(row.pct_cudnn.value_or(0) == doctest::Approx(row.causal ? 25 : 50));
+      CAPTURE(row.problem.causal);
+      (row.problem.causal ? causal_kernels : unmasked_kernels) += 1;
+      if (row.problem.causal) CHECK(row.subject == RowSubject::kernel(23));
+      CHECK(row.pct_fa2.value_or(0) == doctest::Approx(row.problem.causal ? 25 : 50));
+      CHECK(row.pct_cudnn.value_or(0) == doctest::Approx(row.problem.causal ? 25 : 50));
     }
     CHECK(causal_kernels == 2 * 3);  // step 3 in two dtypes at three lengths
     CHECK(unmasked_kernels == 2 * 2 * 3);
@@ -221,7 +232,7 @@ TEST_CASE("one device measures the units in plan order") {
   for (const SweepUnit& unit : sweep.plan.units)
     for (const MeasurementItem& item : unit.items) {
       CHECK(run.rows[r].subject == item.subject);
-      CHECK(run.rows[r].seq_len == item.shape.seq_len);
+      CHECK(run.rows[r].problem.seq_len == item.problem.seq_len);
       CHECK(run.rows[r].device_index == 0);
       if (!item.is_baseline()) CHECK(run.rows[r].pct_fa2.value_or(0) == doctest::Approx(50));
       ++r;
@@ -243,7 +254,8 @@ TEST_CASE("several devices share the plan: each unit on one device, every cell o
   // A unit's rows come from one device, so kernels are paired with that device's references.
   std::map<std::string, std::set<int>> devices_of_shape;
   for (const ResultRow& row : run.rows) {
-    devices_of_shape[dtype_text(row) + std::to_string(row.seq_len)].insert(*row.device_index);
+    devices_of_shape[dtype_text(row) + std::to_string(row.problem.seq_len)].insert(
+        *row.device_index);
     CHECK(row.device_uuid == fake_device(*row.device_index).uuid);
     if (!row.is_baseline_or_ceiling()) CHECK(row.pct_cudnn.value_or(0) == doctest::Approx(50));
   }
@@ -280,7 +292,7 @@ TEST_CASE("a crash costs its own row and restarts that device's worker only") {
           "fault: worker killed by signal 11 (Segmentation fault) while measuring "
           "this item");
     CHECK(row.subject == sweep.plan.units[2].items[1].subject);
-    CHECK(row.seq_len == sweep.plan.units[2].items[1].shape.seq_len);
+    CHECK(row.problem.seq_len == sweep.plan.units[2].items[1].problem.seq_len);
     CHECK(row.device_uuid == fake_device(*row.device_index).uuid);
   }
   CHECK(faults == 1);

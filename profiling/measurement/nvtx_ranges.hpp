@@ -1,5 +1,7 @@
 // NVTX3 ranges around every measured launch, in the `flashscope` domain, so Nsight Systems shows
-// what ran and Nsight Compute can pick one measurement:
+// what ran and Nsight Compute can pick one measurement. The interleaved engine (interleaved.hpp)
+// names each range after its contender, the sweep after the row ("26 (FP16, ...) fp16 H=32 kv=8
+// N=4096 B=8"); explorer peak and time_launches use measurement_range_name:
 //   ncu --nvtx --nvtx-include "flashscope@7 (FP16, 128, 64, 64, 4): async+...+opt_softmax N=4096/"
 #pragma once
 

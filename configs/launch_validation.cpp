@@ -1,0 +1,210 @@
+#include "configs/launch_validation.hpp"
+
+#include <algorithm>
+
+#include "configs/config_sets.hpp"
+
+namespace flashscope {
+
+namespace {
+
+[[noreturn]] void reject(const std::string& message) {
+  throw LaunchValidationError(message);
+}
+
+std::string shape_string(const std::array<std::int64_t, 4>& shape) {
+  return "[" + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " +
+         std::to_string(shape[2]) + ", " + std::to_string(shape[3]) + "]";
+}
+
+void check_placement(const TensorView& tensor, const char* name) {
+  if (tensor.data == nullptr) reject(std::string(name) + " is a null pointer");
+  if (tensor.location != MemoryLocation::device)
+    reject(std::string(name) + " must be a CUDA (device) tensor");
+  if (tensor.strides != contiguous_strides(tensor.shape))
+    reject(std::string(name) + " must be contiguous [batch, seq_len, heads, d_head]; shape " +
+           shape_string(tensor.shape) + " has strides " + shape_string(tensor.strides));
+}
+
+std::string dtype_text(DType dtype) {
+  return std::string(dtype_lower_name(dtype));
+}
+
+}  // namespace
+
+std::array<std::int64_t, 4> contiguous_strides(const std::array<std::int64_t, 4>& shape) {
+  return {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
+}
+
+Problem problem_of(const AttentionTensors& tensors) {
+  const auto& q = tensors.q.shape;
+  Problem problem;
+  problem.dtype = tensors.q.dtype;
+  problem.batch = static_cast<int>(q[0]);
+  problem.seq_len = static_cast<int>(q[1]);
+  problem.heads = static_cast<int>(q[2]);
+  problem.heads_kv = static_cast<int>(tensors.k.shape[2]);
+  problem.d_head = static_cast<int>(q[3]);
+  problem.causal = tensors.causal;
+  problem.pass = Pass::forward;
+  return problem;
+}
+
+// The rules every step of a track shares come first; then the step's own, as its descriptor
+// (kernels/versions/vNN/step.hpp) declares them. A step without a descriptor has no rules to
+// fall back on: it is rejected by name.
+std::optional<std::string> unsupported_combination(int step, const KernelConfig& c) {
+  const StepDescriptor* descriptor = versions::find(step);
+  // The compile-time rules of the step's pass (a backward step's warps split the KV block).
+  const Pass pass = descriptor != nullptr ? descriptor->pass : Pass::forward;
+  if (const char* violation = static_config_violation(c, pass); violation[0] != '\0')
+    return std::string("invalid config ") + to_short_form(c) + ": " + violation;
+  if (descriptor == nullptr)
+    return "step " + step_name(step) + " does not exist (steps are " +
+           configs::step_list_text(configs::step_numbers()) + ", kernels/versions/steps.hpp)";
+  if (descriptor->track == Track::hopper) {
+    if (!is_hopper_config(c))
+      return "step " + step_name(step) + " is a Hopper step and needs a Hopper config " +
+             "(stages_N); " + to_short_form(c) + " is an Ampere config";
+  } else if (is_hopper_config(c)) {
+    return "step " + step_name(step) + " is an Ampere step (mma.sync, cp.async); " +
+           to_short_form(c) + " is a Hopper config (stages_N) for steps " +
+           std::to_string(kFirstHopperStep) + "+";
+  }
+  if (!descriptor->d_heads.contains(c.d_head))
+    return configs::step_refusal_message(step, configs::problem_at_d_head(c.d_head));
+  return descriptor->rules(step, c);
+}
+
+const KernelEntry& find_kernel(const KernelRegistry& registry, int step,
+                               const KernelConfig& config) {
+  if (const KernelEntry* entry = registry.try_find(step, config)) return *entry;
+  // Only for a step that exists: unsupported_combination rejects the others, and the lookup's
+  // own message (this build has no kernel for step N) says the rest.
+  std::optional<std::string> rule;
+  if (versions::find(step) != nullptr) rule = unsupported_combination(step, config);
+  return registry.find(step, config, rule);
+}
+
+std::optional<std::string> launch_refusal(const KernelEntry& entry, const Problem& problem) {
+  const KernelConfig& c = entry.config;
+  if (const auto violation = problem_violation(problem)) return *violation;
+  if (problem.d_head != c.d_head)
+    return "d_head " + std::to_string(problem.d_head) +
+           " does not match the kernel's d_head = " + std::to_string(c.d_head);
+  if (problem.dtype != c.dtype)
+    return "kernel config dtype " + dtype_text(c.dtype) + " does not match the input dtype " +
+           dtype_text(problem.dtype);
+  if (problem.seq_len % c.B_r != 0)
+    return "seq_len " + std::to_string(problem.seq_len) +
+           " is not a multiple of B_r = " + std::to_string(c.B_r);
+  if (problem.seq_len % c.B_c != 0)
+    return "seq_len " + std::to_string(problem.seq_len) +
+           " is not a multiple of B_c = " + std::to_string(c.B_c);
+  if (auto reason = unsupported_combination(entry.step, c)) return reason;
+  if (auto reason = configs::step_refusal_message(entry.step, problem)) return reason;
+  if (const StepDescriptor* descriptor = versions::find(entry.step);
+      descriptor != nullptr && descriptor->problem_rules != nullptr)
+    if (auto reason = descriptor->problem_rules(entry.step, c, problem)) return reason;
+  const auto& heads = entry.static_head_counts;
+  if (!heads.empty() && std::find(heads.begin(), heads.end(), problem.heads) == heads.end()) {
+    std::string list;
+    for (const int h : heads)
+      list += (list.empty() ? "" : ", ") + std::to_string(h);
+    return "step " + step_name(entry.step) +
+           " is compiled for a static GMEM row stride of d_head x heads with heads in {" + list +
+           "}; heads = " + std::to_string(problem.heads) +
+           " would read the wrong rows (add it to configs/ to instantiate it)";
+  }
+  const std::int64_t row_elements =
+      static_cast<std::int64_t>(problem.seq_len) * problem.heads * problem.d_head;
+  if (row_elements > INT32_MAX)
+    return "seq_len x heads x d_head = " + std::to_string(row_elements) +
+           " exceeds the 32-bit range the kernels index with";
+  return std::nullopt;
+}
+
+void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
+                     int compute_capability, int device) {
+  constexpr const char* kInputNames[] = {"Q", "K", "V"};
+  const TensorView* inputs[] = {&tensors.q, &tensors.k, &tensors.v};
+  for (int i = 0; i < 3; ++i)
+    check_placement(*inputs[i], kInputNames[i]);
+
+  if (entry.exact_compute_capability != 0 && compute_capability != entry.exact_compute_capability)
+    reject("step " + step_name(entry.step) + " needs an sm_" +
+           std::to_string(entry.exact_compute_capability) + "a (Hopper) GPU; " +
+           (device >= 0 ? "device " + std::to_string(device) : std::string("this device")) +
+           " is sm_" + std::to_string(compute_capability));
+  if (compute_capability < 80)
+    reject(
+        "flashscope kernels need SM 8.0 or newer (cp.async, mma.sync m16n8k16); this "
+        "device is SM " +
+        std::to_string(compute_capability / 10) + "." + std::to_string(compute_capability % 10));
+  const DType dtype = tensors.q.dtype;
+  if (dtype != DType::FP16 && dtype != DType::BF16)
+    reject("only fp16 and bf16 inputs are supported; Q has dtype " +
+           std::to_string(static_cast<int>(dtype)));
+  for (int i = 1; i < 3; ++i)
+    if (inputs[i]->dtype != dtype)
+      reject(std::string(kInputNames[i]) + " has dtype " + dtype_text(inputs[i]->dtype) +
+             " but Q has " + dtype_text(dtype) + "; Q, K and V must share one dtype");
+
+  const auto& shape = tensors.q.shape;
+  for (int axis = 0; axis < 4; ++axis)
+    if (shape[axis] <= 0) reject("Q has an empty dimension: shape " + shape_string(shape));
+  // K and V: Q's batch, length and d_head, and heads_kv heads (a divisor of Q's head count).
+  const auto& kv = tensors.k.shape;
+  if (kv[0] != shape[0] || kv[1] != shape[1] || kv[3] != shape[3] || kv[2] <= 0 ||
+      kv[2] > shape[2] || shape[2] % kv[2] != 0)
+    reject("K has shape " + shape_string(kv) + " but Q has " + shape_string(shape) +
+           "; K and V must be [batch, seq_len, heads_kv, d_head] with Q's batch, seq_len and "
+           "d_head and heads_kv a divisor of Q's heads (equal: multi-head attention)");
+  if (tensors.v.shape != kv)
+    reject("V has shape " + shape_string(tensors.v.shape) + " but K has " + shape_string(kv) +
+           "; they must be equal");
+
+  check_placement(tensors.o, "O");
+  if (tensors.o.dtype != dtype)
+    reject("O has dtype " + dtype_text(tensors.o.dtype) + " but the inputs have " +
+           dtype_text(dtype));
+  if (tensors.o.shape != shape)
+    reject("O has shape " + shape_string(tensors.o.shape) + " but Q has " + shape_string(shape) +
+           "; they must be equal");
+  if (tensors.softmax_lse != nullptr) {
+    const StepDescriptor* descriptor = versions::find(entry.step);
+    if (descriptor == nullptr || !descriptor->writes_lse)
+      reject("step " + step_name(entry.step) +
+             " does not write the log-sum-exp; the steps that do: " +
+             configs::step_list_text(configs::steps_writing_lse()));
+  }
+  if (auto reason = launch_refusal(entry, problem_of(tensors))) reject(*reason);
+}
+
+ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& tensors) {
+  const auto& shape = tensors.q.shape;
+  const auto& strides = tensors.q.strides;
+  const int seq_len = static_cast<int>(shape[1]);
+  ForwardArgs args{};
+  args.Q = tensors.q.data;
+  args.K = tensors.k.data;
+  args.V = tensors.v.data;
+  args.O = const_cast<void*>(tensors.o.data);
+  args.batch_stride = strides[0];
+  args.seq_stride = strides[1];
+  args.head_stride = strides[2];
+  args.batch = static_cast<int>(shape[0]);
+  args.seq_len = seq_len;
+  args.n_heads = static_cast<int>(shape[2]);
+  args.n_Q_blocks = (seq_len + entry.config.B_r - 1) / entry.config.B_r;
+  args.n_KV_blocks = (seq_len + entry.config.B_c - 1) / entry.config.B_c;
+  args.causal = tensors.causal ? 1 : 0;
+  args.n_kv_heads = static_cast<int>(tensors.k.shape[2]);
+  args.kv_batch_stride = tensors.k.strides[0];
+  args.kv_seq_stride = tensors.k.strides[1];
+  args.kv_head_stride = tensors.k.strides[2];
+  args.softmax_lse = tensors.softmax_lse;
+  return args;
+}
+
+}  // namespace flashscope
