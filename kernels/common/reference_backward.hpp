@@ -38,7 +38,7 @@ struct AttentionBackwardFp64 {
 // Inputs are contiguous [batch, seq_len, heads, d_head], softmax scale 1/sqrt(d_head); d_o is the
 // gradient of the loss with respect to the attention output. Computes S, L, P, O, D = rowsum(dO ∘
 // O), dP, dS and the three gradients in fp64 (backward-track.md §1).
-AttentionBackwardFp64 cpu_attention_backward_fp64(const AttentionShape& shape,
+AttentionBackwardFp64 cpu_attention_backward_fp64(const Problem& shape,
                                                   const std::vector<double>& q,
                                                   const std::vector<double>& k,
                                                   const std::vector<double>& v,
@@ -48,7 +48,7 @@ AttentionBackwardFp64 cpu_attention_backward_fp64(const AttentionShape& shape,
 // `dtype`, [batch, seq_len, heads, d_head]) rounded from fp32 once, and lse (device, fp32,
 // [batch, heads, seq_len]) = m + ln(sum_j exp(s_j - m)), s = Q·Kᵀ / sqrt(d_head): what a forward
 // step writes to ForwardArgs::softmax_lse. Asynchronous on `stream`.
-void gpu_reference_forward_with_lse(const AttentionShape& shape, DType dtype, const void* q,
+void gpu_reference_forward_with_lse(const Problem& shape, DType dtype, const void* q,
                                     const void* k, const void* v, void* o, float* lse,
                                     cudaStream_t stream = nullptr);
 
@@ -56,7 +56,7 @@ void gpu_reference_forward_with_lse(const AttentionShape& shape, DType dtype, co
 // [batch, heads, seq_len]). In fp32 mode o and lse are not read (nullptr allowed): L and D are
 // recomputed in fp32, D as rowsum(P ∘ dP), which equals rowsum(dO ∘ O) for the exact O. Allocates
 // and frees a small fp32 buffer (L and D) on `stream`. Asynchronous on `stream`.
-void gpu_reference_attention_backward(const AttentionShape& shape, DType dtype,
+void gpu_reference_attention_backward(const Problem& shape, DType dtype,
                                       ReferencePrecision precision, const void* q, const void* k,
                                       const void* v, const void* o, const void* d_o,
                                       const float* lse, void* dq, void* dk, void* dv,
@@ -98,7 +98,7 @@ class BackwardReferenceOutputs {
  public:
   static constexpr double kRelativeFloor = 0x1p-20;
 
-  BackwardReferenceOutputs(const AttentionShape& shape, DType dtype, const void* q, const void* k,
+  BackwardReferenceOutputs(const Problem& shape, DType dtype, const void* q, const void* k,
                            const void* v, const void* o, const void* d_o, const float* lse,
                            cudaStream_t stream = nullptr);
   ~BackwardReferenceOutputs();
@@ -116,7 +116,7 @@ class BackwardReferenceOutputs {
                                    cudaStream_t stream = nullptr) const;
 
  private:
-  AttentionShape shape_;
+  Problem shape_;
   DType dtype_;
   void* low_precision_[3] = {};
   void* fp32_[3] = {};

@@ -6,17 +6,21 @@
 
 namespace flashscope {
 
-AttentionBackwardFp64 cpu_attention_backward_fp64(const AttentionShape& shape,
+AttentionBackwardFp64 cpu_attention_backward_fp64(const Problem& shape,
                                                   const std::vector<double>& q,
                                                   const std::vector<double>& k,
                                                   const std::vector<double>& v,
                                                   const std::vector<double>& d_o) {
-  const auto count = static_cast<std::size_t>(shape.elements());
+  const auto count = static_cast<std::size_t>(shape.query_elements());
   if (q.size() != count || k.size() != count || v.size() != count || d_o.size() != count)
     throw std::invalid_argument(
         "cpu_attention_backward_fp64: q, k, v and d_o must each hold batch x seq_len x heads x "
         "d_head = " +
         std::to_string(count) + " elements");
+  // K and V are indexed with Q's head count below; a grouped problem would read other heads.
+  if (shape.heads_kv != shape.heads)
+    throw std::invalid_argument(
+        "cpu_attention_backward_fp64 runs multi-head attention only (heads_kv = heads)");
   const int n = shape.seq_len;
   const int d = shape.d_head;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));

@@ -43,11 +43,11 @@ constexpr int kThreads = 128;
 constexpr int kMaxColumnsPerThread = 2;  // d_head <= 256
 
 // Element offset of row `s` of head `h` in sample `b` of a contiguous [B, N, H, d] tensor.
-__device__ long long row_offset(const AttentionShape& shape, int b, int s, int h) {
+__device__ long long row_offset(const Problem& shape, int b, int s, int h) {
   return ((static_cast<long long>(b) * shape.seq_len + s) * shape.heads + h) * shape.d_head;
 }
 // Index of (b, h, i) in a [B, H, N] fp32 row vector (L, D).
-__device__ long long vector_index(const AttentionShape& shape, int b, int h, int i) {
+__device__ long long vector_index(const Problem& shape, int b, int h, int i) {
   return (static_cast<long long>(b) * shape.heads + h) * shape.seq_len + i;
 }
 
@@ -55,7 +55,7 @@ __device__ long long vector_index(const AttentionShape& shape, int b, int h, int
 // row); rows past `count` (up to `rows`) become 0.
 template <DType kDType>
 __device__ void load_rows(float* tile, int pitch, int rows, const typename Element<kDType>::type* x,
-                          const AttentionShape& shape, int b, int h, int first, int count) {
+                          const Problem& shape, int b, int h, int first, int count) {
   const int d = shape.d_head;
   for (int i = threadIdx.x; i < rows * d; i += blockDim.x) {
     const int r = i / d;
@@ -70,7 +70,7 @@ __device__ void load_rows(float* tile, int pitch, int rows, const typename Eleme
 // Pass 1 finds each query row's max and sum of exponentials, pass 2 accumulates P·V with the
 // normalised P; O is rounded once, L = m + ln(l) is written in fp32.
 template <DType kDType>
-__global__ void forward_with_lse_kernel(AttentionShape shape,
+__global__ void forward_with_lse_kernel(Problem shape,
                                         const typename Element<kDType>::type* q,
                                         const typename Element<kDType>::type* k,
                                         const typename Element<kDType>::type* v,
@@ -168,7 +168,7 @@ __global__ void forward_with_lse_kernel(AttentionShape shape,
 // Low precision: L as the forward gave it, D = rowsum(dO ∘ O) of the given (16-bit) O, summed in
 // fp32. One thread per row.
 template <DType kDType>
-__global__ void given_statistics_kernel(AttentionShape shape,
+__global__ void given_statistics_kernel(Problem shape,
                                         const typename Element<kDType>::type* o,
                                         const typename Element<kDType>::type* d_o,
                                         const float* lse_in, float* lse_out, float* d_out) {
@@ -190,7 +190,7 @@ __global__ void given_statistics_kernel(AttentionShape shape,
 // fp32: L recomputed from the scores (pass 1), then D = rowsum(P ∘ dP) with P = exp(S - L) and
 // dP = dO·Vᵀ (pass 2), which is rowsum(dO ∘ O) for the exact O.
 template <DType kDType>
-__global__ void fp32_statistics_kernel(AttentionShape shape,
+__global__ void fp32_statistics_kernel(Problem shape,
                                        const typename Element<kDType>::type* q,
                                        const typename Element<kDType>::type* k,
                                        const typename Element<kDType>::type* v,
@@ -286,7 +286,7 @@ __global__ void fp32_statistics_kernel(AttentionShape shape,
 // dQ = scale · sum_j dS_ij K_j for the CTA's query rows, dS = P ∘ (dP - D), P = exp(S - L).
 // Low precision rounds P before it enters dS and dS before it enters the product.
 template <DType kDType, bool kLowPrecision>
-__global__ void dq_kernel(AttentionShape shape, const typename Element<kDType>::type* q,
+__global__ void dq_kernel(Problem shape, const typename Element<kDType>::type* q,
                           const typename Element<kDType>::type* k,
                           const typename Element<kDType>::type* v,
                           const typename Element<kDType>::type* d_o, const float* lse,
@@ -358,7 +358,7 @@ __global__ void dq_kernel(AttentionShape shape, const typename Element<kDType>::
 
 // dV = sum_i P_ij dO_i and dK = scale · sum_i dS_ij Q_i for the CTA's key rows j.
 template <DType kDType, bool kLowPrecision>
-__global__ void dkdv_kernel(AttentionShape shape, const typename Element<kDType>::type* q,
+__global__ void dkdv_kernel(Problem shape, const typename Element<kDType>::type* q,
                             const typename Element<kDType>::type* k,
                             const typename Element<kDType>::type* v,
                             const typename Element<kDType>::type* d_o, const float* lse,
@@ -441,9 +441,13 @@ __global__ void dkdv_kernel(AttentionShape shape, const typename Element<kDType>
   }
 }
 
-void check_shape(const AttentionShape& shape, const char* who) {
+void check_shape(const Problem& shape, const char* who) {
   if (shape.batch <= 0 || shape.seq_len <= 0 || shape.heads <= 0 || shape.d_head <= 0)
     throw std::invalid_argument(std::string(who) + " needs a positive shape");
+  // K, V, dK and dV are indexed with Q's head count: a grouped problem would read other heads.
+  if (shape.heads_kv != shape.heads)
+    throw std::invalid_argument(std::string(who) +
+                                " runs multi-head attention only (heads_kv = heads)");
   if (shape.d_head > kThreads * kMaxColumnsPerThread)
     throw std::invalid_argument(std::string(who) + " supports d_head <= " +
                                 std::to_string(kThreads * kMaxColumnsPerThread) + ", got " +
@@ -457,7 +461,7 @@ void opt_in(Kernel* kernel, std::size_t smem) {
                                        static_cast<int>(smem)));
 }
 
-dim3 grid_of(const AttentionShape& shape) {
+dim3 grid_of(const Problem& shape) {
   return dim3((shape.seq_len + kRows - 1) / kRows, shape.heads, shape.batch);
 }
 
@@ -469,7 +473,7 @@ std::size_t backward_smem_bytes(int d) {
 }
 
 template <DType kDType>
-void launch_forward_with_lse(const AttentionShape& shape, const void* q, const void* k,
+void launch_forward_with_lse(const Problem& shape, const void* q, const void* k,
                              const void* v, void* o, float* lse, cudaStream_t stream) {
   using T = typename Element<kDType>::type;
   const std::size_t smem = backward_smem_bytes(shape.d_head);
@@ -482,7 +486,7 @@ void launch_forward_with_lse(const AttentionShape& shape, const void* q, const v
 }
 
 template <DType kDType, bool kLowPrecision>
-void launch_backward(const AttentionShape& shape, const void* q, const void* k, const void* v,
+void launch_backward(const Problem& shape, const void* q, const void* k, const void* v,
                      const void* o, const void* d_o, const float* lse, void* dq, void* dk, void* dv,
                      cudaStream_t stream) {
   using T = typename Element<kDType>::type;
@@ -526,7 +530,7 @@ std::size_t element_bytes(std::int64_t count) {
 
 }  // namespace
 
-void gpu_reference_forward_with_lse(const AttentionShape& shape, DType dtype, const void* q,
+void gpu_reference_forward_with_lse(const Problem& shape, DType dtype, const void* q,
                                     const void* k, const void* v, void* o, float* lse,
                                     cudaStream_t stream) {
   check_shape(shape, "gpu_reference_forward_with_lse");
@@ -536,7 +540,7 @@ void gpu_reference_forward_with_lse(const AttentionShape& shape, DType dtype, co
     launch_forward_with_lse<DType::BF16>(shape, q, k, v, o, lse, stream);
 }
 
-void gpu_reference_attention_backward(const AttentionShape& shape, DType dtype,
+void gpu_reference_attention_backward(const Problem& shape, DType dtype,
                                       ReferencePrecision precision, const void* q, const void* k,
                                       const void* v, const void* o, const void* d_o,
                                       const float* lse, void* dq, void* dk, void* dv,
@@ -580,12 +584,12 @@ std::string BackwardCorrectnessVerdict::summary() const {
   return text;
 }
 
-BackwardReferenceOutputs::BackwardReferenceOutputs(const AttentionShape& shape, DType dtype,
+BackwardReferenceOutputs::BackwardReferenceOutputs(const Problem& shape, DType dtype,
                                                    const void* q, const void* k, const void* v,
                                                    const void* o, const void* d_o, const float* lse,
                                                    cudaStream_t stream)
     : shape_(shape), dtype_(dtype) {
-  const std::size_t bytes = element_bytes(shape.elements());
+  const std::size_t bytes = element_bytes(shape.query_elements());
   try {
     for (int g = 0; g < 3; ++g) {
       FS_CUDA_CHECK(cudaMalloc(&low_precision_[g], bytes));
@@ -604,9 +608,9 @@ BackwardReferenceOutputs::BackwardReferenceOutputs(const AttentionShape& shape, 
     double scale = 0;
     for (int g = 0; g < 3; ++g) {
       reference_gap_[g] =
-          compare_outputs(low_precision_[g], fp32_[g], dtype, shape.elements(), stream).max_abs;
+          compare_outputs(low_precision_[g], fp32_[g], dtype, shape.query_elements(), stream).max_abs;
       scale = std::max(scale,
-                       compare_outputs(fp32_[g], zeros, dtype, shape.elements(), stream).max_abs);
+                       compare_outputs(fp32_[g], zeros, dtype, shape.query_elements(), stream).max_abs);
     }
     FS_CUDA_CHECK(cudaFreeAsync(zeros, stream));
     floor_ = kRelativeFloor * scale;
@@ -635,7 +639,7 @@ BackwardCorrectnessVerdict BackwardReferenceOutputs::check(const void* dq, const
   verdict.passed = true;
   for (int g = 0; g < 3; ++g) {
     GradientVerdict& part = *parts[g];
-    part.vs_fp32 = compare_outputs(gradients[g], fp32_[g], dtype_, shape_.elements(), stream);
+    part.vs_fp32 = compare_outputs(gradients[g], fp32_[g], dtype_, shape_.query_elements(), stream);
     part.err_kernel = part.vs_fp32.max_abs;
     part.err_ref = reference_gap_[g];
     part.floor = floor_;

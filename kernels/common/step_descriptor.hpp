@@ -161,9 +161,6 @@ struct StepDescriptor {
   Pass pass = Pass::forward;
   std::string_view source_folder;  // under kernels/versions/
   std::string_view cpp_namespace;  // inside flashscope::
-  // The pass the step computes: forward steps (1, 2, …) compute O, backward steps (B1, B2, …)
-  // compute dQ, dK and dV; a step runs problems of its own pass only.
-  Pass pass = Pass::forward;
   // The dtypes and head dimensions configs/ instantiates the step's picks and tune set in. A
   // config at another d_head is refused by launch validation (unsupported_combination), naming
   // the steps that declare it.

@@ -22,7 +22,7 @@ std::vector<double> wave(std::size_t count, double frequency, double phase, doub
 }
 
 // The scalar loss whose gradient the backward computes: sum(dO ∘ O(Q, K, V)).
-double loss(const AttentionShape& shape, const std::vector<double>& q, const std::vector<double>& k,
+double loss(const Problem& shape, const std::vector<double>& q, const std::vector<double>& k,
             const std::vector<double>& v, const std::vector<double>& d_o) {
   const std::vector<double> o = cpu_attention_fp64(shape, q, k, v);
   double sum = 0;
@@ -32,8 +32,8 @@ double loss(const AttentionShape& shape, const std::vector<double>& q, const std
 }
 
 // Central differences of the loss in every element of q, k and v, against the backward.
-void check_against_finite_differences(const AttentionShape& shape) {
-  const auto count = static_cast<std::size_t>(shape.elements());
+void check_against_finite_differences(const Problem& shape) {
+  const auto count = static_cast<std::size_t>(shape.query_elements());
   std::vector<double> q = wave(count, 0.71, 0.1, 1.3);
   std::vector<double> k = wave(count, 1.37, 0.4, 1.1);
   std::vector<double> v = wave(count, 2.11, 0.9, 2.0);
@@ -64,20 +64,20 @@ void check_against_finite_differences(const AttentionShape& shape) {
 
 TEST_CASE("fp64 CPU backward matches finite differences of the forward") {
   // Two samples and heads, an odd length and d_head: every index of the loops is exercised.
-  check_against_finite_differences(AttentionShape{2, 5, 2, 3});
+  check_against_finite_differences(multi_head_problem(DType::FP16, 2, 5, 2, 3));
 }
 
 TEST_CASE("fp64 CPU backward with the causal mask matches finite differences") {
-  AttentionShape shape{2, 6, 2, 4};
+  Problem shape = multi_head_problem(DType::FP16, 2, 6, 2, 4);
   shape.causal = true;
   check_against_finite_differences(shape);
 }
 
 TEST_CASE("fp64 CPU backward: its forward and log-sum-exp are the forward reference's") {
   for (const bool causal : {false, true}) {
-    AttentionShape shape{1, 7, 3, 4};
+    Problem shape = multi_head_problem(DType::FP16, 1, 7, 3, 4);
     shape.causal = causal;
-    const auto count = static_cast<std::size_t>(shape.elements());
+    const auto count = static_cast<std::size_t>(shape.query_elements());
     const std::vector<double> q = wave(count, 0.3, 0.2, 2.0), k = wave(count, 0.9, 0.5, 2.0),
                               v = wave(count, 1.9, 0.1, 1.0), d_o = wave(count, 1.1, 0.3, 1.0);
     const AttentionBackwardFp64 g = cpu_attention_backward_fp64(shape, q, k, v, d_o);
@@ -105,7 +105,7 @@ TEST_CASE("fp64 CPU backward of uniform attention (Q = 0) in closed form") {
   //   dV_j = (1/N) sum_i dO_i,
   //   dS_ij = (1/N) dO_i · (V_j - mean V)   (dP_ij = dO_i · V_j, D_i = dO_i · mean V),
   //   dQ_i = scale · sum_j dS_ij K_j,   dK_j = scale · sum_i dS_ij Q_i = 0.
-  const AttentionShape shape{1, 4, 1, 4};
+  const Problem shape = multi_head_problem(DType::FP16, 1, 4, 1, 4);
   const int n = 4, d = 4;
   const double scale = 0.5;
   const std::vector<double> q(16, 0.0);
@@ -140,7 +140,7 @@ TEST_CASE("fp64 CPU backward: a length-1 sequence passes dO through to dV and no
   // One key: P = 1 whatever the scores, so O = V, dV = dO, and dS = P ∘ (dP - D) = 0 because
   // D = dO · O = dO · V = dP: dQ = dK = 0 (the case the rule's floor exists for).
   for (const bool causal : {false, true}) {
-    AttentionShape shape{2, 1, 2, 8};
+    Problem shape = multi_head_problem(DType::FP16, 2, 1, 2, 8);
     shape.causal = causal;
     const std::vector<double> q = wave(32, 0.9, 0.1, 3.0), k = wave(32, 1.7, 0.2, 3.0),
                               v = wave(32, 0.4, 0.6, 1.0), d_o = wave(32, 2.9, 0.7, 1.0);
@@ -156,7 +156,7 @@ TEST_CASE("fp64 CPU backward: a length-1 sequence passes dO through to dV and no
 TEST_CASE("fp64 CPU backward: the causal mask makes the last key's dV its own query's dO · P") {
   // Key N-1 is seen only by query N-1, so dV_{N-1} = P_{N-1,N-1} dO_{N-1}, and the first query
   // sees only key 0, so its dQ is 0 (a single key: dS = 0 as above).
-  AttentionShape shape{1, 5, 1, 3};
+  Problem shape = multi_head_problem(DType::FP16, 1, 5, 1, 3);
   shape.causal = true;
   const std::vector<double> q = wave(15, 0.8, 0.3, 1.5), k = wave(15, 1.1, 0.9, 1.5),
                             v = wave(15, 1.6, 0.2, 1.0), d_o = wave(15, 0.6, 0.4, 1.0);
