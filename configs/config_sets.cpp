@@ -35,9 +35,9 @@ constexpr int kExtendedBc[] = {128, 64, 32};
 constexpr int kExtendedWarps[] = {4, 8};
 
 void check_step(int step) {
-  if (step < kFirstStep || step > kLastStep)
-    throw std::out_of_range("step " + std::to_string(step) + " does not exist (steps are " +
-                            std::to_string(kFirstStep) + "–" + std::to_string(kLastStep) + ")");
+  if (versions::find(step) == nullptr)
+    throw std::out_of_range("step " + step_name(step) + " does not exist (steps are " +
+                            step_list_text(step_numbers()) + ")");
 }
 
 const StepDescriptor& check_hopper_step(int step) {
@@ -65,7 +65,7 @@ void append_each_dtype(std::vector<Instantiation>& out, int step, const KernelCo
 const std::vector<StepInfo>& steps() {
   static const std::vector<StepInfo> kSteps = [] {
     std::vector<StepInfo> out;
-    for (const StepDescriptor& step : versions::kAll)
+    for (const StepDescriptor& step : versions::kEvery)
       out.push_back(
           {step.number, step.title, step.source_folder, step.cpp_namespace,
            std::vector<int>(step.static_head_counts.begin(), step.static_head_counts.end())});
@@ -76,7 +76,9 @@ const std::vector<StepInfo>& steps() {
 
 const StepInfo& step_info(int step) {
   check_step(step);
-  return steps()[static_cast<std::size_t>(step - kFirstStep)];
+  for (const StepInfo& info : steps())
+    if (info.step == step) return info;
+  throw std::logic_error("configs::steps() lacks step " + step_name(step));
 }
 
 const StepDescriptor& step_descriptor(int step) {
@@ -122,7 +124,7 @@ KernelConfig headline_config(int step, int d_head) {
 
 std::vector<int> step_numbers() {
   std::vector<int> out;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     out.push_back(step.number);
   return out;
 }
@@ -134,14 +136,14 @@ Problem problem_at_d_head(int d_head) {
 std::vector<int> steps_running(Axis axis, const Problem& problem) {
   const AxisSpec& spec = axis_spec(axis);
   std::vector<int> out;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     if (!spec.refused_by(step, problem)) out.push_back(step.number);
   return out;
 }
 
 std::vector<int> steps_writing_lse() {
   std::vector<int> out;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     if (step.writes_lse) out.push_back(step.number);
   return out;
 }
@@ -160,7 +162,7 @@ std::optional<std::string> step_refusal_message(int step, const Problem& problem
 
 std::string d_head_support_text() {
   std::set<int> d_heads;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     d_heads.insert(step.d_heads.begin(), step.d_heads.end());
   const auto ranges = [](const std::vector<int>& steps) {
     std::string text;
@@ -401,7 +403,7 @@ std::string_view build_set_name(BuildSet set) {
 
 std::vector<int> default_tune_steps() {
   std::vector<int> out;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     if (step.tuning.by_default) out.push_back(step.number);
   return out;
 }
@@ -410,7 +412,7 @@ BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter,
                      const std::vector<int>& tune_steps) {
   const std::vector<int> tuned = tune_steps.empty() ? default_tune_steps() : tune_steps;
   std::vector<Instantiation> wanted;
-  for (int step = kFirstStep; step <= kLastStep; ++step) {
+  for (const int step : step_numbers()) {
     if (!step_filter.empty() &&
         std::find(step_filter.begin(), step_filter.end(), step) == step_filter.end())
       continue;
@@ -424,6 +426,9 @@ BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter,
     for (const KernelConfig& pick : picks.all())
       append_each_dtype(wanted, step, pick);
     const bool hopper = step_descriptor(step).track == Track::hopper;
+    // The seed's tune space and extended progression are forward configs (B_r split over the
+    // warps); a backward step has no tune axes yet and is built with its picks alone.
+    if (step_descriptor(step).pass == Pass::backward) continue;
     if ((set == BuildSet::tune || set == BuildSet::all) &&
         std::find(tuned.begin(), tuned.end(), step) != tuned.end())
       for (const KernelConfig& c : hopper ? hopper_tune_set(step) : tune_set())
@@ -460,9 +465,11 @@ std::vector<int> parse_step_list(std::string_view text) {
     const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || error != std::errc() || end != item.data() + item.size())
       fail("\"" + std::string(item) + "\" is not a step number");
-    if (value < kFirstStep || value > kLastStep)
+    if (versions::find(value) == nullptr)
       fail("step " + std::to_string(value) + " is outside " + std::to_string(kFirstStep) + "–" +
-           std::to_string(kLastStep));
+           std::to_string(kLastStep) + " and " + std::to_string(versions::kFirstBackward) + "–" +
+           std::to_string(versions::kLastBackward) + " (the backward steps " +
+           step_name(versions::kFirstBackward) + "–" + step_name(versions::kLastBackward) + ")");
     return value;
   };
   std::set<int> out;
@@ -474,8 +481,9 @@ std::vector<int> parse_step_list(std::string_view text) {
       const int first = parse(item.substr(0, dash));
       const int last = parse(item.substr(dash + 1));
       if (first > last) fail("range " + std::string(item) + " runs backwards");
+      // A range over both tracks ("20-102") skips the numbers between them.
       for (int step = first; step <= last; ++step)
-        out.insert(step);
+        if (versions::find(step) != nullptr) out.insert(step);
     } else {
       out.insert(parse(item));
     }

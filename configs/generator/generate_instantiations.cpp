@@ -87,7 +87,7 @@ int run(const Options& options) {
   const configs::BuildPlan plan = configs::build_plan(*set, step_filter, tune_steps);
 
   std::set<int> written_steps;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     if (fs::exists(options.versions_dir / step.source_folder / step.kernel.header))
       written_steps.insert(step.number);
 
