@@ -177,6 +177,10 @@ struct StepDescriptor {
   // Whether the kernel writes the row log-sum-exp to ForwardArgs::softmax_lse when that pointer is
   // set (the backward pass needs it); a step without it refuses a launch that asks for it.
   bool writes_lse = false;
+  // Whether the kernel runs sequence lengths that are not multiples of B_r and B_c (the last
+  // blocks partial: rows past the end zero-filled on the way in, masked and not written back;
+  // backward steps B1 and B2). Launch validation requires the multiples of a step without it.
+  bool partial_blocks = false;
   // Head counts a step with a compile-time GMEM row stride is instantiated for (step 16:
   // stride = d_head · heads); empty = any head count.
   IntList static_head_counts;

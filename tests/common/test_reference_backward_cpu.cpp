@@ -179,6 +179,7 @@ TEST_CASE("fp64 CPU backward: the causal mask makes the last key's dV its own qu
 }
 
 TEST_CASE("fp64 CPU backward rejects mismatched buffers") {
-  CHECK_THROWS_WITH_AS(cpu_attention_backward_fp64({1, 2, 1, 4}, {1.0}, {1.0}, {1.0}, {1.0}),
+  CHECK_THROWS_WITH_AS(cpu_attention_backward_fp64(multi_head_problem(DType::FP16, 1, 2, 1, 4),
+                                                   {1.0}, {1.0}, {1.0}, {1.0}),
                        doctest::Contains("must each hold"), std::invalid_argument);
 }

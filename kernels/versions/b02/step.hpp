@@ -23,6 +23,8 @@ inline constexpr StepDescriptor kStepB2{
     // (step_rules::backward_warp_pairs).
     .d_heads = {64, 128},
     .causal = true,
+    // Rows past the end are zero-filled, masked out of P and not written (backward-track.md §4).
+    .partial_blocks = true,
     .static_head_counts = {},
     // Eight warps in four key pairs: B_c = 16 x n_warps = 128 keys a CTA, B_r = 64 queries an
     // inner step (docs/versions/B2.md says why 128 keys: half the dQ reductions of 64).
