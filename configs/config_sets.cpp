@@ -119,7 +119,8 @@ KernelConfig headline_config(int step, int d_head) {
   if (headline.d_head == d_head) return headline;
   for (const KernelConfig& c : step_picks(step).progression_at_other_d_heads)
     if (c.d_head == d_head) return c;
-  throw std::invalid_argument(*step_refusal_message(step, problem_at_d_head(d_head)));
+  throw std::invalid_argument(
+      *step_refusal_message(step, problem_at_d_head(d_head, step_descriptor(step).pass)));
 }
 
 std::vector<int> step_numbers() {
@@ -129,8 +130,10 @@ std::vector<int> step_numbers() {
   return out;
 }
 
-Problem problem_at_d_head(int d_head) {
-  return multi_head_problem(DType::FP16, 1, 1024, 16, d_head);
+Problem problem_at_d_head(int d_head, Pass pass) {
+  Problem problem = multi_head_problem(DType::FP16, 1, 1024, 16, d_head);
+  problem.pass = pass;
+  return problem;
 }
 
 std::vector<int> steps_running(Axis axis, const Problem& problem) {
@@ -155,7 +158,17 @@ std::optional<std::string> step_refusal_message(int step, const Problem& problem
            step_list_text(step_numbers()) + ", kernels/versions/steps.hpp)";
   const std::optional<AxisRefusal> refusal = first_refused_axis(*descriptor, problem);
   if (!refusal) return std::nullopt;
-  const std::vector<int> others = steps_running(refusal->axis->axis, problem);
+  // The steps to name are those of the problem's pass (a backward problem's grouped heads are no
+  // use on forward step 26); the pass axis's own refusal names the other pass's steps.
+  const std::vector<int> running = steps_running(refusal->axis->axis, problem);
+  std::vector<int> others;
+  for (const int other : running)
+    if (refusal->axis->axis == Axis::pass || versions::find(other)->pass == problem.pass)
+      others.push_back(other);
+  if (others.empty() && !running.empty())
+    return "step " + step_name(step) + " " + refusal->reason + "; " +
+           refusal->axis->phrase(problem) + " runs on no " + std::string(pass_name(problem.pass)) +
+           " step yet (on " + step_list_text(running) + " of the other pass)";
   return "step " + step_name(step) + " " + refusal->reason + "; " + refusal->axis->phrase(problem) +
          " runs on " + step_list_text(others) + " (their kernels/versions/*/step.hpp declare it)";
 }

@@ -73,9 +73,9 @@ std::vector<int> step_numbers();
 std::vector<int> steps_running(Axis axis, const Problem& problem);
 // The steps whose descriptor sets `.writes_lse`.
 std::vector<int> steps_writing_lse();
-// A plain forward problem (fp16, B 1, N 1024, 16 heads) at `d_head`, for asking which steps run
+// A plain problem (fp16, B 1, N 1024, 16 heads) of `pass` at `d_head`, for asking which steps run
 // a head dimension.
-Problem problem_at_d_head(int d_head);
+Problem problem_at_d_head(int d_head, Pass pass = Pass::forward);
 // Why step `step` cannot run `problem` by its descriptor's axes, naming the steps that can: "step
 // 22 has no causal mask; causal attention runs on steps 23, 24, 25 (their
 // kernels/versions/*/step.hpp declare it)"; nullopt when it runs every axis' value (the kernel's

@@ -72,7 +72,8 @@ std::optional<std::string> unsupported_combination(int step, const KernelConfig&
            std::to_string(kFirstHopperStep) + "+";
   }
   if (!descriptor->d_heads.contains(c.d_head))
-    return configs::step_refusal_message(step, configs::problem_at_d_head(c.d_head));
+    return configs::step_refusal_message(step,
+                                         configs::problem_at_d_head(c.d_head, descriptor->pass));
   return descriptor->rules(step, c);
 }
 
