@@ -139,8 +139,11 @@ Problem problem_at_d_head(int d_head, Pass pass) {
 std::vector<int> steps_running(Axis axis, const Problem& problem) {
   const AxisSpec& spec = axis_spec(axis);
   std::vector<int> out;
+  // Steps of the problem's pass only (a backward problem's d_head is no use on a forward step),
+  // but for the pass axis itself, whose answer is the steps of that pass.
   for (const StepDescriptor& step : versions::kEvery)
-    if (!spec.refused_by(step, problem)) out.push_back(step.number);
+    if (!spec.refused_by(step, problem) && (axis == Axis::pass || step.pass == problem.pass))
+      out.push_back(step.number);
   return out;
 }
 
@@ -158,17 +161,17 @@ std::optional<std::string> step_refusal_message(int step, const Problem& problem
            step_list_text(step_numbers()) + ", kernels/versions/steps.hpp)";
   const std::optional<AxisRefusal> refusal = first_refused_axis(*descriptor, problem);
   if (!refusal) return std::nullopt;
-  // The steps to name are those of the problem's pass (a backward problem's grouped heads are no
-  // use on forward step 26); the pass axis's own refusal names the other pass's steps.
-  const std::vector<int> running = steps_running(refusal->axis->axis, problem);
-  std::vector<int> others;
-  for (const int other : running)
-    if (refusal->axis->axis == Axis::pass || versions::find(other)->pass == problem.pass)
-      others.push_back(other);
-  if (others.empty() && !running.empty())
+  // The steps named are those of the problem's pass (a backward problem's grouped heads are no
+  // use on forward step 26); where none has the value yet, the other pass's are named as such.
+  const std::vector<int> others = steps_running(refusal->axis->axis, problem);
+  Problem other_pass = problem;
+  other_pass.pass = problem.pass == Pass::forward ? Pass::backward : Pass::forward;
+  const std::vector<int> elsewhere = steps_running(refusal->axis->axis, other_pass);
+  if (others.empty() && !elsewhere.empty())
     return "step " + step_name(step) + " " + refusal->reason + "; " +
            refusal->axis->phrase(problem) + " runs on no " + std::string(pass_name(problem.pass)) +
-           " step yet (on " + step_list_text(running) + " of the other pass)";
+           " step yet (on " + step_list_text(elsewhere) + " of the " +
+           std::string(pass_name(other_pass.pass)) + " pass)";
   return "step " + step_name(step) + " " + refusal->reason + "; " + refusal->axis->phrase(problem) +
          " runs on " + step_list_text(others) + " (their kernels/versions/*/step.hpp declare it)";
 }
@@ -191,7 +194,11 @@ std::string d_head_support_text() {
   };
   std::string text;
   for (const int d_head : d_heads) {
-    const std::vector<int> steps = steps_running(Axis::d_head, problem_at_d_head(d_head));
+    // Both passes' steps: the help of --d-head serves forward and backward steps alike.
+    std::vector<int> steps = steps_running(Axis::d_head, problem_at_d_head(d_head));
+    for (const int backward :
+         steps_running(Axis::d_head, problem_at_d_head(d_head, Pass::backward)))
+      steps.push_back(backward);
     text += (text.empty() ? "d_head " : "; ") + std::to_string(d_head) + " on step" +
             (steps.size() == 1 ? " " : "s ") + ranges(steps);
   }

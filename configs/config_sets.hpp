@@ -68,8 +68,8 @@ KernelConfig headline_config(int step, int d_head);
 
 // Every step number kernels/versions/steps.hpp lists, in order.
 std::vector<int> step_numbers();
-// The steps whose descriptors run `problem`'s value of `axis` (d_head 64, the causal mask,
-// grouped K/V heads, …), in order.
+// The steps of `problem`'s pass whose descriptors run its value of `axis` (d_head 64, the causal
+// mask, grouped K/V heads, …), in order; for Axis::pass, the steps of that pass.
 std::vector<int> steps_running(Axis axis, const Problem& problem);
 // The steps whose descriptor sets `.writes_lse`.
 std::vector<int> steps_writing_lse();

@@ -182,7 +182,7 @@ int run(const Options& options) {
   // a page for each (explorer/model/embed_step_pages.cmake).
   std::string all_steps;
   std::string folders;
-  for (const StepDescriptor& step : versions::kAll) {
+  for (const StepDescriptor& step : versions::kEvery) {
     all_steps += " " + std::to_string(step.number);
     folders += " " + std::string(step.source_folder);
   }

@@ -164,10 +164,13 @@ TEST_CASE("steps and picks") {
     std::erase_if(steps, [](int step) { return is_backward_step_number(step); });
     return steps;
   };
-  CHECK(steps_running(Axis::d_head, problem_at_d_head(128)).size() == steps().size());
+  CHECK(steps_running(Axis::d_head, problem_at_d_head(128)).size() == versions::kAll.size());
+  CHECK(steps_running(Axis::d_head, problem_at_d_head(128, Pass::backward)).size() ==
+        versions::kBackward.size());
   for (const int d_head : {64, 256}) {
-    CHECK(steps_running(Axis::d_head, problem_at_d_head(d_head)) == declaring_d_head(d_head));
+    // The steps of the problem's pass.
     const std::vector<int> declared = forward_only(declaring_d_head(d_head));
+    CHECK(steps_running(Axis::d_head, problem_at_d_head(d_head)) == declared);
     // Step 22 brought them, and every step after it keeps them.
     REQUIRE_FALSE(declared.empty());
     CHECK(declared.front() == 22);
@@ -178,7 +181,7 @@ TEST_CASE("steps and picks") {
   // The causal mask: step 23 adds it, and every step after it keeps it (`.causal`).
   Problem causal_problem = problem_at_d_head(128);
   causal_problem.causal = true;
-  const std::vector<int> causal_steps = forward_only(steps_running(Axis::causal, causal_problem));
+  const std::vector<int> causal_steps = steps_running(Axis::causal, causal_problem);
   REQUIRE_FALSE(causal_steps.empty());
   CHECK(causal_steps.front() == 23);
   CHECK(causal_steps.back() == kLastStep);
@@ -188,8 +191,9 @@ TEST_CASE("steps and picks") {
   grouped.heads_kv = 4;
   for (const int step : steps_running(Axis::heads_kv, grouped))
     CHECK(configs::step_descriptor(step).grouped_kv);
-  const std::string d64_steps = step_list_text(declaring_d_head(64));
-  const std::string d256_steps = step_list_text(declaring_d_head(256));
+  // A refusal names the steps of the problem's pass.
+  const std::string d64_steps = step_list_text(forward_only(declaring_d_head(64)));
+  const std::string d256_steps = step_list_text(forward_only(declaring_d_head(256)));
   for (const int d_head : {64, 128, 256}) {
     const KernelConfig headline = headline_config(22, d_head);
     CHECK(headline.d_head == d_head);
