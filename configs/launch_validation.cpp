@@ -131,15 +131,9 @@ std::optional<std::string> launch_refusal(const KernelEntry& entry, const Proble
 
 namespace {
 
-// What a forward and a backward launch check alike: Q, K and V's placement and layout, the
-// device, the dtype and K/V's shape against Q's.
-void check_device_and_inputs(const KernelEntry& entry, const TensorView& q, const TensorView& k,
-                             const TensorView& v, int compute_capability, int device) {
-  constexpr const char* kInputNames[] = {"Q", "K", "V"};
-  const TensorView* inputs[] = {&q, &k, &v};
-  for (int i = 0; i < 3; ++i)
-    check_placement(*inputs[i], kInputNames[i]);
-
+// What a forward and a backward launch check alike: the device (for a kernel of `entry`), then Q,
+// K and V (check_inputs).
+void check_device(const KernelEntry& entry, int compute_capability, int device) {
   if (entry.exact_compute_capability != 0 && compute_capability != entry.exact_compute_capability)
     reject("step " + step_name(entry.step) + " needs an sm_" +
            std::to_string(entry.exact_compute_capability) + "a (Hopper) GPU; " +
@@ -150,6 +144,14 @@ void check_device_and_inputs(const KernelEntry& entry, const TensorView& q, cons
         "flashscope kernels need SM 8.0 or newer (cp.async, mma.sync m16n8k16); this "
         "device is SM " +
         std::to_string(compute_capability / 10) + "." + std::to_string(compute_capability % 10));
+}
+
+// Q, K and V's placement and layout, their dtype and K/V's shape against Q's.
+void check_inputs(const TensorView& q, const TensorView& k, const TensorView& v) {
+  constexpr const char* kInputNames[] = {"Q", "K", "V"};
+  const TensorView* inputs[] = {&q, &k, &v};
+  for (int i = 0; i < 3; ++i)
+    check_placement(*inputs[i], kInputNames[i]);
   const DType dtype = q.dtype;
   if (dtype != DType::FP16 && dtype != DType::BF16)
     reject("only fp16 and bf16 inputs are supported; Q has dtype " +
@@ -191,7 +193,8 @@ void check_like(const TensorView& tensor, const char* name, const TensorView& li
 
 void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
                      int compute_capability, int device) {
-  check_device_and_inputs(entry, tensors.q, tensors.k, tensors.v, compute_capability, device);
+  check_inputs(tensors.q, tensors.k, tensors.v);
+  check_device(entry, compute_capability, device);
   const DType dtype = tensors.q.dtype;
   const auto& shape = tensors.q.shape;
 
@@ -254,7 +257,13 @@ void validate_backward_launch(const KernelEntry& entry, const BackwardTensors& t
       reject(*reason);
     reject("step " + step_name(entry.step) + "'s kernel has no backward launcher");
   }
-  check_device_and_inputs(entry, tensors.q, tensors.k, tensors.v, compute_capability, device);
+  check_backward_tensors(tensors);
+  check_device(entry, compute_capability, device);
+  if (auto reason = launch_refusal(entry, problem_of(tensors))) reject(*reason);
+}
+
+void check_backward_tensors(const BackwardTensors& tensors) {
+  check_inputs(tensors.q, tensors.k, tensors.v);
   check_like(tensors.o, "O", tensors.q, "Q");
   check_like(tensors.d_o, "dO", tensors.q, "Q");
   check_like(tensors.dq, "dQ", tensors.q, "Q");
@@ -263,9 +272,8 @@ void validate_backward_launch(const KernelEntry& entry, const BackwardTensors& t
   if (tensors.softmax_lse == nullptr)
     reject(
         "the log-sum-exp is a null pointer; the backward needs the forward's fp32 [batch, heads, "
-        "seq_len] row log-sum-exp (steps " +
+        "seq_len] row log-sum-exp (" +
         configs::step_list_text(configs::steps_writing_lse()) + " write it)");
-  if (auto reason = launch_refusal(entry, problem_of(tensors))) reject(*reason);
 }
 
 BackwardArgs make_backward_args(const KernelEntry& entry, const BackwardTensors& tensors,

@@ -99,6 +99,10 @@ ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& 
 void validate_backward_launch(const KernelEntry& entry, const BackwardTensors& tensors,
                               int compute_capability, int device = -1);
 
+// The checks of validate_backward_launch that need neither a kernel nor a GPU: the tensors'
+// placement, layout, dtypes and shapes against each other and the log-sum-exp pointer.
+void check_backward_tensors(const BackwardTensors& tensors);
+
 // The backward argument record for validated tensors and a workspace of
 // entry.backward_workspace_bytes(args) bytes (ask it with workspace = nullptr first).
 BackwardArgs make_backward_args(const KernelEntry& entry, const BackwardTensors& tensors,
