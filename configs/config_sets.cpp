@@ -369,6 +369,16 @@ std::vector<KernelConfig> hopper_tune_set(int step) {
 }
 
 std::vector<KernelConfig> select_for_step(std::string_view key, int step) {
+  // A backward step has no tune space yet: every key yields its picks (the key itself checked).
+  if (step_descriptor(step).pass == Pass::backward) {
+    select(key);  // throws for a key that is none
+    const std::vector<KernelConfig> picks = step_picks(step).all();
+    std::set<KernelConfig> unique;
+    for (const KernelConfig& pick : picks)
+      for (const DType dtype : step_descriptor(step).dtypes)
+        unique.insert(with_dtype(pick, dtype));
+    return {unique.begin(), unique.end()};
+  }
   if (step_descriptor(step).track != Track::hopper) return select(key);
   if (key.starts_with("prog") && key.find("all") == std::string_view::npos) {
     const std::vector<KernelConfig> picks = step_picks(step).all();

@@ -113,7 +113,8 @@ std::optional<std::string> hopper_tune_rejection(int step, const KernelConfig& c
 std::vector<KernelConfig> hopper_tune_set(int step);
 
 // A selection key as step `step` reads it: select(key) for steps 1–16; for a Hopper step, "tune",
-// "all" and "prog_all" yield its tune set and "B_r,B_c" the tune configs of that shape.
+// "all" and "prog_all" yield its tune set and "B_r,B_c" the tune configs of that shape; for a
+// backward step (no tune space yet) every valid key yields its picks in each of its dtypes.
 std::vector<KernelConfig> select_for_step(std::string_view key, int step);
 
 // ---- What the build instantiates ---------------------------------------------------------
