@@ -40,8 +40,9 @@
 # the SM clocks and the reference drift: clocks.csv, and clocks-locked.csv under
 # --lock-sm-clock), counters (the hardware counters of docs/versions' profiles for every step's
 # configs at N = 4096: counters.csv, read by `explorer report` as counters-NN blocks), sanitize
-# (compute-sanitizer memcheck + racecheck at a small shape on each step's fp16 progression
-# config and picks, with and without the causal mask where the kernel has it, plus synccheck on the Hopper steps 17+), sass (a build of its own for sm_80
+# (compute-sanitizer memcheck + racecheck at a small shape on each step's progression config and
+# picks in each dtype, with and without the causal mask where the kernel has it, and with 8 query
+# heads on 2 K/V heads where it takes grouped K/V, plus synccheck on the Hopper steps 17+), sass (a build of its own for sm_80
 # and sm_90a with the CUDA 13 cuobjdump: the SASS artifact of every step's picks, exported to
 # LOG_DIR/results/<gpu>/sass with a raw cuobjdump sample and checked by test_sass_artifact;
 # commit it as results/<gpu>/sass), peak (explorer peak: the device's mma.sync, wgmma, HBM, ex2
@@ -277,35 +278,49 @@ if has_stage sweep; then
 fi
 
 if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
-  # Each step's progression config or picks, fp16, at a small shape (16 heads for steps 16-17,
-  # whose GMEM row stride is compiled for 16). The Hopper steps' barriers also get synccheck.
-  log "compute-sanitizer memcheck + racecheck (+ synccheck from step 17) on every step's fp16 progression config and picks (B=1, N=256)"
+  # Each step's progression config or picks, in every dtype it is built for, at a small shape
+  # (16 heads for steps 16-17, whose GMEM row stride is compiled for 16). Each kernel runs
+  # unmasked, with the causal mask where it has one, and with grouped K/V heads (8 query heads on
+  # 2 K/V heads) where it takes them, masked and not. The Hopper steps' barriers also get synccheck.
+  log "compute-sanitizer memcheck + racecheck (+ synccheck from step 17) on every step's progression config and picks, each dtype, causal and grouped K/V where the kernel has them (B=1, N=256 and 384)"
   : > "$LOG_DIR/sanitizer.log"
+  # Asks the explorer (a small check, no sanitizer) whether a kernel takes ARGS; it names the rule
+  # when it does not ("has no causal mask", "runs multi-head attention only").
+  kernel_takes() {
+    local step=$1 config=$2 refusal=$3
+    shift 3
+    ! "$EXPLORER" check --step "$step" --config "$config" --batch 1 "$@" 2>&1 | grep -q "$refusal"
+  }
   while read -r step config; do
     heads=2
     [[ $step == 16 || $step == 17 ]] && heads=16
     tools="memcheck racecheck"
     (( step >= 17 )) && tools="$tools synccheck"
+    # "label|arguments": the unmasked run at N = 256; masked runs at N = 384 (three query blocks,
+    # so the diagonal, the skipped blocks and the unmasked ones all occur).
+    variants=("|--heads $heads --seq-len 256")
+    masked=0
+    if kernel_takes "$step" "$config" "has no causal mask" --heads "$heads" --seq-len 128 --causal; then
+      masked=1
+      variants+=("causal|--heads $heads --seq-len 384 --causal")
+    fi
+    if kernel_takes "$step" "$config" "multi-head attention only" --heads 8 --heads-kv 2 --seq-len 128; then
+      variants+=("heads 8 on 2 K/V heads|--heads 8 --heads-kv 2 --seq-len 256")
+      ((masked)) && variants+=("heads 8 on 2 K/V heads causal|--heads 8 --heads-kv 2 --seq-len 384 --causal")
+    fi
     for tool in $tools; do
-      echo "=== $tool step $step $config" >> "$LOG_DIR/sanitizer.log"
-      if ! compute-sanitizer --tool "$tool" --error-exitcode 9 "$EXPLORER" check --step "$step" \
-          --config "$config" --batch 1 --heads "$heads" --seq-len 256 >> "$LOG_DIR/sanitizer.log" 2>&1; then
-        echo "SANITIZER FAILURE: $tool step $step $config" | tee -a "$LOG_DIR/summary.txt"
-        STATUS=1
-      fi
-      # A kernel with the causal mask is sanitized with it too (at N = 384: three query blocks,
-      # so the diagonal, the skipped blocks and the unmasked ones all occur).
-      if ! "$EXPLORER" check --step "$step" --config "$config" --batch 1 --heads "$heads" \
-          --seq-len 128 --causal 2>&1 | grep -q "has no causal mask"; then
-        echo "=== $tool step $step $config causal" >> "$LOG_DIR/sanitizer.log"
+      for variant in "${variants[@]}"; do
+        label=${variant%%|*}
+        read -r -a arguments <<< "${variant#*|}"
+        echo "=== $tool step $step $config${label:+ $label}" >> "$LOG_DIR/sanitizer.log"
         if ! compute-sanitizer --tool "$tool" --error-exitcode 9 "$EXPLORER" check --step "$step" \
-            --config "$config" --batch 1 --heads "$heads" --seq-len 384 --causal >> "$LOG_DIR/sanitizer.log" 2>&1; then
-          echo "SANITIZER FAILURE: $tool step $step $config causal" | tee -a "$LOG_DIR/summary.txt"
+            --config "$config" --batch 1 "${arguments[@]}" >> "$LOG_DIR/sanitizer.log" 2>&1; then
+          echo "SANITIZER FAILURE: $tool step $step $config${label:+ $label}" | tee -a "$LOG_DIR/summary.txt"
           STATUS=1
         fi
-      fi
+      done
     done
-  done < <("$EXPLORER" --list-picks | grep -E "^[0-9]+ \(FP16, " | while read -r step config; do
+  done < <("$EXPLORER" --list-picks | grep -E "^[0-9]+ \((FP16|BF16), " | while read -r step config; do
     if [[ -z $SANITIZE_STEPS ]] || in_step_list "$step" "$SANITIZE_STEPS"; then
       echo "$step $config"
     fi
