@@ -605,6 +605,14 @@ int run_gui(const GuiOptions& options) {
     return 1;
   }
   glfwMakeContextCurrent(window);
+  // Which OpenGL drew the window (NVIDIA's on a GPU host, llvmpipe under a software Xvfb).
+  const auto gl_text = [](GLenum name) {
+    const char* text = reinterpret_cast<const char*>(glGetString(name));
+    return text ? text : "unknown";
+  };
+  std::printf("explorer: OpenGL %s; vendor %s; renderer %s\n", gl_text(GL_VERSION),
+              gl_text(GL_VENDOR), gl_text(GL_RENDERER));
+  std::fflush(stdout);
   glfwSwapInterval(scripted ? 0 : 1);  // timed and scripted frames must not wait for vsync
 
   IMGUI_CHECKVERSION();
