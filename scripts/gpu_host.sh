@@ -59,8 +59,8 @@
 # so the build has the GUI; then Xvfb, a probe that prints which OpenGL draws (NVIDIA's GLX, else
 # Mesa's llvmpipe as a fallback, said so in the summary), and ctest's explorer_gui_* tests with
 # FLASHSCOPE_REQUIRE_GPU=1: explorer_gui_run_sweep runs step 25 from the run panel and checks
-# its progress bar and live rows; gui.log, gui-ctest.log, gui-run-sweep.png, gui-probe.png and
-# every screenshot in gui-screenshots.tar.gz). Header-only dependencies a GPU host lacks (CLI11, doctest) are read from .deps/include: fill it
+# its progress bar and live rows; gui.log, xvfb-N.log, gui-ctest.log, gui-run-sweep.png,
+# gui-probe.png and every screenshot in gui-screenshots.tar.gz). Header-only dependencies a GPU host lacks (CLI11, doctest) are read from .deps/include: fill it
 # on a machine that has them with `scripts/vendor_header_deps.sh` and send it along with the tree.
 set -euo pipefail
 

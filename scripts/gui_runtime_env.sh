@@ -159,6 +159,14 @@ EOF
   export __GLX_VENDOR_LIBRARY_NAME=$vendor
   flashscope_gui_log "GLX vendor: $vendor (NVIDIA GLX library: ${nvidia_glx:-not found}); Xvfb: $(command -v Xvfb); xvfb-run: $(command -v xvfb-run)"
 
+  # Libraries that resolve nowhere (a host lacking one of BASE_PACKAGES, say) show here first.
+  local binary missing
+  for binary in "$prefix/usr/bin/Xvfb" "$prefix/usr/bin/xkbcomp" "$libdir/dri/swrast_dri.so" \
+                "$libdir/libGLX_mesa.so.0" "$libdir/libglfw.so.3"; do
+    [[ -e $binary ]] || continue
+    missing=$(ldd "$binary" 2> /dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+    [[ -z $missing ]] || flashscope_gui_log "WARNING: ${binary#"$prefix"/} needs libraries found nowhere: $missing"
+  done
   [[ $start_xvfb == 1 ]] || return 0
   flashscope_gui_start_xvfb
 }
