@@ -603,11 +603,6 @@ struct ForwardResult {
   std::optional<Timing> timing;
 };
 
-// forward_timed's warm-up: at least this much GPU time of launches before the rounds, capped
-// at this many launches (a 30 us kernel needs about 6700 for 200 ms).
-constexpr double kForwardTimedWarmupMs = 200.0;
-constexpr int kForwardTimedMaxWarmupLaunches = 20000;
-
 // The engine's settings for a request; throws std::invalid_argument (ValueError) naming the
 // argument and the rule, before any GPU is touched.
 measurement::InterleavedSettings interleaved_settings(const TimingRequest& request) {
@@ -620,13 +615,6 @@ measurement::InterleavedSettings interleaved_settings(const TimingRequest& reque
   settings.stopping.min_rounds = request.min_rounds;
   settings.stopping.max_rounds = request.max_rounds;
   settings.stopping.max_seconds = request.cell_seconds;
-  // A call usually comes to an idle GPU, while a sweep's cell comes after the worker's checks
-  // and earlier cells: the warm-up keeps the kernel running long enough for the card to leave
-  // its idle state before the rounds. On an H100, 25 ms of warm-up (the sweep's) left
-  // forward_timed 6 % slower than the explorer's row of the same kernel, at the same reported
-  // 1980 MHz, drawing 134 W over its 41 ms of rounds.
-  settings.warmup_ms = kForwardTimedWarmupMs;
-  settings.max_warmup_launches = kForwardTimedMaxWarmupLaunches;
   const auto pattern = measurement::launch_pattern_from_string(request.launch_pattern);
   if (!pattern)
     throw std::invalid_argument("launch_pattern=\"" + request.launch_pattern +
