@@ -307,7 +307,8 @@ TEST_CASE("check reports the verdict and dumps numpy files") {
     CHECK(run.exit_code == 0);
     CHECK(contains(run.output, "§1.4: PASS"));
     CHECK(contains(run.output, "seed 7"));
-    const std::uintmax_t elements = 2ull * 256 * 16 * 128;
+    const std::uintmax_t elements =
+        2ull * 256 * 16 * static_cast<std::uintmax_t>(kernel->config.d_head);
     const std::uintmax_t element_bytes = kernel->config.dtype == DType::FP16 ? 2 : 4;
     for (const char* name : {"q.npy", "k.npy", "v.npy", "o.npy", "reference_low_precision.npy",
                              "reference_fp32.npy"}) {
