@@ -2,7 +2,7 @@
 # End-to-end run on a GPU host: configure and build with every core, run the tests (GPU tests
 # included), then the stages asked for, writing every log under LOG_DIR.
 #
-#   scripts/gpu_host.sh LOG_DIR [--stages build,check,test,python,sweep,sanitize,sass,peak,results,devices]
+#   scripts/gpu_host.sh LOG_DIR [--stages build,check,test,python,sweep,sanitize,sass,peak,results,devices,gui]
 #                               [--set prog] [--steps 1-21] [--tune-steps 7,16] [--arch 90a-real]
 #                               [--sweep-args "..."] [--no-torch] [--tests REGEX]
 #                               [--sanitize-steps LIST] [--check-steps LIST] [--lock-sm-clock MHZ]
@@ -40,8 +40,9 @@
 # the SM clocks and the reference drift: clocks.csv, and clocks-locked.csv under
 # --lock-sm-clock), counters (the hardware counters of docs/versions' profiles for every step's
 # configs at N = 4096: counters.csv, read by `explorer report` as counters-NN blocks), sanitize
-# (compute-sanitizer memcheck + racecheck at a small shape on each step's fp16 progression
-# config and picks, with and without the causal mask where the kernel has it, plus synccheck on the Hopper steps 17+), sass (a build of its own for sm_80
+# (compute-sanitizer memcheck + racecheck at a small shape on each step's progression config and
+# picks in each dtype, with and without the causal mask where the kernel has it, and with 8 query
+# heads on 2 K/V heads where it takes grouped K/V, plus synccheck on the Hopper steps 17+), sass (a build of its own for sm_80
 # and sm_90a with the CUDA 13 cuobjdump: the SASS artifact of every step's picks, exported to
 # LOG_DIR/results/<gpu>/sass with a raw cuobjdump sample and checked by test_sass_artifact;
 # commit it as results/<gpu>/sass), peak (explorer peak: the device's mma.sync, wgmma, HBM, ex2
@@ -52,7 +53,14 @@
 # devices (issue 15's benchmark, on a host with 2 or more GPUs: the prog sweep with --devices 0,
 # then the same plan and seed with --devices all; prints each run's rows/s, the speed-up, and the
 # row-by-row comparison of TFLOP/s from `explorer compare`; files devices_0.csv, devices_all.csv
-# and their logs; not part of the default stages). Header-only dependencies a GPU host lacks (CLI11, doctest) are read from .deps/include: fill it
+# and their logs; not part of the default stages), gui (the explorer GUI live on a headless host,
+# not part of the default stages: the runtime that scripts/fetch_gui_runtime.sh fetched into
+# .gui-runtime — carry it along — is set up by scripts/gui_runtime_env.sh before the configure,
+# so the build has the GUI; then Xvfb, a probe that prints which OpenGL draws (NVIDIA's GLX, else
+# Mesa's llvmpipe as a fallback, said so in the summary), and ctest's explorer_gui_* tests with
+# FLASHSCOPE_REQUIRE_GPU=1: explorer_gui_run_sweep runs step 25 from the run panel and checks
+# its progress bar and live rows; gui.log, xvfb-N.log, gui-ctest.log, gui-run-sweep.png,
+# gui-probe.png and every screenshot in gui-screenshots.tar.gz). Header-only dependencies a GPU host lacks (CLI11, doctest) are read from .deps/include: fill it
 # on a machine that has them with `scripts/vendor_header_deps.sh` and send it along with the tree.
 set -euo pipefail
 
@@ -138,6 +146,21 @@ CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
 [[ -n ${FLASHSCOPE_GIT_DIRTY:-} ]] && CMAKE_ARGS+=(-DFLASHSCOPE_GIT_DIRTY="$FLASHSCOPE_GIT_DIRTY")
 if [[ $WITH_TORCH == 1 ]] && TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
   CMAKE_ARGS+=(-DCMAKE_PREFIX_PATH="$TORCH_PREFIX")
+fi
+
+# gui stage, part 1: the carried GUI runtime, set up before the configure so that CMake finds
+# GLFW, ImGui, stb and OpenGL in its prefix and the build has the GUI (part 2 is at the end).
+GUI_SETUP=skipped
+if has_stage gui; then
+  export FLASHSCOPE_GUI_LOG_DIR="$LOG_DIR"
+  # shellcheck source=scripts/gui_runtime_env.sh
+  if source "$ROOT/scripts/gui_runtime_env.sh" --no-xvfb 2>> "$LOG_DIR/gui.log"; then
+    GUI_SETUP=ok
+  else
+    GUI_SETUP=failed
+  fi
+  log "gui: runtime setup $GUI_SETUP (gui.log):"
+  sed 's/^/  /' "$LOG_DIR/gui.log" | tee -a "$LOG_DIR/summary.txt"
 fi
 
 log "configure: set=$KERNEL_SET steps=${STEPS:-all} arch=$ARCH"
@@ -277,35 +300,49 @@ if has_stage sweep; then
 fi
 
 if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
-  # Each step's progression config or picks, fp16, at a small shape (16 heads for steps 16-17,
-  # whose GMEM row stride is compiled for 16). The Hopper steps' barriers also get synccheck.
-  log "compute-sanitizer memcheck + racecheck (+ synccheck from step 17) on every step's fp16 progression config and picks (B=1, N=256)"
+  # Each step's progression config or picks, in every dtype it is built for, at a small shape
+  # (16 heads for steps 16-17, whose GMEM row stride is compiled for 16). Each kernel runs
+  # unmasked, with the causal mask where it has one, and with grouped K/V heads (8 query heads on
+  # 2 K/V heads) where it takes them, masked and not. The Hopper steps' barriers also get synccheck.
+  log "compute-sanitizer memcheck + racecheck (+ synccheck from step 17) on every step's progression config and picks, each dtype, causal and grouped K/V where the kernel has them (B=1, N=256 and 384)"
   : > "$LOG_DIR/sanitizer.log"
+  # Asks the explorer (a small check, no sanitizer) whether a kernel takes ARGS; it names the rule
+  # when it does not ("has no causal mask", "runs multi-head attention only").
+  kernel_takes() {
+    local step=$1 config=$2 refusal=$3
+    shift 3
+    ! "$EXPLORER" check --step "$step" --config "$config" --batch 1 "$@" 2>&1 | grep -q "$refusal"
+  }
   while read -r step config; do
     heads=2
     [[ $step == 16 || $step == 17 ]] && heads=16
     tools="memcheck racecheck"
     (( step >= 17 )) && tools="$tools synccheck"
+    # "label|arguments": the unmasked run at N = 256; masked runs at N = 384 (three query blocks,
+    # so the diagonal, the skipped blocks and the unmasked ones all occur).
+    variants=("|--heads $heads --seq-len 256")
+    masked=0
+    if kernel_takes "$step" "$config" "has no causal mask" --heads "$heads" --seq-len 128 --causal; then
+      masked=1
+      variants+=("causal|--heads $heads --seq-len 384 --causal")
+    fi
+    if kernel_takes "$step" "$config" "multi-head attention only" --heads 8 --heads-kv 2 --seq-len 128; then
+      variants+=("heads 8 on 2 K/V heads|--heads 8 --heads-kv 2 --seq-len 256")
+      ((masked)) && variants+=("heads 8 on 2 K/V heads causal|--heads 8 --heads-kv 2 --seq-len 384 --causal")
+    fi
     for tool in $tools; do
-      echo "=== $tool step $step $config" >> "$LOG_DIR/sanitizer.log"
-      if ! compute-sanitizer --tool "$tool" --error-exitcode 9 "$EXPLORER" check --step "$step" \
-          --config "$config" --batch 1 --heads "$heads" --seq-len 256 >> "$LOG_DIR/sanitizer.log" 2>&1; then
-        echo "SANITIZER FAILURE: $tool step $step $config" | tee -a "$LOG_DIR/summary.txt"
-        STATUS=1
-      fi
-      # A kernel with the causal mask is sanitized with it too (at N = 384: three query blocks,
-      # so the diagonal, the skipped blocks and the unmasked ones all occur).
-      if ! "$EXPLORER" check --step "$step" --config "$config" --batch 1 --heads "$heads" \
-          --seq-len 128 --causal 2>&1 | grep -q "has no causal mask"; then
-        echo "=== $tool step $step $config causal" >> "$LOG_DIR/sanitizer.log"
+      for variant in "${variants[@]}"; do
+        label=${variant%%|*}
+        read -r -a arguments <<< "${variant#*|}"
+        echo "=== $tool step $step $config${label:+ $label}" >> "$LOG_DIR/sanitizer.log"
         if ! compute-sanitizer --tool "$tool" --error-exitcode 9 "$EXPLORER" check --step "$step" \
-            --config "$config" --batch 1 --heads "$heads" --seq-len 384 --causal >> "$LOG_DIR/sanitizer.log" 2>&1; then
-          echo "SANITIZER FAILURE: $tool step $step $config causal" | tee -a "$LOG_DIR/summary.txt"
+            --config "$config" --batch 1 "${arguments[@]}" >> "$LOG_DIR/sanitizer.log" 2>&1; then
+          echo "SANITIZER FAILURE: $tool step $step $config${label:+ $label}" | tee -a "$LOG_DIR/summary.txt"
           STATUS=1
         fi
-      fi
+      done
     done
-  done < <("$EXPLORER" --list-picks | grep -E "^[0-9]+ \(FP16, " | while read -r step config; do
+  done < <("$EXPLORER" --list-picks | grep -E "^[0-9]+ \((FP16|BF16), " | while read -r step config; do
     if [[ -z $SANITIZE_STEPS ]] || in_step_list "$step" "$SANITIZE_STEPS"; then
       echo "$step $config"
     fi
@@ -491,6 +528,71 @@ if has_stage sass; then
   else
     grep -E "error|FAILED" "$LOG_DIR/sass.log" | head -20 | tee -a "$LOG_DIR/summary.txt"
     STATUS=1
+  fi
+fi
+# gui stage, part 2: the explorer drawn on Xvfb, and the GUI tests (explorer_gui_run_sweep: a
+# sweep of step 25 started from the run panel, on the GPU).
+if has_stage gui; then
+  if [[ $GUI_SETUP != ok ]]; then
+    log "gui: FAILED: the GUI runtime could not be set up (gui.log)"
+    STATUS=1
+  elif ! grep -q '^FLASHSCOPE_GUI_AVAILABLE:INTERNAL=ON' "$BUILD/CMakeCache.txt"; then
+    log "gui: FAILED: the build has no GUI: $(grep -m1 'explorer GUI' "$LOG_DIR/build.log" || echo 'no configure message')"
+    STATUS=1
+  else
+    # A probe on a long-running Xvfb: which OpenGL draws. NVIDIA's GLX client on a software X
+    # server is what the device notes say works; if it cannot open a window, Mesa's llvmpipe
+    # draws instead (the sweeps still run on the GPU through CUDA), and the summary says so.
+    flashscope_gui_start_xvfb 2>> "$LOG_DIR/gui.log" || true
+    gui_probe() {
+      timeout 120 "$EXPLORER" --results "$ROOT/results/h100/progression-4096.csv" \
+        --view progression --frames 3 --screenshot "$LOG_DIR/gui-probe.png" >> "$LOG_DIR/gui.log" 2>&1
+    }
+    if [[ -z ${DISPLAY:-} ]]; then
+      log "gui: FAILED: Xvfb did not start (gui.log)"
+      STATUS=1
+    elif gui_probe; then
+      GUI_GL=$(grep -m1 '^explorer: OpenGL' "$LOG_DIR/gui.log" || echo 'no OpenGL line')
+      log "gui: probe on $DISPLAY with GLX vendor $__GLX_VENDOR_LIBRARY_NAME: $GUI_GL"
+      # libglvnd falls back to the server's vendor (Mesa) when the named one does not load.
+      if [[ $__GLX_VENDOR_LIBRARY_NAME == nvidia && $GUI_GL != *NVIDIA* ]]; then
+        log "gui: WARNING: GLX vendor nvidia asked for, but the renderer is not NVIDIA's: libGLX_nvidia did not load (see gui.log); drawing on the CPU"
+      fi
+    elif [[ $__GLX_VENDOR_LIBRARY_NAME != mesa ]]; then
+      log "gui: the explorer could not draw with GLX vendor $__GLX_VENDOR_LIBRARY_NAME: $(grep -m1 -E 'cannot|GLX|error' "$LOG_DIR/gui.log" | tail -1); falling back to mesa (llvmpipe)"
+      export __GLX_VENDOR_LIBRARY_NAME=mesa
+      if gui_probe; then
+        log "gui: probe with GLX vendor mesa: $(grep '^explorer: OpenGL' "$LOG_DIR/gui.log" | tail -1)"
+      else
+        log "gui: FAILED: the explorer cannot draw on Xvfb with mesa either (gui.log)"
+        STATUS=1
+      fi
+    else
+      log "gui: FAILED: the explorer cannot draw on Xvfb (gui.log)"
+      STATUS=1
+    fi
+    flashscope_gui_stop
+    log "gui: ctest -R ^explorer_gui_ (GLX vendor $__GLX_VENDOR_LIBRARY_NAME; xvfb-run: $(command -v xvfb-run))"
+    GUI_CTEST_ENV=()
+    if [[ $(nvidia-smi -L 2> /dev/null | grep -c '^GPU ' || true) -gt 0 ]]; then
+      GUI_CTEST_ENV+=(FLASHSCOPE_REQUIRE_GPU=1)
+    fi
+    if ! env "${GUI_CTEST_ENV[@]}" ctest --test-dir "$BUILD" -R '^explorer_gui_' -V -j 1 \
+         > "$LOG_DIR/gui-ctest.log" 2>&1; then
+      STATUS=1
+    fi
+    # ctest -V prefixes each test's output with its number ("71: explorer: ...").
+    grep -E '^[0-9]+: explorer: (OpenGL|run panel)' "$LOG_DIR/gui-ctest.log" | sed 's/^[0-9]*: //' \
+      | sort | uniq -c | tee -a "$LOG_DIR/summary.txt" || true
+    grep -E 'tests passed|tests failed|Test +#[0-9]+: .*(\*\*\*|Not Run)' "$LOG_DIR/gui-ctest.log" | tee -a "$LOG_DIR/summary.txt" || true
+    SHOTS="$BUILD/tests/explorer/screenshots"
+    if [[ -f $SHOTS/explorer_gui_run_sweep.png ]]; then
+      cp "$SHOTS/explorer_gui_run_sweep.png" "$LOG_DIR/gui-run-sweep.png"
+    fi
+    if compgen -G "$SHOTS/*.png" > /dev/null; then
+      tar -czf "$LOG_DIR/gui-screenshots.tar.gz" -C "$SHOTS" .
+      log "gui: $(find "$SHOTS" -name '*.png' | wc -l) screenshots in gui-screenshots.tar.gz"
+    fi
   fi
 fi
 log "done (status $STATUS)"

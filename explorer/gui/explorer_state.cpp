@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "explorer/model/compare.hpp"
+
 namespace flashscope::explorer {
 
 std::string_view view_name(ViewId view) {
@@ -183,6 +185,7 @@ void ExplorerState::set_filter(RowFilter filter) {
   if (filter.device == filter_.device && filter.cache_mode == filter_.cache_mode &&
       filter.gpu == filter_.gpu && filter.run == filter_.run && filter.workload == filter_.workload)
     return;
+  if (filter.run != filter_.run) run_chosen_ = true;
   filter_ = std::move(filter);
   filter_chosen_ = true;
   changed();
@@ -196,6 +199,15 @@ void ExplorerState::repair_selection() {
   if (repaired != filter_.workload) {
     filter_.workload = std::move(repaired);
     changed();
+  }
+  // One run by default (issue 32): a progression of rows from several hosts or builds moves by
+  // more than a step changes. The choice follows the device and workload until the user picks.
+  if (!run_chosen_) {
+    std::string run = default_run(files_, filter_);
+    if (run != filter_.run) {
+      filter_.run = std::move(run);
+      changed();
+    }
   }
   const RowSet& set = rows();
   const std::vector<std::string>& dtypes = set.dtypes();

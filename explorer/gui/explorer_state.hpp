@@ -103,6 +103,9 @@ class ExplorerState {
   std::vector<std::string> problems_;
   RowFilter filter_;
   bool filter_chosen_ = false;
+  // Until the user picks a run (or "every run"), the filter follows default_run(): the newest run
+  // covering the most steps on the chosen device and workload.
+  bool run_chosen_ = false;
   std::optional<std::size_t> live_file_;
   std::uint64_t generation_ = 1;
   std::uint64_t rows_generation_ = 0;

@@ -605,6 +605,15 @@ int run_gui(const GuiOptions& options) {
     return 1;
   }
   glfwMakeContextCurrent(window);
+  // Which OpenGL drew the window (NVIDIA's on a GPU host, llvmpipe under a software Xvfb).
+  const auto gl_text = [](GLenum name) {
+    const char* text = reinterpret_cast<const char*>(glGetString(name));
+    return text ? text : "unknown";
+  };
+  std::printf("explorer: OpenGL %s; vendor %s; renderer %s\n", gl_text(GL_VERSION),
+              gl_text(GL_VENDOR), gl_text(GL_RENDERER));
+  std::fflush(stdout);
+  if (options.sweep_runner) options.sweep_runner->set_display_renderer(gl_text(GL_RENDERER));
   glfwSwapInterval(scripted ? 0 : 1);  // timed and scripted frames must not wait for vsync
 
   IMGUI_CHECKVERSION();
@@ -626,10 +635,14 @@ int run_gui(const GuiOptions& options) {
     int width = 0, height = 0;
     for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
       const auto frame_start = std::chrono::steady_clock::now();
-      if (scripted || explorer_window.sweep_running())
+      // Idle without spinning, still redrawing 10 times a second; also while a sweep runs, whose
+      // kernels share the GPU with these frames where NVIDIA's OpenGL draws them (unthrottled
+      // frames there slowed a run's rounds to 10 in 4.5 s on an H100). Scripted frames without a
+      // sweep (screenshots, the frame-time bench) run back to back.
+      if (scripted && !explorer_window.sweep_running())
         glfwPollEvents();
       else
-        glfwWaitEventsTimeout(0.1);  // idle without spinning; still redraws 10 times a second
+        glfwWaitEventsTimeout(0.1);
 
       ImGui_ImplOpenGL3_NewFrame();
       ImGui_ImplGlfw_NewFrame();

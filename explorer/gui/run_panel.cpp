@@ -133,6 +133,9 @@ std::string RunPanel::start(ExplorerState& state) {
   refresh_preview();
   if (!chosen_.error.empty()) return chosen_.error;
   state.start_live_sweep(runner_->device_name());
+  progress_frames_ = 0;
+  progress_shown_ = {};
+  rows_while_running_ = 0;
   session_->start(request());
   return {};
 }
@@ -155,7 +158,7 @@ std::string step_ranges(const std::vector<int>& steps) {
 
 }  // namespace
 
-std::string RunPanel::summary(const ExplorerState& state) {
+std::string RunPanel::summary(ExplorerState& state) {
   if (!planner_) return "run panel: " + unavailable_reason_;
   std::string text = "run panel: ";
   for (const StepTrack& track : tracks_) {
@@ -173,6 +176,20 @@ std::string RunPanel::summary(const ExplorerState& state) {
     if (const auto live = state.live_file_index())
       text += ", " + std::to_string(state.files()[*live].rows.size()) + " live rows";
     if (session_->state() == SweepSession::State::failed) text += ": " + session_->error();
+    text += "; progress shown in " + std::to_string(progress_frames_) + " frames (up to " +
+            std::to_string(progress_shown_.completed) + " / " +
+            std::to_string(progress_shown_.total) + "), " + std::to_string(rows_while_running_) +
+            " live rows while running";
+    if (const auto live = state.live_file_index()) {
+      // The views draw state.rows(): count the live file's rows among them.
+      const std::vector<ResultRow>& live_rows = state.files()[*live].rows;
+      const std::size_t in_views = static_cast<std::size_t>(std::count_if(
+          state.rows().rows().begin(), state.rows().rows().end(), [&](const ResultRow* row) {
+            return !live_rows.empty() && row >= live_rows.data() &&
+                   row < live_rows.data() + live_rows.size();
+          }));
+      text += "; " + std::to_string(in_views) + " live rows in the views";
+    }
   }
   return text;
 }
@@ -282,6 +299,11 @@ void RunPanel::draw(ExplorerState& state) {
     ImGui::PopTextWrapPos();
   } else {
     const SweepProgress progress = session_->progress();
+    ++progress_frames_;
+    progress_shown_.completed = std::max(progress_shown_.completed, progress.completed);
+    progress_shown_.total = std::max(progress_shown_.total, progress.total);
+    if (const auto live = state.live_file_index())
+      rows_while_running_ = std::max(rows_while_running_, state.files()[*live].rows.size());
     const float fraction = progress.total > 0 ? static_cast<float>(progress.completed) /
                                                     static_cast<float>(progress.total)
                                               : 0.0f;

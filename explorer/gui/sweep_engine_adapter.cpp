@@ -63,6 +63,11 @@ class ProfilingSweepRunner final : public SweepRunner {
 
   std::string device_name() const override { return name_; }
 
+  // NVIDIA's GLX names the GPU it draws on ("NVIDIA H100 80GB HBM3/PCIe/SSE2").
+  void set_display_renderer(const std::string& gl_renderer) override {
+    draws_the_window_ = gl_renderer.find(name_) != std::string::npos;
+  }
+
   void run(const SweepRequest& request, const SweepCallbacks& callbacks,
            std::stop_token stop) override {
     SweepOptions options = sweep_options_for(request);
@@ -70,6 +75,15 @@ class ProfilingSweepRunner final : public SweepRunner {
     // Every worker of one sweep must use the same input seed; a fresh one per sweep.
     std::random_device entropy;
     options.seed = (static_cast<std::uint64_t>(entropy()) << 32 | entropy()) % 1'000'000'000'000ull;
+    // The window's OpenGL context shares this GPU with the measured kernels: on an H100 under
+    // Xvfb with NVIDIA's GLX, CUPTI's range profiler failed to start there (CUPTI_ERROR_UNKNOWN,
+    // after a launch failure), so a run from the window measures times only.
+    if (draws_the_window_) {
+      options.collect_metrics = false;
+      std::cerr << "explorer: this window draws on " << name_
+                << ", the GPU being measured: hardware counters are off for runs from the window "
+                   "(explorer --csv collects them)\n";
+    }
     validate_sweep_options(options);
 
     SweepObserver observer;
@@ -88,6 +102,7 @@ class ProfilingSweepRunner final : public SweepRunner {
  private:
   int device_;
   std::string name_;
+  bool draws_the_window_ = false;
 };
 
 }  // namespace

@@ -211,8 +211,10 @@ class RunPanel {
   // cannot (no GPU, nothing chosen), or empty when it started.
   std::string start(ExplorerState& state);
   // One line for scripted runs: the tracks and steps listed, the steps ticked, the set and its
-  // row count, and the state of the sweep started from the panel.
-  std::string summary(const ExplorerState& state);
+  // row count, and the state of the sweep started from the panel: its live rows, in how many
+  // frames the progress bar was drawn (and the furthest count it showed), the live rows that had
+  // arrived while it ran, and how many of them the views' rows hold.
+  std::string summary(ExplorerState& state);
 
  private:
   SweepRequest request() const;
@@ -238,6 +240,11 @@ class RunPanel {
   std::optional<SweepRequest> previewed_;
   SweepPreview every_step_;
   SweepPreview chosen_;
+  // What the panel showed of the last sweep: frames with the progress bar, the furthest
+  // progress drawn, and the most live rows seen while it still ran.
+  int progress_frames_ = 0;
+  SweepProgress progress_shown_;
+  std::size_t rows_while_running_ = 0;
   std::string save_path_ = "results/live.csv";
   std::string save_message_;
 };

@@ -237,6 +237,33 @@ std::string run_start(const ResultRow& row) {
   return looks_like_utc ? std::string(stamp) : std::string();
 }
 
+std::string default_run(const std::vector<ResultFile>& files, RowFilter filter) {
+  filter.run.clear();
+  struct Coverage {
+    std::set<int> steps;
+    std::string newest_start;
+    std::size_t rows = 0;
+  };
+  std::map<std::string, Coverage> runs;
+  for (const ResultRow* row : select_rows(files, filter)) {
+    if (row->is_ceiling() || !is_usable(*row)) continue;
+    const std::optional<int> step = row->subject.step();
+    if (!step) continue;  // references are measured by every run
+    Coverage& run = runs[run_key(*row)];
+    run.steps.insert(*step);
+    run.newest_start = std::max(run.newest_start, run_start(*row));
+    ++run.rows;
+  }
+  const auto before = [](const Coverage& a, const Coverage& b) {
+    return std::tuple(a.steps.size(), a.newest_start, a.rows) <
+           std::tuple(b.steps.size(), b.newest_start, b.rows);
+  };
+  const auto best = std::max_element(runs.begin(), runs.end(), [&](const auto& a, const auto& b) {
+    return before(a.second, b.second);
+  });
+  return best == runs.end() ? std::string() : best->first;
+}
+
 std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& files,
                                                 const std::string& device) {
   constexpr double kRerunOverlap = 0.5;

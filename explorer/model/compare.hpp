@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "explorer/model/result_files.hpp"
+#include "explorer/model/row_set.hpp"
 #include "profiling/results/results.hpp"
 
 namespace flashscope::explorer {
@@ -97,6 +98,13 @@ std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& f
 // The UTC start of a row's sweep ("2026-11-23T14:56:21Z" from run_id "<host> <UTC start>"), or
 // empty when its run_id does not end in one (named runs, files from before run_id).
 std::string run_start(const ResultRow& row);
+
+// The run (run_key) a view shows until the user picks one: among the runs with usable kernel rows
+// that `filter` accepts when it accepts every run (device, GPU, cache mode, workload), those whose
+// rows cover the most steps, and of those the newest (the latest UTC start among its rows; a run
+// without one counts as older), then the one with more rows. Empty when no row qualifies. Rows of
+// two runs differ by a percent or more in time alone, so a progression should show one.
+std::string default_run(const std::vector<ResultFile>& files, RowFilter filter);
 
 enum class CompareColumn { step, config, dtype, seq_len, a_tflops, b_tflops, ratio };
 

@@ -83,6 +83,10 @@ class SweepRunner {
 
   virtual std::string device_name() const = 0;
 
+  // The OpenGL renderer that draws the window (GL_RENDERER), once it is known. A runner whose
+  // GPU also draws the window may measure differently (runners that do not care ignore it).
+  virtual void set_display_renderer(const std::string& gl_renderer) { (void)gl_renderer; }
+
   // Runs the sweep on the calling thread and returns when it is done, or soon after `stop` is
   // requested (checking it between measurements is enough). Callbacks are invoked on the calling
   // thread. Throws on failure; the exception's message is shown to the user.

@@ -31,6 +31,7 @@
 #include "kernels/common/tensor_map.hpp"
 #include "kernels/common/device_buffer.hpp"
 #include "profiling/measurement/interleaved.hpp"
+#include "profiling/measurement/nvml_sampler.hpp"
 
 namespace py = pybind11;
 
@@ -634,6 +635,12 @@ struct Timing {
   std::string pattern_note;    // why it differs from the one asked for
   std::string stop_reason;     // "target", "max rounds", "time cap"
   double seconds = 0;          // wall time of the timed rounds
+  // The GPU meanwhile, as a sweep row records it (NVML samples over the timed rounds); empty
+  // where NVML is unavailable, and `conditions` then says why.
+  std::optional<unsigned> sm_clock_mhz, sm_clock_min_mhz, sm_clock_max_mhz;
+  std::optional<double> power_mean_w, power_limit_w;
+  std::vector<std::string> clocks_held_by;  // NVML's throttle reasons, e.g. "power cap"
+  std::string conditions;                   // the sampler's one-line summary
 };
 
 struct ForwardResult {
@@ -693,8 +700,19 @@ Timing time_interleaved(const std::function<void(cudaStream_t)>& launch, const s
   const CudaStream rounds;
   StreamFence fence;
   fence.order(caller, rounds.get());
+  // Sampled over the timed rounds only, as the sweep's worker samples a cell: a time is read
+  // with the clock it ran at (a card at its power limit moves it by hundreds of MHz).
+  int device = 0;
+  FS_CUDA_CHECK(cudaGetDevice(&device));
+  measurement::NvmlSampler nvml(measurement::nvml_device_key(device));
+  measurement::NvmlSummary conditions;
+  measurement::RoundHooks hooks;
+  if (nvml.available()) {
+    hooks.before_timed_rounds = [&] { nvml.start(); };
+    hooks.after_timed_rounds = [&] { conditions = nvml.stop(); };
+  }
   const measurement::InterleavedResult result =
-      measurement::measure_interleaved({{name, launch}}, {}, settings, rounds.get());
+      measurement::measure_interleaved({{name, launch}}, {}, settings, rounds.get(), hooks);
   fence.order(rounds.get(), caller);
   const measurement::ContenderResult& kernel = result.contenders.front();
   Timing timing;
@@ -709,6 +727,13 @@ Timing time_interleaved(const std::function<void(cudaStream_t)>& launch, const s
   timing.pattern_note = result.pattern.note;
   timing.stop_reason = std::string(measurement::stop_reason_name(result.stop_reason));
   timing.seconds = result.seconds;
+  timing.sm_clock_mhz = conditions.sm_clock_median_mhz;
+  timing.sm_clock_min_mhz = conditions.sm_clock_min_mhz;
+  timing.sm_clock_max_mhz = conditions.sm_clock_max_mhz;
+  timing.power_mean_w = conditions.power_mean_w;
+  timing.power_limit_w = conditions.power_limit_w;
+  if (conditions.reasons_known) timing.clocks_held_by = conditions.reason_names();
+  timing.conditions = nvml.available() ? conditions.text() : nvml.unavailable_reason();
   return timing;
 }
 
@@ -1195,6 +1220,13 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("pattern_note", &Timing::pattern_note)
       .def_readonly("stop_reason", &Timing::stop_reason)
       .def_readonly("seconds", &Timing::seconds)
+      .def_readonly("sm_clock_mhz", &Timing::sm_clock_mhz)
+      .def_readonly("sm_clock_min_mhz", &Timing::sm_clock_min_mhz)
+      .def_readonly("sm_clock_max_mhz", &Timing::sm_clock_max_mhz)
+      .def_readonly("power_mean_w", &Timing::power_mean_w)
+      .def_readonly("power_limit_w", &Timing::power_limit_w)
+      .def_readonly("clocks_held_by", &Timing::clocks_held_by)
+      .def_readonly("conditions", &Timing::conditions)
       .def("__float__", [](const Timing& t) { return t.ms; })
       .def("__repr__", [](const Timing& t) {
         std::string text = "Timing(" + exact_ms(t.ms) + " ms";

@@ -8,7 +8,8 @@
 # The explorer must exit 0 and write OUTPUT; the screenshot must pass CHECKER (enough colours
 # and enough pixels off the background, so not blank); its output must match
 # EXPECT_OUTPUT (when its output matches SKIP_OUTPUT instead, e.g. no GPU for a sweep, the test
-# prints "SKIPPED: " and the match, which ctest reports as skipped); with --bench-frames, the printed median frame time (a
+# prints "SKIPPED: " and the match, which ctest reports as skipped, unless the environment has
+# FLASHSCOPE_REQUIRE_GPU=1, which makes it a failure); with --bench-frames, the printed median frame time (a
 # scheduler hiccup of a shared 2-core machine must not decide the verdict) must stay under
 # MAX_MEDIAN_FRAME_MS.
 cmake_minimum_required(VERSION 3.21)
@@ -33,6 +34,10 @@ execute_process(
   ERROR_VARIABLE output)
 message("${output}")
 if(DEFINED SKIP_OUTPUT AND output MATCHES "${SKIP_OUTPUT}")
+  # A GPU host sets FLASHSCOPE_REQUIRE_GPU=1 (scripts/gpu_host.sh): there a skip is a failure.
+  if("$ENV{FLASHSCOPE_REQUIRE_GPU}" STREQUAL "1")
+    message(FATAL_ERROR "FLASHSCOPE_REQUIRE_GPU=1, but: ${CMAKE_MATCH_0}")
+  endif()
   message("SKIPPED: ${CMAKE_MATCH_0}")
   return()
 endif()

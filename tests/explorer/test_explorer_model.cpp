@@ -182,6 +182,47 @@ TEST_CASE("a reference of another run is never the baseline; the first pass is")
   CHECK(host_b[0]->host == "host-b");
 }
 
+TEST_CASE("views default to one run: the newest of those covering the most steps") {
+  Rows rows;
+  // host-a: steps 8 and 9, started 10:00; host-b: step 9 only, newer; host-c: steps 8 and 9,
+  // started 11:00 (the newest full run); host-d: steps 8 and 9 but another workload.
+  const auto add = [&](const char* step, const char* host, const char* start) -> ResultRow& {
+    ResultRow& row = rows.add(step, kConfig128, 4096, 200);
+    row.host = host;
+    row.run_id = std::string(host) + " " + start;
+    return row;
+  };
+  add("8", "host-a", "2026-11-25T10:00:00Z");
+  add("9", "host-a", "2026-11-25T10:00:00Z");
+  add("fa2", "host-b", "2026-11-25T12:00:00Z").config.reset();
+  add("9", "host-b", "2026-11-25T12:00:00Z");
+  add("8", "host-c", "2026-11-25T11:00:00Z");
+  add("9", "host-c", "2026-11-25T11:00:00Z");
+  add("8", "host-d", "2026-11-25T13:00:00Z").problem.causal = true;
+  add("9", "host-d", "2026-11-25T13:00:00Z").problem.causal = true;
+  ResultFile file;
+  for (const ResultRow& row : rows.storage)
+    file.rows.push_back(row);
+  const std::vector<ResultFile> files = {file};
+
+  RowFilter filter;
+  filter.workload[Axis::causal] = 0;
+  filter.run = "ignored: the default is chosen among every run";
+  const std::string run = default_run(files, filter);
+  CHECK(run == run_key(rows.storage[4]));  // host-c
+  filter.workload[Axis::causal] = 1;
+  CHECK(default_run(files, filter) == run_key(rows.storage[6]));  // host-d, the causal one
+
+  // A failing row does not count as covering its step.
+  ResultFile failing = file;
+  failing.rows[4].verdict = Verdict::fail;
+  filter.workload[Axis::causal] = 0;
+  CHECK(default_run({failing}, filter) == run_key(rows.storage[0]));  // host-a now
+  // Nothing measured on that device: no run.
+  filter.device = "another device";
+  CHECK(default_run(files, filter).empty());
+}
+
 TEST_CASE("a reference's level is its first pass, not a faster repeat") {
   Rows rows;
   ResultRow& first = rows.add("fa2", "", 4096, 200);
