@@ -48,8 +48,8 @@ AttentionBackwardFp64 cpu_attention_backward_fp64(const Problem& shape,
 // `dtype`, [batch, seq_len, heads, d_head]) rounded from fp32 once, and lse (device, fp32,
 // [batch, heads, seq_len]) = m + ln(sum_j exp(s_j - m)), s = Q·Kᵀ / sqrt(d_head): what a forward
 // step writes to ForwardArgs::softmax_lse. Asynchronous on `stream`.
-void gpu_reference_forward_with_lse(const Problem& shape, DType dtype, const void* q,
-                                    const void* k, const void* v, void* o, float* lse,
+void gpu_reference_forward_with_lse(const Problem& shape, DType dtype, const void* q, const void* k,
+                                    const void* v, void* o, float* lse,
                                     cudaStream_t stream = nullptr);
 
 // dq, dk, dv (device, `dtype`) from q, k, v, o, d_o (device, `dtype`) and lse (device, fp32

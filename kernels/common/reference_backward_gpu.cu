@@ -70,8 +70,7 @@ __device__ void load_rows(float* tile, int pitch, int rows, const typename Eleme
 // Pass 1 finds each query row's max and sum of exponentials, pass 2 accumulates P·V with the
 // normalised P; O is rounded once, L = m + ln(l) is written in fp32.
 template <DType kDType>
-__global__ void forward_with_lse_kernel(Problem shape,
-                                        const typename Element<kDType>::type* q,
+__global__ void forward_with_lse_kernel(Problem shape, const typename Element<kDType>::type* q,
                                         const typename Element<kDType>::type* k,
                                         const typename Element<kDType>::type* v,
                                         typename Element<kDType>::type* o, float* lse) {
@@ -168,8 +167,7 @@ __global__ void forward_with_lse_kernel(Problem shape,
 // Low precision: L as the forward gave it, D = rowsum(dO ∘ O) of the given (16-bit) O, summed in
 // fp32. One thread per row.
 template <DType kDType>
-__global__ void given_statistics_kernel(Problem shape,
-                                        const typename Element<kDType>::type* o,
+__global__ void given_statistics_kernel(Problem shape, const typename Element<kDType>::type* o,
                                         const typename Element<kDType>::type* d_o,
                                         const float* lse_in, float* lse_out, float* d_out) {
   const long long rows = static_cast<long long>(shape.batch) * shape.heads * shape.seq_len;
@@ -190,8 +188,7 @@ __global__ void given_statistics_kernel(Problem shape,
 // fp32: L recomputed from the scores (pass 1), then D = rowsum(P ∘ dP) with P = exp(S - L) and
 // dP = dO·Vᵀ (pass 2), which is rowsum(dO ∘ O) for the exact O.
 template <DType kDType>
-__global__ void fp32_statistics_kernel(Problem shape,
-                                       const typename Element<kDType>::type* q,
+__global__ void fp32_statistics_kernel(Problem shape, const typename Element<kDType>::type* q,
                                        const typename Element<kDType>::type* k,
                                        const typename Element<kDType>::type* v,
                                        const typename Element<kDType>::type* d_o, float* lse_out,
@@ -473,8 +470,8 @@ std::size_t backward_smem_bytes(int d) {
 }
 
 template <DType kDType>
-void launch_forward_with_lse(const Problem& shape, const void* q, const void* k,
-                             const void* v, void* o, float* lse, cudaStream_t stream) {
+void launch_forward_with_lse(const Problem& shape, const void* q, const void* k, const void* v,
+                             void* o, float* lse, cudaStream_t stream) {
   using T = typename Element<kDType>::type;
   const std::size_t smem = backward_smem_bytes(shape.d_head);
   auto* kernel = &forward_with_lse_kernel<kDType>;
@@ -530,9 +527,8 @@ std::size_t element_bytes(std::int64_t count) {
 
 }  // namespace
 
-void gpu_reference_forward_with_lse(const Problem& shape, DType dtype, const void* q,
-                                    const void* k, const void* v, void* o, float* lse,
-                                    cudaStream_t stream) {
+void gpu_reference_forward_with_lse(const Problem& shape, DType dtype, const void* q, const void* k,
+                                    const void* v, void* o, float* lse, cudaStream_t stream) {
   check_shape(shape, "gpu_reference_forward_with_lse");
   if (dtype == DType::FP16)
     launch_forward_with_lse<DType::FP16>(shape, q, k, v, o, lse, stream);
@@ -584,9 +580,9 @@ std::string BackwardCorrectnessVerdict::summary() const {
   return text;
 }
 
-BackwardReferenceOutputs::BackwardReferenceOutputs(const Problem& shape, DType dtype,
-                                                   const void* q, const void* k, const void* v,
-                                                   const void* o, const void* d_o, const float* lse,
+BackwardReferenceOutputs::BackwardReferenceOutputs(const Problem& shape, DType dtype, const void* q,
+                                                   const void* k, const void* v, const void* o,
+                                                   const void* d_o, const float* lse,
                                                    cudaStream_t stream)
     : shape_(shape), dtype_(dtype) {
   const std::size_t bytes = element_bytes(shape.query_elements());
@@ -608,9 +604,10 @@ BackwardReferenceOutputs::BackwardReferenceOutputs(const Problem& shape, DType d
     double scale = 0;
     for (int g = 0; g < 3; ++g) {
       reference_gap_[g] =
-          compare_outputs(low_precision_[g], fp32_[g], dtype, shape.query_elements(), stream).max_abs;
-      scale = std::max(scale,
-                       compare_outputs(fp32_[g], zeros, dtype, shape.query_elements(), stream).max_abs);
+          compare_outputs(low_precision_[g], fp32_[g], dtype, shape.query_elements(), stream)
+              .max_abs;
+      scale = std::max(
+          scale, compare_outputs(fp32_[g], zeros, dtype, shape.query_elements(), stream).max_abs);
     }
     FS_CUDA_CHECK(cudaFreeAsync(zeros, stream));
     floor_ = kRelativeFloor * scale;
