@@ -328,7 +328,18 @@ void ProgressionView::draw(ExplorerState& state) {
     ImGui::Text("%.1f%% %s", share->percent,
                 std::string(family_name(share->ceiling->family)).c_str());
   };
-  if (ImGui::BeginTable("##progression_table", 8, flags)) {
+  // The softmax's exponentials against the MUFU ceiling (peak:ex2.f32), the other bound of
+  // attention besides the tensor pipe and HBM.
+  const auto ex2_cell = [&](const StepValue& value) {
+    const auto share = value.rows.empty()
+                           ? std::nullopt
+                           : ex2_share_percent(ceilings, *value.rows.front(), value.tflops);
+    if (!share)
+      ImGui::TextColored(kMutedColour, "-");
+    else
+      ImGui::Text("%.1f%%", *share);
+  };
+  if (ImGui::BeginTable("##progression_table", 9, flags)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     // The numbers keep their width; the iteration's title and the config share the rest and
     // wrap onto a second line where the window is narrow, so neither is cut off.
@@ -341,6 +352,7 @@ void ProgressionView::draw(ExplorerState& state) {
     ImGui::TableSetupColumn(percent_header.c_str());
     ImGui::TableSetupColumn(cycles_header.c_str());
     ImGui::TableSetupColumn("% of ceiling");
+    ImGui::TableSetupColumn("% of ex2");
     ImGui::TableSetupColumn("vs previous step");
     ImGui::TableSetupColumn("config", ImGuiTableColumnFlags_WidthStretch, 1.7f);
     ImGui::TableHeadersRow();
@@ -371,6 +383,8 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::TableNextColumn();
       share_cell(value);
       ImGui::TableNextColumn();
+      ex2_cell(value);
+      ImGui::TableNextColumn();
       if (previous && previous->tflops > 0) {
         const double change = (value.tflops / previous->tflops - 1.0) * 100.0;
         if (std::fabs(change) < 0.05)  // rounds to zero: neither better nor worse (no "-0.0%")
@@ -400,6 +414,8 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::TextUnformatted(format_number(value.percent_cycles, 1).c_str());
       ImGui::TableNextColumn();
       share_cell(value);
+      ImGui::TableNextColumn();
+      ex2_cell(value);
       ImGui::TableNextColumn();
       ImGui::TableNextColumn();
     }
