@@ -44,18 +44,6 @@ ImU32 count_colour(double fraction) {
   return IM_COL32(mix(70, 250), mix(80, 160), mix(100, 40), 235);
 }
 
-// The step's value as a share of its instruction family's ceiling (the family from its SASS).
-std::optional<CeilingShare> value_share(ExplorerState& state, const Ceilings& ceilings,
-                                        const StepValue& value) {
-  if (value.rows.empty() || ceilings.empty()) return std::nullopt;
-  ResultRow row = *value.rows.front();
-  row.tflops = value.tflops;  // the harmonic mean where the value is one
-  std::optional<InstructionFamily> family;
-  if (const auto step = row.step_number())
-    family = kernel_family(state.sass, *step, value.config, row_dtype(row));
-  return share_of_ceiling(ceilings, row, family);
-}
-
 std::string describe_seq_lens(const Progression& progression, bool harmonic_mean) {
   if (!harmonic_mean)
     return progression.seq_lens.empty() ? "" : "N = " + std::to_string(progression.seq_lens[0]);
@@ -100,6 +88,18 @@ void step_value_tooltip(const RowSet& set, const StepValue& value, const Progres
 }
 
 }  // namespace
+
+// The step's value as a share of its instruction family's ceiling (the family from its SASS).
+std::optional<CeilingShare> value_share(ExplorerState& state, const Ceilings& ceilings,
+                                        const StepValue& value) {
+  if (value.rows.empty() || ceilings.empty()) return std::nullopt;
+  ResultRow row = *value.rows.front();
+  row.tflops = value.tflops;  // the harmonic mean where the value is one
+  std::optional<InstructionFamily> family;
+  if (const auto step = row.step_number())
+    family = kernel_family(state.sass, *step, value.config, row_dtype(row));
+  return share_of_ceiling(ceilings, row, family);
+}
 
 const Progression& ProgressionCache::get(ExplorerState& state) {
   const Selection& selection = state.selection;
