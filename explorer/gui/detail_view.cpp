@@ -3,6 +3,8 @@
 
 #include "configs/config_sets.hpp"
 #include "explorer/gui/views.hpp"
+#include "explorer/model/ceilings.hpp"
+#include "explorer/model/roofline.hpp"
 #include "explorer/model/step_pages.hpp"
 #include "explorer/model/steps.hpp"
 
@@ -195,7 +197,49 @@ void DetailView::draw_changes(ExplorerState& state, const Progression& progressi
     }
     ImGui::EndTable();
   }
+  draw_ceiling_shares(state, change.previous, *change.current);
   ImGui::Separator();
+}
+
+// Which bound the step is near: its shares of the device's ceilings (`explorer peak` rows) beside
+// the previous step's: the tensor pipe of its own family, the softmax's exponentials against the
+// MUFU (ex2.f32), and HBM where the row has DRAM byte counts.
+void DetailView::draw_ceiling_shares(ExplorerState& state, const StepValue* previous,
+                                     const StepValue& current) {
+  const Ceilings ceilings(state.rows().ceiling_rows());
+  if (ceilings.empty()) {
+    ImGui::TextColored(kMutedColour,
+                       "Shares of the device's ceilings: none loaded (explorer peak writes them).");
+    return;
+  }
+  const auto shares = [&](const StepValue& value) {
+    std::string text;
+    if (const auto tensor = value_share(state, ceilings, value))
+      text += format_number(tensor->percent, 1) + " % of " +
+              std::string(family_name(tensor->ceiling->family));
+    else
+      text += "- of the tensor pipe";
+    const ResultRow& row = *value.rows.front();
+    if (const auto ex2 = ex2_share_percent(ceilings, row, value.tflops))
+      text += ", " + format_number(*ex2, 1) + " % of ex2";
+    // DRAM bytes are counted at some N only (the shipped progression: 4096): the first row with
+    // them, at its own N. TFLOP/s / (FLOP per byte) is the bytes per second it moved.
+    const MemoryCeiling* hbm = ceilings.best_memory(row.device);
+    for (const ResultRow* measured : value.rows) {
+      const auto intensity = arithmetic_intensity(*measured);
+      if (!hbm || !intensity || !(*intensity > 0)) continue;
+      text += ", " +
+              format_number(measured->tflops * 1e3 / *intensity / hbm->gbytes_per_s * 100.0, 1) +
+              " % of " + hbm->name + " (N = " + std::to_string(measured->problem.seq_len) + ")";
+      break;
+    }
+    return text;
+  };
+  if (current.rows.empty()) return;
+  ImGui::TextColored(kMutedColour, "Shares of the device's ceilings: %s", shares(current).c_str());
+  if (previous && !previous->rows.empty())
+    ImGui::TextColored(kMutedColour, "  %s: %s", previous->subject.label().c_str(),
+                       shares(*previous).c_str());
 }
 
 }  // namespace flashscope::explorer::gui

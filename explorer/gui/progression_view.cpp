@@ -44,18 +44,6 @@ ImU32 count_colour(double fraction) {
   return IM_COL32(mix(70, 250), mix(80, 160), mix(100, 40), 235);
 }
 
-// The step's value as a share of its instruction family's ceiling (the family from its SASS).
-std::optional<CeilingShare> value_share(ExplorerState& state, const Ceilings& ceilings,
-                                        const StepValue& value) {
-  if (value.rows.empty() || ceilings.empty()) return std::nullopt;
-  ResultRow row = *value.rows.front();
-  row.tflops = value.tflops;  // the harmonic mean where the value is one
-  std::optional<InstructionFamily> family;
-  if (const auto step = row.step_number())
-    family = kernel_family(state.sass, *step, value.config, row_dtype(row));
-  return share_of_ceiling(ceilings, row, family);
-}
-
 std::string describe_seq_lens(const Progression& progression, bool harmonic_mean) {
   if (!harmonic_mean)
     return progression.seq_lens.empty() ? "" : "N = " + std::to_string(progression.seq_lens[0]);
@@ -100,6 +88,18 @@ void step_value_tooltip(const RowSet& set, const StepValue& value, const Progres
 }
 
 }  // namespace
+
+// The step's value as a share of its instruction family's ceiling (the family from its SASS).
+std::optional<CeilingShare> value_share(ExplorerState& state, const Ceilings& ceilings,
+                                        const StepValue& value) {
+  if (value.rows.empty() || ceilings.empty()) return std::nullopt;
+  ResultRow row = *value.rows.front();
+  row.tflops = value.tflops;  // the harmonic mean where the value is one
+  std::optional<InstructionFamily> family;
+  if (const auto step = row.step_number())
+    family = kernel_family(state.sass, *step, value.config, row_dtype(row));
+  return share_of_ceiling(ceilings, row, family);
+}
 
 const Progression& ProgressionCache::get(ExplorerState& state) {
   const Selection& selection = state.selection;
@@ -328,7 +328,18 @@ void ProgressionView::draw(ExplorerState& state) {
     ImGui::Text("%.1f%% %s", share->percent,
                 std::string(family_name(share->ceiling->family)).c_str());
   };
-  if (ImGui::BeginTable("##progression_table", 8, flags)) {
+  // The softmax's exponentials against the MUFU ceiling (peak:ex2.f32), the other bound of
+  // attention besides the tensor pipe and HBM.
+  const auto ex2_cell = [&](const StepValue& value) {
+    const auto share = value.rows.empty()
+                           ? std::nullopt
+                           : ex2_share_percent(ceilings, *value.rows.front(), value.tflops);
+    if (!share)
+      ImGui::TextColored(kMutedColour, "-");
+    else
+      ImGui::Text("%.1f%%", *share);
+  };
+  if (ImGui::BeginTable("##progression_table", 9, flags)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     // The numbers keep their width; the iteration's title and the config share the rest and
     // wrap onto a second line where the window is narrow, so neither is cut off.
@@ -341,6 +352,7 @@ void ProgressionView::draw(ExplorerState& state) {
     ImGui::TableSetupColumn(percent_header.c_str());
     ImGui::TableSetupColumn(cycles_header.c_str());
     ImGui::TableSetupColumn("% of ceiling");
+    ImGui::TableSetupColumn("% of ex2");
     ImGui::TableSetupColumn("vs previous step");
     ImGui::TableSetupColumn("config", ImGuiTableColumnFlags_WidthStretch, 1.7f);
     ImGui::TableHeadersRow();
@@ -371,6 +383,8 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::TableNextColumn();
       share_cell(value);
       ImGui::TableNextColumn();
+      ex2_cell(value);
+      ImGui::TableNextColumn();
       if (previous && previous->tflops > 0) {
         const double change = (value.tflops / previous->tflops - 1.0) * 100.0;
         if (std::fabs(change) < 0.05)  // rounds to zero: neither better nor worse (no "-0.0%")
@@ -400,6 +414,8 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::TextUnformatted(format_number(value.percent_cycles, 1).c_str());
       ImGui::TableNextColumn();
       share_cell(value);
+      ImGui::TableNextColumn();
+      ex2_cell(value);
       ImGui::TableNextColumn();
       ImGui::TableNextColumn();
     }

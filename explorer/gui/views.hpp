@@ -48,6 +48,11 @@ std::optional<InstructionFamily> kernel_family(sass::SassLibrary& library, int s
                                                const std::optional<KernelConfig>& config,
                                                std::optional<DType> dtype);
 
+// A step's or reference's value as a share of its instruction family's ceiling (the family from
+// the step's SASS; share_of_ceiling), at the value's TFLOP/s (a harmonic mean over N or one N).
+std::optional<CeilingShare> value_share(ExplorerState& state, const Ceilings& ceilings,
+                                        const StepValue& value);
+
 class ProgressionView {
  public:
   void draw(ExplorerState& state);
@@ -147,6 +152,8 @@ class DetailView {
 
  private:
   void draw_changes(ExplorerState& state, const Progression& progression, int step);
+  void draw_ceiling_shares(ExplorerState& state, const StepValue* previous,
+                           const StepValue& current);
   const std::vector<MarkdownBlock>& page_blocks(const StepPage& page);
 
   ProgressionCache cache_;

@@ -1,5 +1,7 @@
 #include "explorer/model/ceilings.hpp"
 
+#include "kernels/common/problem.hpp"
+
 namespace flashscope::explorer {
 
 std::string_view family_name(InstructionFamily family) {
@@ -22,6 +24,17 @@ Ceilings::Ceilings(const std::vector<const ResultRow*>& ceiling_rows) {
         memory_.push_back({name, row->device, *row->gbytes_per_s, row});
       else if (*row->gbytes_per_s > existing->gbytes_per_s)
         *existing = {name, row->device, *row->gbytes_per_s, row};
+      continue;
+    }
+    if (name.starts_with("ex2.")) {
+      if (!(row->tflops > 0)) continue;
+      RateCeiling* existing = nullptr;
+      for (RateCeiling& ceiling : rates_)
+        if (ceiling.device == row->device && ceiling.name == name) existing = &ceiling;
+      if (existing == nullptr)
+        rates_.push_back({name, row->device, row->tflops, row});
+      else if (row->tflops > existing->tera_per_s)
+        *existing = {name, row->device, row->tflops, row};
       continue;
     }
     for (const InstructionFamily family : kInstructionFamilies) {
@@ -64,6 +77,20 @@ const MemoryCeiling* Ceilings::best_memory(std::string_view device) const {
         (!best || ceiling.gbytes_per_s > best->gbytes_per_s))
       best = &ceiling;
   return best;
+}
+
+const RateCeiling* Ceilings::find_rate(std::string_view device, std::string_view name) const {
+  for (const RateCeiling& ceiling : rates_)
+    if (ceiling.device == device && ceiling.name == name) return &ceiling;
+  return nullptr;
+}
+
+std::optional<double> ex2_share_percent(const Ceilings& ceilings, const ResultRow& row,
+                                        double tflops) {
+  const RateCeiling* ceiling = ceilings.find_rate(row.device, "ex2.f32");
+  const double flops = matmul_flops(row.problem);
+  if (ceiling == nullptr || !(tflops > 0) || !(flops > 0)) return std::nullopt;
+  return tflops * (softmax_exponentials(row.problem) / flops) / ceiling->tera_per_s * 100.0;
 }
 
 std::optional<CeilingShare> share_of_ceiling(const Ceilings& ceilings, const ResultRow& row,

@@ -34,15 +34,26 @@ struct MemoryCeiling {
   const ResultRow* row = nullptr;
 };
 
+// A throughput of results rather than FLOP: `explorer peak`'s ex2.f32 and ex2.f16x2 rows (10^12
+// exponentials per second in their tflops column).
+struct RateCeiling {
+  std::string name;  // "ex2.f32", "ex2.f16x2"
+  std::string device;
+  double tera_per_s = 0;
+  const ResultRow* row = nullptr;
+};
+
 class Ceilings {
  public:
   Ceilings() = default;
   // The fastest usable row (status ok, verdict not fail) per (device, ceiling, dtype).
   explicit Ceilings(const std::vector<const ResultRow*>& ceiling_rows);
 
-  bool empty() const { return compute_.empty() && memory_.empty(); }
+  bool empty() const { return compute_.empty() && memory_.empty() && rates_.empty(); }
   const std::vector<ComputeCeiling>& compute() const { return compute_; }
   const std::vector<MemoryCeiling>& memory() const { return memory_; }
+  const std::vector<RateCeiling>& rates() const { return rates_; }
+  const RateCeiling* find_rate(std::string_view device, std::string_view name) const;
 
   const ComputeCeiling* find(std::string_view device, InstructionFamily family,
                              std::string_view dtype) const;
@@ -55,6 +66,7 @@ class Ceilings {
  private:
   std::vector<ComputeCeiling> compute_;
   std::vector<MemoryCeiling> memory_;
+  std::vector<RateCeiling> rates_;
 };
 
 // The ceiling a row is measured against: its kernel's family (`family`, from its SASS) for steps;
@@ -66,5 +78,12 @@ struct CeilingShare {
 };
 std::optional<CeilingShare> share_of_ceiling(const Ceilings& ceilings, const ResultRow& row,
                                              std::optional<InstructionFamily> family);
+
+// The softmax's share of the MUFU: a row's exponentials per second (one per kept score:
+// `tflops` × softmax_exponentials / matmul_flops of its problem) against the device's ex2.f32
+// ceiling (the steps' softmax issues ex2.approx.ftz.f32), in percent. `tflops` may be a harmonic
+// mean over N (the ratio does not depend on N). Nullopt without that ceiling.
+std::optional<double> ex2_share_percent(const Ceilings& ceilings, const ResultRow& row,
+                                        double tflops);
 
 }  // namespace flashscope::explorer

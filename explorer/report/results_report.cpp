@@ -469,7 +469,8 @@ std::string tensor_pipe_block(const RowSet& all) {
 // its arithmetic intensity, from the one run that measured DRAM bytes there. Steps 1-16 issue
 // mma.sync and steps 17+ wgmma (results/<gpu>/sass shows HMMA.16816 and HGMMA); FA2 counts
 // against mma.sync and cuDNN against the highest ceiling, as in the progression view
-// (share_of_ceiling). Empty without ceiling rows.
+// (share_of_ceiling). Where the device's ex2.f32 ceiling was measured, each row's softmax share
+// of it too (ex2_share_percent). Empty without ceiling rows.
 std::string ceilings_block(const RowSet& all) {
   const Ceilings ceilings(all.ceiling_rows());
   if (ceilings.empty()) return "";
@@ -482,6 +483,9 @@ std::string ceilings_block(const RowSet& all) {
   for (const MemoryCeiling& ceiling : ceilings.memory())
     out += "| " + ceiling.name + " | – | " + fixed(ceiling.gbytes_per_s, 0, " GB/s") + " | " +
            fixed(ceiling.row->sm_clock_mhz, 0) + " | " + run_label(*ceiling.row) + " |\n";
+  for (const RateCeiling& ceiling : ceilings.rates())
+    out += "| " + ceiling.name + " | – | " + fixed(ceiling.tera_per_s * 1000, 0, " G/s") + " | " +
+           fixed(ceiling.row->sm_clock_mhz, 0) + " | " + run_label(*ceiling.row) + " |\n";
 
   const std::string run = widest_run(all, [](const ResultRow& row) {
     return row.problem.seq_len == kHeadlineSeqLen && arithmetic_intensity(row).has_value();
@@ -490,26 +494,32 @@ std::string ceilings_block(const RowSet& all) {
   const RowSet set(rows_of_run(all, run));
   const std::vector<std::string> dtypes = dtypes_of(set);
   const std::string n = std::to_string(kHeadlineSeqLen);
+  // The softmax's share of the MUFU ceiling, where `explorer peak` measured it on this device.
+  const bool with_ex2 = ceilings.find_rate(set.rows().front()->device, "ex2.f32") != nullptr;
   out += "\nAt N = " + n + " (run " + run_label(*set.rows().front()) +
          "; FLOP per DRAM byte = 4·B·H·N²·d / (DRAM bytes read + written)):\n\n| # | step |";
   std::string rule = "| ---: | --- |";
   for (const std::string& dtype : dtypes) {
-    out += " " + dtype + " TFLOP/s | % of ceiling | FLOP/byte |";
-    rule += " ---: | ---: | ---: |";
+    out += " " + dtype + " TFLOP/s | % of ceiling |" + (with_ex2 ? " % of ex2 |" : "") +
+           " FLOP/byte |";
+    rule += std::string(" ---: | ---: |") + (with_ex2 ? " ---: |" : "") + " ---: |";
   }
   out += "\n" + rule + "\n";
   std::map<std::string, Progression> progressions;
   for (const std::string& dtype : dtypes)
     progressions[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Baseline::fa2});
   const auto cells = [&](const StepValue* value, std::optional<InstructionFamily> family) {
-    if (value == nullptr || value->rows.empty()) return std::string(" – | – | – |");
+    if (value == nullptr || value->rows.empty())
+      return std::string(with_ex2 ? " – | – | – | – |" : " – | – | – |");
     const ResultRow& row = *value->rows.front();
     const auto share = share_of_ceiling(ceilings, row, family);
+    const std::string ex2 =
+        with_ex2 ? " " + fixed(ex2_share_percent(ceilings, row, row.tflops), 1, " %") + " |" : "";
     return " " + fixed(row.tflops, 1) + " | " +
            (share
                 ? fixed(share->percent, 1, " % ") + std::string(family_name(share->ceiling->family))
                 : std::string("–")) +
-           " | " + fixed(arithmetic_intensity(row), 0) + " |";
+           " |" + ex2 + " " + fixed(arithmetic_intensity(row), 0) + " |";
   };
   for (const int step : set.steps()) {
     const InstructionFamily family =

@@ -49,6 +49,11 @@ double matmul_flops(const Problem& p) {
   return forward * passes * (p.causal ? 0.5 : 1.0);
 }
 
+double softmax_exponentials(const Problem& p) {
+  const double scores = static_cast<double>(p.batch) * p.heads * p.seq_len * p.seq_len;
+  return p.causal ? scores / 2 : scores;
+}
+
 double seed_attention_flops(const Problem& p) {
   if (p.pass == Pass::backward) return matmul_flops(p);
   const double full = seed_attention_flops(p.batch, p.heads, p.seq_len, p.d_head);

@@ -67,6 +67,10 @@ std::optional<std::string> problem_violation(const Problem& problem);
 // problem counts half (the masked triangle is work not done). The K/V head count does not change
 // the arithmetic: every query head still meets every key.
 double matmul_flops(const Problem& problem);
+// Exponentials of one problem: one per score the softmax keeps, B·H·N² (half with the mask, as
+// the FLOP count), in either pass (a backward step recomputes each probability once). With the
+// FLOP count it gives a row's ex2 rate: TFLOP/s × softmax_exponentials / matmul_flops.
+double softmax_exponentials(const Problem& problem);
 // The seed's "Attn TFLOP/s" count of a forward problem, B·H·(4·N²·d + 6·N²), halved with the
 // mask; a backward problem counts as matmul_flops (the seed had no backward).
 double seed_attention_flops(const Problem& problem);

@@ -98,7 +98,8 @@ ResultRow make_row(const std::string& step, const std::string& config, const std
   return row;
 }
 
-// Ceilings as `explorer peak` writes them: the tensor-core families per dtype and the HBM rows.
+// Ceilings as `explorer peak` writes them: the tensor-core families per dtype, the HBM rows, the
+// ex2 rates and shared memory.
 void write_ceilings(flashscope::ResultsCsvWriter& writer) {
   const auto ceiling = [](const std::string& name, const std::string& dtype, double tflops,
                           std::optional<double> gbytes_per_s) {
@@ -119,6 +120,10 @@ void write_ceilings(flashscope::ResultsCsvWriter& writer) {
   }
   writer.write(ceiling("hbm.read", "", 0, 4100));
   writer.write(ceiling("hbm.copy", "", 0, 3900));
+  // 10^12 exponentials per second in tflops (profiling/ceilings/ceilings.hpp); on-chip bandwidth.
+  writer.write(ceiling("ex2.f32", "", 4.2, std::nullopt));
+  writer.write(ceiling("ex2.f16x2", "", 8.4, std::nullopt));
+  writer.write(ceiling("smem.read", "", 0, 33000));
 }
 
 // A plausible-looking progression: later steps faster, long sequences faster, configs spread.

@@ -123,6 +123,30 @@ TEST_CASE("ceilings: shared memory and ex2 are listed but are neither a roof nor
   CHECK(ceilings.highest("GPU A", "fp16")->tflops == 500);
 }
 
+TEST_CASE("the softmax's share of the ex2 ceiling: one exponential per kept score") {
+  Rows rows;
+  rows.ceiling("ex2.f32", "", 4.0);    // 4·10^12 exponentials per second
+  rows.ceiling("ex2.f16x2", "", 8.0);  // not what the steps' softmax issues
+  // 512 TFLOP/s at d_head 128: 512e12 / (4·128) = 1e12 exponentials per second, 25 % of 4e12.
+  ResultRow& step = rows.add("8", kConfig, 4096, 512);
+  ResultRow& causal = rows.add("8", kConfig, 4096, 512);
+  causal.problem.causal = true;  // half the FLOP and half the exponentials: the same share
+  ResultRow& backward = rows.add("8", kConfig, 4096, 512);
+  backward.problem.pass = Pass::backward;  // 2.5 times the FLOP for the same exponentials
+  ResultRow& elsewhere = rows.add("8", kConfig, 4096, 512);
+  elsewhere.device = "GPU B";  // no ceiling measured there
+  const Ceilings ceilings(rows.set().ceiling_rows());
+  REQUIRE(ceilings.rates().size() == 2);
+  CHECK_FALSE(ceilings.empty());
+  CHECK(*ex2_share_percent(ceilings, step, step.tflops) == doctest::Approx(25));
+  CHECK(*ex2_share_percent(ceilings, causal, causal.tflops) == doctest::Approx(25));
+  CHECK(*ex2_share_percent(ceilings, backward, backward.tflops) == doctest::Approx(10));
+  CHECK(*ex2_share_percent(ceilings, step, 256) == doctest::Approx(12.5));  // a harmonic mean
+  CHECK_FALSE(ex2_share_percent(ceilings, elsewhere, elsewhere.tflops));
+  step.problem.d_head = 64;  // twice the exponentials per FLOP
+  CHECK(*ex2_share_percent(ceilings, step, step.tflops) == doctest::Approx(50));
+}
+
 TEST_CASE("a row's share of its own family's ceiling") {
   Rows rows;
   rows.ceiling("mma.sync", "fp16", 400);
