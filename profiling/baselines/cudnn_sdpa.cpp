@@ -610,13 +610,9 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     if (shape.d_head % 8 != 0 || shape.d_head > 256)
       throw BaselineUnavailable("cuDNN SDPA supports d_head a multiple of 8 up to 256, not " +
                                 std::to_string(shape.d_head));
-    backward_ = shape.pass == Pass::backward;
-    if (backward_) {
-      prepare_backward(shape);
-      return;
-    }
-
-    // A handle belongs to the device current when it was created.
+    // A handle belongs to the device current when it was created. Both passes need it (the
+    // backward's graph was first built before it existed: an H100 run refused every backward
+    // plan with CUDNN_STATUS_BAD_PARAM_NULL_POINTER on CUDNN_ATTR_OPERATIONGRAPH_HANDLE).
     int device = 0;
     FS_CUDA_CHECK(cudaGetDevice(&device));
     if (!handle_ || handle_device_ != device) {
@@ -624,6 +620,11 @@ class CudnnSdpaBaseline final : public BaselineAttention {
       FS_CUDNN_CHECK(cudnnCreate(&raw));
       handle_.reset(raw);
       handle_device_ = device;
+    }
+    backward_ = shape.pass == Pass::backward;
+    if (backward_) {
+      prepare_backward(shape);
+      return;
     }
 
     // The unified SDPA_FWD operation of the cuDNN headers built against has no causal attribute
