@@ -111,10 +111,14 @@ std::string dtype_text(const dlpack::DataType& dtype) {
     case dlpack::kDLBool:
       name = "bool";
       break;
+    case dlpack::kDLFloat8_e4m3fn:
+      name = "float8_e4m3fn (";  // closed after the bits: "float8_e4m3fn (8)"
+      break;
     default:
       name = "type code " + std::to_string(dtype.code) + " of ";
   }
   name += std::to_string(dtype.bits);
+  if (dtype.code == dlpack::kDLFloat8_e4m3fn) name += ")";
   if (dtype.lanes != 1) name += "x" + std::to_string(dtype.lanes);
   return name;
 }
@@ -142,6 +146,34 @@ struct BorrowedArray {
   std::string name;
 };
 
+// A descale array (fp32 [batch, heads]) borrowed the same way.
+struct BorrowedDescale {
+  py::object capsule;
+  DescaleView view;
+  int device = 0;
+  std::string name;
+};
+
+// The DLPack code of each dtype the kernels take, and back: one table for borrow() and the
+// DeviceArray export.
+constexpr std::pair<DType, dlpack::DataType> kDLPackDTypes[] = {
+    {DType::FP16, {dlpack::kDLFloat, 16, 1}},
+    {DType::BF16, {dlpack::kDLBfloat, 16, 1}},
+    {DType::E4M3, {dlpack::kDLFloat8_e4m3fn, 8, 1}},
+};
+
+std::optional<DType> dtype_of(const dlpack::DataType& code) {
+  for (const auto& [dtype, dl] : kDLPackDTypes)
+    if (dl.code == code.code && dl.bits == code.bits && dl.lanes == code.lanes) return dtype;
+  return std::nullopt;
+}
+
+dlpack::DataType dlpack_dtype(DType dtype) {
+  for (const auto& [candidate, dl] : kDLPackDTypes)
+    if (candidate == dtype) return dl;
+  throw std::logic_error("no DLPack code for dtype " + std::to_string(static_cast<int>(dtype)));
+}
+
 // Calls `array.__dlpack__`, asking for a versioned capsule first and falling back to the legacy
 // signature for producers that predate DLPack 1.0 (NumPy < 2.1, older frameworks).
 py::object export_capsule(const py::handle& array, std::optional<std::intptr_t> stream) {
@@ -157,40 +189,41 @@ py::object export_capsule(const py::handle& array, std::optional<std::intptr_t> 
   return exporter(py::arg("stream") = stream_argument);
 }
 
-BorrowedArray borrow(const py::handle& array, const char* name, std::intptr_t stream) {
-  BorrowedArray out;
-  out.name = name;
+// Exports `array` and returns its tensor descriptor, which lives as long as `capsule`; checks that
+// it is a DLPack producer on a CUDA device. `read_only` and `device` are filled from the export.
+const dlpack::Tensor* open_dlpack(const py::handle& array, const std::string& name,
+                                  std::intptr_t stream, py::object& capsule_out, bool& read_only,
+                                  int& device_out) {
   if (!py::hasattr(array, "__dlpack__") || !py::hasattr(array, "__dlpack_device__"))
-    throw py::type_error(std::string(name) +
+    throw py::type_error(name +
                          " must be an array implementing the DLPack protocol (__dlpack__ and "
                          "__dlpack_device__: a PyTorch tensor, a CuPy or a JAX array); got " +
                          std::string(py::str(py::type::handle_of(array).attr("__name__"))));
   const auto device = array.attr("__dlpack_device__")().cast<std::pair<int, int>>();
   if (device.first != dlpack::kDLCUDA && device.first != dlpack::kDLCUDAManaged)
-    throw py::value_error(std::string(name) + " is on " + device_text(device.first, device.second) +
+    throw py::value_error(name + " is on " + device_text(device.first, device.second) +
                           "; the kernels read and write CUDA device memory (move it to the GPU "
                           "first, e.g. tensor.cuda())");
-  out.capsule = export_capsule(array, dlpack_stream_argument(stream));
+  capsule_out = export_capsule(array, dlpack_stream_argument(stream));
 
-  PyObject* capsule = out.capsule.ptr();
+  PyObject* capsule = capsule_out.ptr();
   const dlpack::Tensor* tensor = nullptr;
   if (PyCapsule_IsValid(capsule, dlpack::kVersionedCapsuleName)) {
     auto* managed = static_cast<dlpack::ManagedTensorVersioned*>(
         PyCapsule_GetPointer(capsule, dlpack::kVersionedCapsuleName));
     if (managed->version.major != dlpack::kMajorVersion)
-      throw py::value_error(std::string(name) + " was exported with DLPack " +
+      throw py::value_error(name + " was exported with DLPack " +
                             std::to_string(managed->version.major) + "." +
                             std::to_string(managed->version.minor) + "; flashscope reads " +
                             std::to_string(dlpack::kMajorVersion) + ".x");
-    out.read_only = (managed->flags & dlpack::kFlagReadOnly) != 0;
+    read_only = (managed->flags & dlpack::kFlagReadOnly) != 0;
     tensor = &managed->dl_tensor;
   } else if (PyCapsule_IsValid(capsule, dlpack::kCapsuleName)) {
     tensor =
         &static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(capsule, dlpack::kCapsuleName))
              ->dl_tensor;
   } else {
-    throw py::type_error(std::string(name) + ".__dlpack__() returned " +
-                         std::string(py::repr(out.capsule)) +
+    throw py::type_error(name + ".__dlpack__() returned " + std::string(py::repr(capsule_out)) +
                          ", not an unconsumed DLPack capsule (\"dltensor\" or "
                          "\"dltensor_versioned\")");
   }
@@ -199,19 +232,24 @@ BorrowedArray borrow(const py::handle& array, const char* name, std::intptr_t st
   // __dlpack_device__ and hold the data on another only through a bug, but then the data wins).
   if (tensor->device.device_type != dlpack::kDLCUDA &&
       tensor->device.device_type != dlpack::kDLCUDAManaged)
-    throw py::value_error(std::string(name) + " is on " +
+    throw py::value_error(name + " is on " +
                           device_text(tensor->device.device_type, tensor->device.device_id) +
                           "; the kernels read and write CUDA device memory");
-  out.device = tensor->device.device_id;
+  device_out = tensor->device.device_id;
+  return tensor;
+}
 
-  const dlpack::DataType& dtype = tensor->dtype;
-  if (dtype.code == dlpack::kDLFloat && dtype.bits == 16 && dtype.lanes == 1)
-    out.view.dtype = DType::FP16;
-  else if (dtype.code == dlpack::kDLBfloat && dtype.bits == 16 && dtype.lanes == 1)
-    out.view.dtype = DType::BF16;
-  else
-    throw py::type_error(std::string(name) + " has dtype " + dtype_text(dtype) +
-                         "; the kernels take float16 or bfloat16");
+BorrowedArray borrow(const py::handle& array, const char* name, std::intptr_t stream) {
+  BorrowedArray out;
+  out.name = name;
+  const dlpack::Tensor* tensor =
+      open_dlpack(array, out.name, stream, out.capsule, out.read_only, out.device);
+
+  const std::optional<DType> dtype = dtype_of(tensor->dtype);
+  if (!dtype)
+    throw py::type_error(std::string(name) + " has dtype " + dtype_text(tensor->dtype) +
+                         "; the kernels take float16, bfloat16 or float8_e4m3fn");
+  out.view.dtype = *dtype;
 
   if (tensor->ndim != 4)
     throw py::value_error(std::string(name) + " has " + std::to_string(tensor->ndim) +
@@ -230,6 +268,48 @@ BorrowedArray borrow(const py::handle& array, const char* name, std::intptr_t st
   }
   out.view.data = static_cast<const char*>(tensor->data) + tensor->byte_offset;
   out.view.location = MemoryLocation::device;
+  return out;
+}
+
+// A descale array: fp32, two dimensions [batch, heads] (docs/spec/fp8-track.md §1). Its shape,
+// layout and whether the inputs want it at all are descale_violation's (launch validation).
+BorrowedDescale borrow_descale(const py::handle& array, const char* name, std::intptr_t stream) {
+  BorrowedDescale out;
+  out.name = name;
+  bool read_only = false;
+  const dlpack::Tensor* tensor =
+      open_dlpack(array, out.name, stream, out.capsule, read_only, out.device);
+  const dlpack::DataType& dtype = tensor->dtype;
+  if (dtype.code != dlpack::kDLFloat || dtype.bits != 32 || dtype.lanes != 1)
+    throw py::type_error(std::string(name) + " has dtype " + dtype_text(dtype) +
+                         "; descales are float32");
+  if (tensor->ndim != 2)
+    throw py::value_error(std::string(name) + " has " + std::to_string(tensor->ndim) +
+                          " dimensions, shape " + shape_text(tensor->shape, tensor->ndim) +
+                          "; descales take 2: [batch, heads]");
+  for (std::size_t axis = 0; axis < 2; ++axis) {
+    out.view.shape[axis] = tensor->shape[axis];
+    out.view.strides[axis] = tensor->strides != nullptr
+                                 ? tensor->strides[axis]
+                                 : (axis == 0 ? tensor->shape[1] : std::int64_t{1});
+  }
+  out.view.data =
+      reinterpret_cast<const float*>(static_cast<const char*>(tensor->data) + tensor->byte_offset);
+  out.view.location = MemoryLocation::device;
+  return out;
+}
+
+// The three optional descale arguments (None: not given).
+struct Descales {
+  std::optional<BorrowedDescale> q, k, v;
+};
+
+Descales borrow_descales(const py::object& q, const py::object& k, const py::object& v,
+                         std::intptr_t stream) {
+  Descales out;
+  if (!q.is_none()) out.q = borrow_descale(q, "q_descale", stream);
+  if (!k.is_none()) out.k = borrow_descale(k, "k_descale", stream);
+  if (!v.is_none()) out.v = borrow_descale(v, "v_descale", stream);
   return out;
 }
 
@@ -274,11 +354,21 @@ void require_step_built(int step) {
         "; see FLASHSCOPE_KERNEL_SET / FLASHSCOPE_STEPS)");
 }
 
-AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays, bool causal) {
+AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays, bool causal,
+                                   const Descales& descales) {
   // K and V have their own head count (grouped-query attention); O has Q's shape.
-  // Until the output exists, Q stands in for it: every rule about O compares it with Q.
-  const TensorView& o = arrays.size() > 3 ? arrays[3].view : arrays[0].view;
-  return {arrays[0].view, arrays[1].view, arrays[2].view, o, causal};
+  // Until the output exists, Q stands in for it (with the dtype the inputs write): every rule
+  // about O compares it with Q.
+  TensorView o = arrays.size() > 3 ? arrays[3].view : arrays[0].view;
+  if (arrays.size() <= 3) o.dtype = output_dtype(o.dtype);
+  AttentionTensors tensors{arrays[0].view, arrays[1].view, arrays[2].view, o, causal};
+  const auto view = [](const std::optional<BorrowedDescale>& descale) {
+    return descale ? std::optional<DescaleView>(descale->view) : std::nullopt;
+  };
+  tensors.q_descale = view(descales.q);
+  tensors.k_descale = view(descales.k);
+  tensors.v_descale = view(descales.v);
+  return tensors;
 }
 
 // The kernel of `step` for the call: the named config, or the step's pick for the GPU.
@@ -296,13 +386,19 @@ struct ResolvedKernel {
 
 // Checks the borrowed arrays and picks the kernel. Every rule that needs no GPU is checked before
 // the device is queried, so a bad call is named as such on any machine.
-ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<int> step,
-                       const std::optional<KernelConfig>& config, bool causal) {
+ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, const Descales& descales,
+                       std::optional<int> step, const std::optional<KernelConfig>& config,
+                       bool causal) {
   for (std::size_t i = 1; i < arrays.size(); ++i)
     if (arrays[i].device != arrays[0].device)
       throw py::value_error(arrays[i].name + " is on cuda:" + std::to_string(arrays[i].device) +
                             " but q is on cuda:" + std::to_string(arrays[0].device) +
                             "; q, k, v and o must be on one GPU");
+  for (const auto* descale : {&descales.q, &descales.k, &descales.v})
+    if (*descale && (*descale)->device != arrays[0].device)
+      throw py::value_error((*descale)->name + " is on cuda:" + std::to_string((*descale)->device) +
+                            " but q is on cuda:" + std::to_string(arrays[0].device) +
+                            "; the descales must be on q's GPU");
   if (arrays.size() > 3 && arrays[3].read_only)
     throw py::value_error(
         "o is read-only (its DLPack export says so); the kernel writes the output there");
@@ -328,10 +424,13 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
     }
   }
   if (step) require_step_built(*step);
-  const AttentionTensors tensors = attention_tensors(arrays, causal);
+  const AttentionTensors tensors = attention_tensors(arrays, causal, descales);
   const Problem problem = problem_of(tensors);
   if (const auto violation = problem_violation(problem))
     throw py::value_error("q, k, v: " + *violation);
+  // Before the steps are asked: a missing or misshapen descale is the caller's to fix whichever
+  // step runs the problem.
+  if (const auto violation = descale_violation(tensors)) throw py::value_error(*violation);
   require_problem_support(step, problem);
   if (step && config) {
     // The rules of launch validation that do not depend on the device, for the lowest GPU the
@@ -495,9 +594,7 @@ class DeviceArray {
     tensor.data = allocation_->data;
     tensor.device = {dlpack::kDLCUDA, device()};
     tensor.ndim = 4;
-    tensor.dtype = {
-        static_cast<std::uint8_t>(dtype_ == DType::FP16 ? dlpack::kDLFloat : dlpack::kDLBfloat), 16,
-        1};
+    tensor.dtype = dlpack_dtype(dtype_);
     tensor.shape = context->shape.data();
     tensor.strides = nullptr;  // compact row-major
     tensor.byte_offset = 0;
@@ -555,7 +652,7 @@ int device_argument(int device) {
 
 DType dtype_argument(const std::string& text) {
   if (const std::optional<DType> dtype = dtype_from_string(text)) return *dtype;
-  throw py::value_error("dtype \"" + text + "\" is not fp16 or bf16");
+  throw py::value_error("dtype \"" + text + "\" is not " + dtype_choices_text());
 }
 
 // ---- The forward pass --------------------------------------------------------------------------
@@ -696,7 +793,8 @@ Timing time_interleaved(const std::function<void(cudaStream_t)>& launch, const s
 ForwardResult forward(const py::object& q, const py::object& k, const py::object& v, py::object o,
                       const py::object& allocate_output, std::optional<int> step,
                       const std::optional<KernelConfig>& config, bool causal, std::intptr_t stream,
-                      const std::optional<TimingRequest>& timing) {
+                      const std::optional<TimingRequest>& timing, const py::object& q_descale,
+                      const py::object& k_descale, const py::object& v_descale) {
   const std::optional<measurement::InterleavedSettings> settings =
       timing ? std::optional(interleaved_settings(*timing)) : std::nullopt;
   std::vector<BorrowedArray> arrays;
@@ -704,8 +802,9 @@ ForwardResult forward(const py::object& q, const py::object& k, const py::object
   for (int i = 0; i < 3; ++i)
     arrays.push_back(borrow(inputs[i], kTensorArgumentNames[i], stream));
   if (!o.is_none()) arrays.push_back(borrow(o, "o", stream));
+  const Descales descales = borrow_descales(q_descale, k_descale, v_descale, stream);
 
-  const ResolvedKernel resolved = resolve(arrays, step, config, causal);
+  const ResolvedKernel resolved = resolve(arrays, descales, step, config, causal);
   const KernelEntry& entry = *resolved.entry;
   const DeviceScope scope(resolved.device);
   check_stream_device(stream, resolved.device);
@@ -713,14 +812,14 @@ ForwardResult forward(const py::object& q, const py::object& k, const py::object
   if (o.is_none()) {
     const TensorView& view = arrays[0].view;
     o = allocate_output(py::make_tuple(view.shape[0], view.shape[1], view.shape[2], view.shape[3]),
-                        std::string(dtype_lower_name(view.dtype)), resolved.device);
+                        std::string(dtype_lower_name(output_dtype(view.dtype))), resolved.device);
     arrays.push_back(borrow(o, "o", stream));
     if (arrays[3].device != resolved.device || arrays[3].read_only)
       throw std::logic_error("the output allocated for this call is on cuda:" +
                              std::to_string(arrays[3].device) + " or read-only");
   }
   // The mask travels in the tensors: make_forward_args sets ForwardArgs::causal from it.
-  const AttentionTensors tensors = attention_tensors(arrays, causal);
+  const AttentionTensors tensors = attention_tensors(arrays, causal, descales);
   validate_launch(entry, tensors, resolved.gpu.compute_capability, resolved.device);
   const ForwardArgs args = make_forward_args(entry, tensors);
 
@@ -747,13 +846,16 @@ std::pair<int, KernelConfig> resolve_kernel(const py::object& q, const py::objec
                                             const py::object& v, const py::object& o,
                                             std::optional<int> step,
                                             const std::optional<KernelConfig>& config, bool causal,
-                                            std::intptr_t stream) {
+                                            std::intptr_t stream, const py::object& q_descale,
+                                            const py::object& k_descale,
+                                            const py::object& v_descale) {
   std::vector<BorrowedArray> arrays;
   const py::handle inputs[] = {q, k, v};
   for (int i = 0; i < 3; ++i)
     arrays.push_back(borrow(inputs[i], kTensorArgumentNames[i], stream));
   if (!o.is_none()) arrays.push_back(borrow(o, "o", stream));
-  const ResolvedKernel resolved = resolve(arrays, step, config, causal);
+  const Descales descales = borrow_descales(q_descale, k_descale, v_descale, stream);
+  const ResolvedKernel resolved = resolve(arrays, descales, step, config, causal);
   return {resolved.entry->step, resolved.entry->config};
 }
 
@@ -976,9 +1078,12 @@ PYBIND11_MODULE(_core, m) {
       py::arg("configs"), "The configs sorted by the C++ record's operator<=>");
   m.def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
         py::arg("allocate_output"), py::arg("step"), py::arg("config"), py::arg("causal"),
-        py::arg("stream"), py::arg("timing"));
+        py::arg("stream"), py::arg("timing"), py::arg("q_descale") = py::none(),
+        py::arg("k_descale") = py::none(), py::arg("v_descale") = py::none());
   m.def("resolve_kernel", &resolve_kernel, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
-        py::arg("step"), py::arg("config"), py::arg("causal"), py::arg("stream"));
+        py::arg("step"), py::arg("config"), py::arg("causal"), py::arg("stream"),
+        py::arg("q_descale") = py::none(), py::arg("k_descale") = py::none(),
+        py::arg("v_descale") = py::none());
   py::class_<TimingRequest>(m, "TimingRequest")
       .def(py::init([](double ci_target, int min_rounds, int max_rounds, double cell_seconds,
                        std::string launch_pattern) {

@@ -27,6 +27,9 @@ def forward(
     o: _Array | None = None,
     causal: bool = False,
     stream: _Stream | None = None,
+    q_descale: _Array | None = None,
+    k_descale: _Array | None = None,
+    v_descale: _Array | None = None,
 ) -> _Array: ...
 def forward_timed(
     q: _Array,
@@ -43,6 +46,9 @@ def forward_timed(
     max_rounds: int = 400,
     cell_seconds: float = 2.0,
     launch_pattern: str = "graph",
+    q_descale: _Array | None = None,
+    k_descale: _Array | None = None,
+    v_descale: _Array | None = None,
 ) -> tuple[_Array, Timing]: ...
 def resolve_kernel(
     q: _Array,
@@ -54,6 +60,9 @@ def resolve_kernel(
     o: _Array | None = None,
     causal: bool = False,
     stream: _Stream | None = None,
+    q_descale: _Array | None = None,
+    k_descale: _Array | None = None,
+    v_descale: _Array | None = None,
 ) -> tuple[int, Config]: ...
 def default_config(
     step: int,

@@ -165,6 +165,9 @@ def forward(
     causal: bool,
     stream: int,
     timing: TimingRequest | None,
+    q_descale: Any = None,
+    k_descale: Any = None,
+    v_descale: Any = None,
 ) -> ForwardResult: ...
 def resolve_kernel(
     q: Any,
@@ -175,4 +178,7 @@ def resolve_kernel(
     config: Config | None,
     causal: bool,
     stream: int,
+    q_descale: Any = None,
+    k_descale: Any = None,
+    v_descale: Any = None,
 ) -> tuple[int, Config]: ...
