@@ -246,12 +246,13 @@ TEST_CASE("quantization rejects what it cannot quantize") {
 TEST_CASE("the FP8 references on a problem worked by hand") {
   // One sample, one head, two positions, d_head 4 (softmax scale 1/2). Every amax is 448 x 2^-k,
   // so the descales are exact and the inputs dequantize to themselves.
-  // q0 = (3.5,0,0,0), q1 = 0; k0 = (1.75,0,0,0), k1 = (0,1.75,0,0);
+  // q0 = (3.5,0,0,0), q1 = 0; k0 = (1.75,0,0,0), k1 = (1.5,1.75,0,0);
   // v0 = (0.875, 1.75, 3.5, 7), v1 = (7, 3.5, 1.75, 0.875).
-  // Row 0: scores (3.5 x 1.75 / 2, 0) = (3.0625, 0); row 1: (0, 0), so O1 = (v0 + v1) / 2.
+  // Row 0: scores (3.5 x 1.75 / 2, 3.5 x 1.5 / 2) = (3.0625, 2.625), so its probabilities are
+  // 1 / (1 + e^-0.4375) and the rest; row 1: (0, 0), so O1 = (v0 + v1) / 2.
   const Problem problem = fp8_problem(1, 2, 1, 4);
   const std::vector<double> q = {3.5, 0, 0, 0, 0, 0, 0, 0};
-  const std::vector<double> k = {1.75, 0, 0, 0, 0, 1.75, 0, 0};
+  const std::vector<double> k = {1.75, 0, 0, 0, 1.5, 1.75, 0, 0};
   const std::vector<double> v = {0.875, 1.75, 3.5, 7, 7, 3.5, 1.75, 0.875};
   const fp8::QuantizedInputs inputs{fp8::quantize_per_head(q, 1, 2, 1, 4),
                                     fp8::quantize_per_head(k, 1, 2, 1, 4),
@@ -259,29 +260,33 @@ TEST_CASE("the FP8 references on a problem worked by hand") {
   CHECK(inputs.q.descales == std::vector<float>{0x1p-7f});
   CHECK(inputs.k.descales == std::vector<float>{0x1p-8f});
   CHECK(inputs.v.descales == std::vector<float>{0x1p-6f});
+  CHECK(fp8::dequantize(inputs.k) == k);
   CHECK(fp8::dequantize(inputs.v) == v);
 
   const std::vector<double> exact = fp8::reference_exact(problem, inputs);
-  const double p0 = std::exp(3.0625) / (std::exp(3.0625) + 1);
+  const double p0 = 1 / (1 + std::exp(-0.4375));
   for (int c = 0; c < 4; ++c) {
     CHECK(exact[c] == doctest::Approx(p0 * v[c] + (1 - p0) * v[4 + c]).epsilon(1e-14));
     CHECK(exact[4 + c] == (v[c] + v[4 + c]) / 2);
   }
 
-  // R_lp, row 0: P x 256 = (256, 256 e^-3.0625 = 11.97...) rounds to (256, 12) in e4m3 (spacing 1
-  // in [8, 16)); the row sum is taken before rounding. Row 1: (256, 256), exact.
+  // R_lp, row 0: P x 256 = (256, 256 e^-0.4375 = 165.29...) rounds to (256, 160) in e4m3 (spacing
+  // 16 in [128, 256)); the row sum is taken before rounding. Row 1: (256, 256), exact.
+  // Written out in the kernel's precisions: the sums are exact in fp32 (256 x 0.875 + 160 x 7
+  // ...), the row sum and the division are fp32, then O is rounded to bf16.
   const std::vector<double> low = fp8::reference_low_precision(problem, inputs);
-  const double row_sum = 1 + std::exp(-3.0625);
+  const float row_sum = 1.0f + std::exp(-0.4375f);
   for (int c = 0; c < 4; ++c) {
-    const double expected = (256 * v[c] + 12 * v[4 + c]) / (256 * row_sum);
-    CHECK(low[c] == doctest::Approx(expected).epsilon(0x1p-8));  // bf16: 8 significant bits
-    CHECK(low[4 + c] == exact[4 + c]);                           // 3.9375, 2.625: exact in bf16
+    const float o = static_cast<float>(256 * v[c] + 160 * v[4 + c]) / (256.0f * row_sum);
+    CHECK(low[c] == fp8::round_to_bf16(o));
+    CHECK(low[4 + c] == exact[4 + c]);  // 3.9375, 2.625: exact in bf16
   }
-  // P's rounding (11.97 -> 12) moves row 0 by a visible amount, which is the rule's yardstick.
-  double gap = 0;
-  for (int c = 0; c < 4; ++c)
-    gap = std::max(gap, std::fabs(low[c] - exact[c]));
-  CHECK(gap > 1e-4);
+  // P's rounding (165.29 -> 160) shows through the bf16 output: without it row 0 would read
+  // 3.278 where R_lp has 3.19.
+  const float unrounded =
+      static_cast<float>(256 * v[0] + 256 * std::exp(-0.4375) * v[4]) / (256.0f * row_sum);
+  CHECK(low[0] != fp8::round_to_bf16(unrounded));
+  CHECK(std::fabs(low[0] - exact[0]) > 0.05);
 }
 
 TEST_CASE("the FP8 rule: R_lp passes, an error beyond twice its gap plus the floor fails") {
