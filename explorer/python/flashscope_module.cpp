@@ -112,13 +112,15 @@ std::string dtype_text(const dlpack::DataType& dtype) {
       name = "bool";
       break;
     case dlpack::kDLFloat8_e4m3fn:
-      name = "float8_e4m3fn (";  // closed after the bits: "float8_e4m3fn (8)"
+      // The code's name carries its width: "float8_e4m3fn", not "float8_e4m3fn8".
+      if (dtype.bits == 8)
+        return dtype.lanes == 1 ? "float8_e4m3fn" : "float8_e4m3fnx" + std::to_string(dtype.lanes);
+      name = "float8_e4m3fn of bits ";
       break;
     default:
       name = "type code " + std::to_string(dtype.code) + " of ";
   }
   name += std::to_string(dtype.bits);
-  if (dtype.code == dlpack::kDLFloat8_e4m3fn) name += ")";
   if (dtype.lanes != 1) name += "x" + std::to_string(dtype.lanes);
   return name;
 }

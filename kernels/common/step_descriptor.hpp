@@ -72,7 +72,7 @@ class DTypeList {
   constexpr DTypeList() = default;
   constexpr DTypeList(std::initializer_list<DType> values) {
     if (values.size() > kCapacity)
-      throw std::length_error("DTypeList holds each dtype at most once");
+      throw std::length_error("DTypeList holds at most as many dtypes as kAllDTypes lists");
     for (const DType value : values)
       values_[size_++] = value;
   }

@@ -60,7 +60,7 @@ def test_other_devices_are_refused_by_name(device, name):
 
 
 @pytest.mark.parametrize("dtype, name", [("fp32", "float32"), ("int8", "int8"),
-                                         ("fp16x2", "float16x2")])
+                                         ("fp16x2", "float16x2"), ("e4m3x2", "float8_e4m3fnx2")])
 def test_other_dtypes_are_type_errors_naming_the_dtype(dtype, name):
     step, config = ampere_kernel()
     q, k, _ = fake_qkv(shape_for(config))
