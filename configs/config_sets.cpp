@@ -35,9 +35,9 @@ constexpr int kExtendedBc[] = {128, 64, 32};
 constexpr int kExtendedWarps[] = {4, 8};
 
 void check_step(int step) {
-  if (step < kFirstStep || step > kLastStep)
-    throw std::out_of_range("step " + std::to_string(step) + " does not exist (steps are " +
-                            std::to_string(kFirstStep) + "–" + std::to_string(kLastStep) + ")");
+  if (versions::find(step) == nullptr)
+    throw std::out_of_range("step " + step_name(step) + " does not exist (steps are " +
+                            step_list_text(step_numbers()) + ")");
 }
 
 const StepDescriptor& check_hopper_step(int step) {
@@ -65,7 +65,7 @@ void append_each_dtype(std::vector<Instantiation>& out, int step, const KernelCo
 const std::vector<StepInfo>& steps() {
   static const std::vector<StepInfo> kSteps = [] {
     std::vector<StepInfo> out;
-    for (const StepDescriptor& step : versions::kAll)
+    for (const StepDescriptor& step : versions::kEvery)
       out.push_back(
           {step.number, step.title, step.source_folder, step.cpp_namespace,
            std::vector<int>(step.static_head_counts.begin(), step.static_head_counts.end())});
@@ -76,7 +76,9 @@ const std::vector<StepInfo>& steps() {
 
 const StepInfo& step_info(int step) {
   check_step(step);
-  return steps()[static_cast<std::size_t>(step - kFirstStep)];
+  for (const StepInfo& info : steps())
+    if (info.step == step) return info;
+  throw std::logic_error("configs::steps() lacks step " + step_name(step));
 }
 
 const StepDescriptor& step_descriptor(int step) {
@@ -117,31 +119,37 @@ KernelConfig headline_config(int step, int d_head) {
   if (headline.d_head == d_head) return headline;
   for (const KernelConfig& c : step_picks(step).progression_at_other_d_heads)
     if (c.d_head == d_head) return c;
-  throw std::invalid_argument(*step_refusal_message(step, problem_at_d_head(d_head)));
+  throw std::invalid_argument(
+      *step_refusal_message(step, problem_at_d_head(d_head, step_descriptor(step).pass)));
 }
 
 std::vector<int> step_numbers() {
   std::vector<int> out;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     out.push_back(step.number);
   return out;
 }
 
-Problem problem_at_d_head(int d_head) {
-  return multi_head_problem(DType::FP16, 1, 1024, 16, d_head);
+Problem problem_at_d_head(int d_head, Pass pass) {
+  Problem problem = multi_head_problem(DType::FP16, 1, 1024, 16, d_head);
+  problem.pass = pass;
+  return problem;
 }
 
 std::vector<int> steps_running(Axis axis, const Problem& problem) {
   const AxisSpec& spec = axis_spec(axis);
   std::vector<int> out;
-  for (const StepDescriptor& step : versions::kAll)
-    if (!spec.refused_by(step, problem)) out.push_back(step.number);
+  // Steps of the problem's pass only (a backward problem's d_head is no use on a forward step),
+  // but for the pass axis itself, whose answer is the steps of that pass.
+  for (const StepDescriptor& step : versions::kEvery)
+    if (!spec.refused_by(step, problem) && (axis == Axis::pass || step.pass == problem.pass))
+      out.push_back(step.number);
   return out;
 }
 
 std::vector<int> steps_writing_lse() {
   std::vector<int> out;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     if (step.writes_lse) out.push_back(step.number);
   return out;
 }
@@ -153,14 +161,24 @@ std::optional<std::string> step_refusal_message(int step, const Problem& problem
            step_list_text(step_numbers()) + ", kernels/versions/steps.hpp)";
   const std::optional<AxisRefusal> refusal = first_refused_axis(*descriptor, problem);
   if (!refusal) return std::nullopt;
+  // The steps named are those of the problem's pass (a backward problem's grouped heads are no
+  // use on forward step 26); where none has the value yet, the other pass's are named as such.
   const std::vector<int> others = steps_running(refusal->axis->axis, problem);
+  Problem other_pass = problem;
+  other_pass.pass = problem.pass == Pass::forward ? Pass::backward : Pass::forward;
+  const std::vector<int> elsewhere = steps_running(refusal->axis->axis, other_pass);
+  if (others.empty() && !elsewhere.empty())
+    return "step " + step_name(step) + " " + refusal->reason + "; " +
+           refusal->axis->phrase(problem) + " runs on no " + std::string(pass_name(problem.pass)) +
+           " step yet (on " + step_list_text(elsewhere) + " of the " +
+           std::string(pass_name(other_pass.pass)) + " pass)";
   return "step " + step_name(step) + " " + refusal->reason + "; " + refusal->axis->phrase(problem) +
          " runs on " + step_list_text(others) + " (their kernels/versions/*/step.hpp declare it)";
 }
 
 std::string d_head_support_text() {
   std::set<int> d_heads;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     d_heads.insert(step.d_heads.begin(), step.d_heads.end());
   const auto ranges = [](const std::vector<int>& steps) {
     std::string text;
@@ -176,7 +194,11 @@ std::string d_head_support_text() {
   };
   std::string text;
   for (const int d_head : d_heads) {
-    const std::vector<int> steps = steps_running(Axis::d_head, problem_at_d_head(d_head));
+    // Both passes' steps: the help of --d-head serves forward and backward steps alike.
+    std::vector<int> steps = steps_running(Axis::d_head, problem_at_d_head(d_head));
+    for (const int backward :
+         steps_running(Axis::d_head, problem_at_d_head(d_head, Pass::backward)))
+      steps.push_back(backward);
     text += (text.empty() ? "d_head " : "; ") + std::to_string(d_head) + " on step" +
             (steps.size() == 1 ? " " : "s ") + ranges(steps);
   }
@@ -347,6 +369,16 @@ std::vector<KernelConfig> hopper_tune_set(int step) {
 }
 
 std::vector<KernelConfig> select_for_step(std::string_view key, int step) {
+  // A backward step has no tune space yet: every key yields its picks (the key itself checked).
+  if (step_descriptor(step).pass == Pass::backward) {
+    select(key);  // throws for a key that is none
+    const std::vector<KernelConfig> picks = step_picks(step).all();
+    std::set<KernelConfig> unique;
+    for (const KernelConfig& pick : picks)
+      for (const DType dtype : step_descriptor(step).dtypes)
+        unique.insert(with_dtype(pick, dtype));
+    return {unique.begin(), unique.end()};
+  }
   if (step_descriptor(step).track != Track::hopper) return select(key);
   if (key.starts_with("prog") && key.find("all") == std::string_view::npos) {
     const std::vector<KernelConfig> picks = step_picks(step).all();
@@ -401,7 +433,7 @@ std::string_view build_set_name(BuildSet set) {
 
 std::vector<int> default_tune_steps() {
   std::vector<int> out;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     if (step.tuning.by_default) out.push_back(step.number);
   return out;
 }
@@ -410,7 +442,7 @@ BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter,
                      const std::vector<int>& tune_steps) {
   const std::vector<int> tuned = tune_steps.empty() ? default_tune_steps() : tune_steps;
   std::vector<Instantiation> wanted;
-  for (int step = kFirstStep; step <= kLastStep; ++step) {
+  for (const int step : step_numbers()) {
     if (!step_filter.empty() &&
         std::find(step_filter.begin(), step_filter.end(), step) == step_filter.end())
       continue;
@@ -424,6 +456,9 @@ BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter,
     for (const KernelConfig& pick : picks.all())
       append_each_dtype(wanted, step, pick);
     const bool hopper = step_descriptor(step).track == Track::hopper;
+    // The seed's tune space and extended progression are forward configs (B_r split over the
+    // warps); a backward step has no tune axes yet and is built with its picks alone.
+    if (step_descriptor(step).pass == Pass::backward) continue;
     if ((set == BuildSet::tune || set == BuildSet::all) &&
         std::find(tuned.begin(), tuned.end(), step) != tuned.end())
       for (const KernelConfig& c : hopper ? hopper_tune_set(step) : tune_set())
@@ -460,9 +495,11 @@ std::vector<int> parse_step_list(std::string_view text) {
     const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || error != std::errc() || end != item.data() + item.size())
       fail("\"" + std::string(item) + "\" is not a step number");
-    if (value < kFirstStep || value > kLastStep)
+    if (versions::find(value) == nullptr)
       fail("step " + std::to_string(value) + " is outside " + std::to_string(kFirstStep) + "–" +
-           std::to_string(kLastStep));
+           std::to_string(kLastStep) + " and " + std::to_string(versions::kFirstBackward) + "–" +
+           std::to_string(versions::kLastBackward) + " (the backward steps " +
+           step_name(versions::kFirstBackward) + "–" + step_name(versions::kLastBackward) + ")");
     return value;
   };
   std::set<int> out;
@@ -474,8 +511,9 @@ std::vector<int> parse_step_list(std::string_view text) {
       const int first = parse(item.substr(0, dash));
       const int last = parse(item.substr(dash + 1));
       if (first > last) fail("range " + std::string(item) + " runs backwards");
+      // A range over both tracks ("20-102") skips the numbers between them.
       for (int step = first; step <= last; ++step)
-        out.insert(step);
+        if (versions::find(step) != nullptr) out.insert(step);
     } else {
       out.insert(parse(item));
     }

@@ -68,14 +68,14 @@ KernelConfig headline_config(int step, int d_head);
 
 // Every step number kernels/versions/steps.hpp lists, in order.
 std::vector<int> step_numbers();
-// The steps whose descriptors run `problem`'s value of `axis` (d_head 64, the causal mask,
-// grouped K/V heads, …), in order.
+// The steps of `problem`'s pass whose descriptors run its value of `axis` (d_head 64, the causal
+// mask, grouped K/V heads, …), in order; for Axis::pass, the steps of that pass.
 std::vector<int> steps_running(Axis axis, const Problem& problem);
 // The steps whose descriptor sets `.writes_lse`.
 std::vector<int> steps_writing_lse();
-// A plain forward problem (fp16, B 1, N 1024, 16 heads) at `d_head`, for asking which steps run
+// A plain problem (fp16, B 1, N 1024, 16 heads) of `pass` at `d_head`, for asking which steps run
 // a head dimension.
-Problem problem_at_d_head(int d_head);
+Problem problem_at_d_head(int d_head, Pass pass = Pass::forward);
 // Why step `step` cannot run `problem` by its descriptor's axes, naming the steps that can: "step
 // 22 has no causal mask; causal attention runs on steps 23, 24, 25 (their
 // kernels/versions/*/step.hpp declare it)"; nullopt when it runs every axis' value (the kernel's
@@ -113,7 +113,8 @@ std::optional<std::string> hopper_tune_rejection(int step, const KernelConfig& c
 std::vector<KernelConfig> hopper_tune_set(int step);
 
 // A selection key as step `step` reads it: select(key) for steps 1–16; for a Hopper step, "tune",
-// "all" and "prog_all" yield its tune set and "B_r,B_c" the tune configs of that shape.
+// "all" and "prog_all" yield its tune set and "B_r,B_c" the tune configs of that shape; for a
+// backward step (no tune space yet) every valid key yields its picks in each of its dtypes.
 std::vector<KernelConfig> select_for_step(std::string_view key, int step);
 
 // ---- What the build instantiates ---------------------------------------------------------

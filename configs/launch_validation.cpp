@@ -64,7 +64,9 @@ std::optional<std::string> unsupported_combination(int step, const KernelConfig&
     problem.dtype = c.dtype;
     return configs::step_refusal_message(step, problem);
   }
-  if (const char* violation = static_config_violation(c); violation[0] != '\0')
+  // The compile-time rules of the step's pass (a backward step's warps split the KV block).
+  const Pass pass = descriptor != nullptr ? descriptor->pass : Pass::forward;
+  if (const char* violation = static_config_violation(c, pass); violation[0] != '\0')
     return std::string("invalid config ") + to_short_form(c) + ": " + violation;
   if (descriptor == nullptr)
     return "step " + step_name(step) + " does not exist (steps are " +
@@ -79,7 +81,8 @@ std::optional<std::string> unsupported_combination(int step, const KernelConfig&
            std::to_string(kFirstHopperStep) + "+";
   }
   if (!descriptor->d_heads.contains(c.d_head))
-    return configs::step_refusal_message(step, configs::problem_at_d_head(c.d_head));
+    return configs::step_refusal_message(step,
+                                         configs::problem_at_d_head(c.d_head, descriptor->pass));
   return descriptor->rules(step, c);
 }
 
@@ -146,12 +149,16 @@ std::optional<std::string> launch_refusal(const KernelEntry& entry, const Proble
   if (problem.dtype != c.dtype)
     return "kernel config dtype " + dtype_text(c.dtype) + " does not match the input dtype " +
            dtype_text(problem.dtype);
-  if (problem.seq_len % c.B_r != 0)
-    return "seq_len " + std::to_string(problem.seq_len) +
-           " is not a multiple of B_r = " + std::to_string(c.B_r);
-  if (problem.seq_len % c.B_c != 0)
-    return "seq_len " + std::to_string(problem.seq_len) +
-           " is not a multiple of B_c = " + std::to_string(c.B_c);
+  const StepDescriptor* step = versions::find(entry.step);
+  // Steps whose descriptor sets `.partial_blocks` zero-fill, mask and skip the rows past the end.
+  if (step == nullptr || !step->partial_blocks) {
+    if (problem.seq_len % c.B_r != 0)
+      return "seq_len " + std::to_string(problem.seq_len) +
+             " is not a multiple of B_r = " + std::to_string(c.B_r);
+    if (problem.seq_len % c.B_c != 0)
+      return "seq_len " + std::to_string(problem.seq_len) +
+             " is not a multiple of B_c = " + std::to_string(c.B_c);
+  }
   if (auto reason = unsupported_combination(entry.step, c)) return reason;
   if (auto reason = configs::step_refusal_message(entry.step, problem)) return reason;
   if (const StepDescriptor* descriptor = versions::find(entry.step);
@@ -175,13 +182,11 @@ std::optional<std::string> launch_refusal(const KernelEntry& entry, const Proble
   return std::nullopt;
 }
 
-void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
-                     int compute_capability, int device) {
-  constexpr const char* kInputNames[] = {"Q", "K", "V"};
-  const TensorView* inputs[] = {&tensors.q, &tensors.k, &tensors.v};
-  for (int i = 0; i < 3; ++i)
-    check_placement(*inputs[i], kInputNames[i]);
+namespace {
 
+// What a forward and a backward launch check alike: the device (for a kernel of `entry`), then Q,
+// K and V (check_inputs).
+void check_device(const KernelEntry& entry, int compute_capability, int device) {
   if (entry.exact_compute_capability != 0 && compute_capability != entry.exact_compute_capability)
     reject("step " + step_name(entry.step) + " needs an sm_" +
            std::to_string(entry.exact_compute_capability) + "a (Hopper) GPU; " +
@@ -192,7 +197,15 @@ void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
         "flashscope kernels need SM 8.0 or newer (cp.async, mma.sync m16n8k16); this "
         "device is SM " +
         std::to_string(compute_capability / 10) + "." + std::to_string(compute_capability % 10));
-  const DType dtype = tensors.q.dtype;
+}
+
+// Q, K and V's placement and layout, their dtype and K/V's shape against Q's.
+void check_inputs(const TensorView& q, const TensorView& k, const TensorView& v) {
+  constexpr const char* kInputNames[] = {"Q", "K", "V"};
+  const TensorView* inputs[] = {&q, &k, &v};
+  for (int i = 0; i < 3; ++i)
+    check_placement(*inputs[i], kInputNames[i]);
+  const DType dtype = q.dtype;
   if (!is_dtype(static_cast<int>(dtype)))
     reject("Q has dtype " + std::to_string(static_cast<int>(dtype)) + ", which is not " +
            dtype_choices_text());
@@ -201,19 +214,42 @@ void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
       reject(std::string(kInputNames[i]) + " has dtype " + dtype_text(inputs[i]->dtype) +
              " but Q has " + dtype_text(dtype) + "; Q, K and V must share one dtype");
 
-  const auto& shape = tensors.q.shape;
+  const auto& shape = q.shape;
   for (int axis = 0; axis < 4; ++axis)
     if (shape[axis] <= 0) reject("Q has an empty dimension: shape " + shape_string(shape));
   // K and V: Q's batch, length and d_head, and heads_kv heads (a divisor of Q's head count).
-  const auto& kv = tensors.k.shape;
+  const auto& kv = k.shape;
   if (kv[0] != shape[0] || kv[1] != shape[1] || kv[3] != shape[3] || kv[2] <= 0 ||
       kv[2] > shape[2] || shape[2] % kv[2] != 0)
     reject("K has shape " + shape_string(kv) + " but Q has " + shape_string(shape) +
            "; K and V must be [batch, seq_len, heads_kv, d_head] with Q's batch, seq_len and "
            "d_head and heads_kv a divisor of Q's heads (equal: multi-head attention)");
-  if (tensors.v.shape != kv)
-    reject("V has shape " + shape_string(tensors.v.shape) + " but K has " + shape_string(kv) +
+  if (v.shape != kv)
+    reject("V has shape " + shape_string(v.shape) + " but K has " + shape_string(kv) +
            "; they must be equal");
+}
+
+// `tensor` (named `name`) must be placed like the inputs and have `like`'s dtype and shape
+// (`like_name`).
+void check_like(const TensorView& tensor, const char* name, const TensorView& like,
+                const char* like_name) {
+  check_placement(tensor, name);
+  if (tensor.dtype != like.dtype)
+    reject(std::string(name) + " has dtype " + dtype_text(tensor.dtype) + " but " + like_name +
+           " has " + dtype_text(like.dtype));
+  if (tensor.shape != like.shape)
+    reject(std::string(name) + " has shape " + shape_string(tensor.shape) + " but " + like_name +
+           " has " + shape_string(like.shape) + "; they must be equal");
+}
+
+}  // namespace
+
+void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
+                     int compute_capability, int device) {
+  check_inputs(tensors.q, tensors.k, tensors.v);
+  check_device(entry, compute_capability, device);
+  const DType dtype = tensors.q.dtype;
+  const auto& shape = tensors.q.shape;
 
   if (auto violation = descale_violation(tensors)) reject(*violation);
 
@@ -257,6 +293,69 @@ ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& 
   args.kv_seq_stride = tensors.k.strides[1];
   args.kv_head_stride = tensors.k.strides[2];
   args.softmax_lse = tensors.softmax_lse;
+  return args;
+}
+
+Problem problem_of(const BackwardTensors& tensors) {
+  Problem problem = problem_of(
+      AttentionTensors{tensors.q, tensors.k, tensors.v, tensors.o, tensors.causal, nullptr});
+  problem.pass = Pass::backward;
+  return problem;
+}
+
+void validate_backward_launch(const KernelEntry& entry, const BackwardTensors& tensors,
+                              int compute_capability, int device) {
+  // A forward step's entry has no backward launcher: say which pass it runs, naming the steps
+  // that run the backward (the pass axis's refusal), before any tensor is looked at.
+  if (entry.launch_backward == nullptr || entry.backward_workspace_bytes == nullptr) {
+    if (auto reason = configs::step_refusal_message(entry.step, problem_of(tensors)))
+      reject(*reason);
+    reject("step " + step_name(entry.step) + "'s kernel has no backward launcher");
+  }
+  check_backward_tensors(tensors);
+  check_device(entry, compute_capability, device);
+  if (auto reason = launch_refusal(entry, problem_of(tensors))) reject(*reason);
+}
+
+void check_backward_tensors(const BackwardTensors& tensors) {
+  check_inputs(tensors.q, tensors.k, tensors.v);
+  check_like(tensors.o, "O", tensors.q, "Q");
+  check_like(tensors.d_o, "dO", tensors.q, "Q");
+  check_like(tensors.dq, "dQ", tensors.q, "Q");
+  check_like(tensors.dk, "dK", tensors.k, "K");
+  check_like(tensors.dv, "dV", tensors.k, "K");
+  if (tensors.softmax_lse == nullptr)
+    reject(
+        "the log-sum-exp is a null pointer; the backward needs the forward's fp32 [batch, heads, "
+        "seq_len] row log-sum-exp (" +
+        configs::step_list_text(configs::steps_writing_lse()) + " write it)");
+}
+
+BackwardArgs make_backward_args(const KernelEntry& entry, const BackwardTensors& tensors,
+                                void* workspace) {
+  (void)entry;  // the backward's block counts are the launcher's business
+  BackwardArgs args{};
+  args.Q = tensors.q.data;
+  args.K = tensors.k.data;
+  args.V = tensors.v.data;
+  args.O = tensors.o.data;
+  args.dO = tensors.d_o.data;
+  args.softmax_lse = tensors.softmax_lse;
+  args.dQ = const_cast<void*>(tensors.dq.data);
+  args.dK = const_cast<void*>(tensors.dk.data);
+  args.dV = const_cast<void*>(tensors.dv.data);
+  args.workspace = workspace;
+  args.batch_stride = tensors.q.strides[0];
+  args.seq_stride = tensors.q.strides[1];
+  args.head_stride = tensors.q.strides[2];
+  args.kv_batch_stride = tensors.k.strides[0];
+  args.kv_seq_stride = tensors.k.strides[1];
+  args.kv_head_stride = tensors.k.strides[2];
+  args.batch = static_cast<int>(tensors.q.shape[0]);
+  args.seq_len = static_cast<int>(tensors.q.shape[1]);
+  args.n_heads = static_cast<int>(tensors.q.shape[2]);
+  args.n_kv_heads = static_cast<int>(tensors.k.shape[2]);
+  args.causal = tensors.causal ? 1 : 0;
   return args;
 }
 

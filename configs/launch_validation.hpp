@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/common/backward_args.hpp"
 #include "kernels/common/config.hpp"
 #include "kernels/common/forward_args.hpp"
 #include "kernels/common/problem.hpp"
@@ -60,6 +61,18 @@ struct AttentionTensors {
 // The forward problem the tensors pose (dtype and shape from Q, heads_kv from K).
 Problem problem_of(const AttentionTensors& tensors);
 
+// The tensors of one backward launch (docs/spec/backward-track.md §1): Q, O, dO and dQ
+// [batch, seq_len, heads, d_head], K, V, dK and dV [batch, seq_len, heads_kv, d_head], all of one
+// dtype and contiguous, and the forward's fp32 row log-sum-exp [batch, heads, seq_len].
+struct BackwardTensors {
+  TensorView q, k, v, o, d_o, dq, dk, dv;
+  const float* softmax_lse = nullptr;
+  bool causal = false;
+};
+
+// The backward problem the tensors pose (pass = backward).
+Problem problem_of(const BackwardTensors& tensors);
+
 class LaunchValidationError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
@@ -98,5 +111,20 @@ void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
 
 // The kernel argument record for validated tensors.
 ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& tensors);
+
+// validate_launch for a backward step: a forward step's entry is refused by its pass, then the
+// tensors (each gradient shaped, typed and placed like its input), the log-sum-exp pointer, the
+// device and launch_refusal of the backward problem. Throws LaunchValidationError.
+void validate_backward_launch(const KernelEntry& entry, const BackwardTensors& tensors,
+                              int compute_capability, int device = -1);
+
+// The checks of validate_backward_launch that need neither a kernel nor a GPU: the tensors'
+// placement, layout, dtypes and shapes against each other and the log-sum-exp pointer.
+void check_backward_tensors(const BackwardTensors& tensors);
+
+// The backward argument record for validated tensors and a workspace of
+// entry.backward_workspace_bytes(args) bytes (ask it with workspace = nullptr first).
+BackwardArgs make_backward_args(const KernelEntry& entry, const BackwardTensors& tensors,
+                                void* workspace);
 
 }  // namespace flashscope

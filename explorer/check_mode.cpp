@@ -24,12 +24,19 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
       "check",
       "Run one kernel on one shape with fresh N(0, scale²) inputs and report the §1.4 verdict "
       "(err_kernel = max|O - R_lp| <= 2 * max|R_lp - R_32|) and the max/mean error against the "
-      "fp32 reference. Exit code 0 pass, 1 fail, 2 invalid request, 3 no GPU or CUDA error.");
+      "fp32 reference. A backward step (B1 = 101, B2 = 102, ...) runs on the references' forward "
+      "O and log-sum-exp and is judged on dQ, dK and dV each (backward-track.md §2: max|G - G_32| "
+      "<= 2 * max|G_lp - G_32| + floor, no NaN). Exit code 0 pass, 1 fail, 2 invalid request, 3 "
+      "no GPU or CUDA error.");
   check
       ->add_option("--step", cli.step,
                    "Kernel step, 1-" + std::to_string(configs::kLastStep) + " (" +
                        std::to_string(kFirstHopperStep) + "-" + std::to_string(configs::kLastStep) +
-                       ": the Hopper track, sm_90a only)")
+                       ": the Hopper track, sm_90a only), or a backward step " +
+                       std::to_string(versions::kFirstBackward) + "-" +
+                       std::to_string(versions::kLastBackward) + " (" +
+                       step_name(versions::kFirstBackward) + "-" +
+                       step_name(versions::kLastBackward) + "), checked on the backward pass")
       ->required();
   check->add_option("--config", cli.config,
                     "Config short form, e.g. \"(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles\" "
@@ -50,7 +57,8 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
   check->add_option("--input-scale", cli.input_scale, "Inputs are N(0, scale²)")
       ->capture_default_str();
   check->add_option("--dump", cli.dump_dir,
-                    "Write q, k, v, o and both references as .npy into this folder (fp16 as "
+                    "Write q, k, v, o and both references as .npy into this folder (a backward "
+                    "step: q, k, v, o, do, dq, dk, dv and each gradient's two references; fp16 as "
                     "'<f2'; bf16, which numpy lacks, widened exactly to float32 '<f4'); a folder "
                     "already holding any of those files is refused");
   check->add_option("--device", cli.device, "CUDA device index")->capture_default_str();
@@ -142,7 +150,7 @@ CheckRequest check_request_from_cli(const CheckCli& cli) {
       problems.add("--dump: '" + cli.dump_dir + "' is a file; name a folder to write into");
     // Files of an earlier dump are not this run's to overwrite.
     std::string existing;
-    for (const std::string& name : check_dump_file_names())
+    for (const std::string& name : check_dump_file_names(request.problem.pass))
       if (std::filesystem::exists(std::filesystem::path(cli.dump_dir) / name, error))
         existing += (existing.empty() ? "" : ", ") + name;
     if (!existing.empty())
@@ -197,14 +205,30 @@ int run_check_mode(const CheckCli& cli) {
   std::cout << "step " << step_name(report.kernel->step) << " "
             << to_short_form(report.kernel->config) << "\n  problem " << problem_label(s)
             << " B=" << s.batch << " H=" << s.heads << " d=" << s.d_head << ", inputs N(0, "
-            << cli.input_scale << "²), seed " << report.seed
-            << "\n  §1.4: " << (verdict.passed ? "PASS" : "FAIL") << "  " << verdict.summary()
-            << "\n"
-            << std::setprecision(4)
-            << "  vs fp32 reference: max |O - R_32| = " << verdict.vs_fp32.max_abs
-            << ", mean = " << verdict.vs_fp32.mean_abs
-            << (verdict.nan_count ? ", NaN elements: " + std::to_string(verdict.nan_count) : "")
-            << "\n";
+            << cli.input_scale << "²), seed " << report.seed << "\n";
+  if (report.backward) {
+    // One line per gradient: each is judged on its own (backward-track.md §2).
+    const BackwardCorrectnessVerdict& backward = *report.backward;
+    std::cout << "  backward-track.md §2: " << (backward.passed ? "PASS" : "FAIL") << "\n"
+              << std::setprecision(4);
+    const std::pair<const char*, const GradientVerdict*> gradients[] = {
+        {"dQ", &backward.dq}, {"dK", &backward.dk}, {"dV", &backward.dv}};
+    for (const auto& [name, g] : gradients)
+      std::cout << "  " << name << " " << (g->passed ? "pass" : "FAIL")
+                << ": max |G - G_32| = " << g->err_kernel
+                << (g->err_kernel <= g->tolerance() ? " <= " : " > ")
+                << "2 x max |G_lp - G_32| + floor = " << g->tolerance() << " (ratio " << g->ratio()
+                << "), mean |G - G_32| = " << g->vs_fp32.mean_abs
+                << (g->nan_count ? ", NaN elements: " + std::to_string(g->nan_count) : "") << "\n";
+  } else {
+    std::cout << "  §1.4: " << (verdict.passed ? "PASS" : "FAIL") << "  " << verdict.summary()
+              << "\n"
+              << std::setprecision(4)
+              << "  vs fp32 reference: max |O - R_32| = " << verdict.vs_fp32.max_abs
+              << ", mean = " << verdict.vs_fp32.mean_abs
+              << (verdict.nan_count ? ", NaN elements: " + std::to_string(verdict.nan_count) : "")
+              << "\n";
+  }
   if (!report.dumped_files.empty()) {
     std::cout << "  wrote";
     for (const std::string& path : report.dumped_files)
@@ -214,7 +238,7 @@ int run_check_mode(const CheckCli& cli) {
       std::cout << "  (bf16 tensors are stored as float32 '<f4': numpy has no bf16; the "
                    "widening is exact)\n";
   }
-  return verdict.passed ? 0 : 1;
+  return report.passed() ? 0 : 1;
 }
 
 }  // namespace flashscope::cli

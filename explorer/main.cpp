@@ -60,12 +60,16 @@ int list_selection(const std::string& key, int step) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "flashscope explorer: the FlashAttention-2 forward progression (steps 1–" +
-      std::to_string(kFirstHopperStep - 1) + ") and its Hopper track (steps " +
-      std::to_string(kFirstHopperStep) + "–" + std::to_string(configs::kLastStep) +
-      "), built, checked and measured.\nBuilt kernel set: " + std::string(build_info().kernel_set) +
-      ", CUDA architectures " + std::string(build_info().cuda_architectures) + "."};
+  CLI::App app{"flashscope explorer: the FlashAttention-2 forward progression (steps 1–" +
+               std::to_string(kFirstHopperStep - 1) + "), its Hopper track (steps " +
+               std::to_string(kFirstHopperStep) + "–" + std::to_string(configs::kLastStep) +
+               ") and the backward track (" + step_name(versions::kFirstBackward) + "–" +
+               step_name(versions::kLastBackward) + ", steps " +
+               std::to_string(versions::kFirstBackward) + "–" +
+               std::to_string(versions::kLastBackward) +
+               ": --pass backward), built, checked and measured.\nBuilt kernel set: " +
+               std::string(build_info().kernel_set) + ", CUDA architectures " +
+               std::string(build_info().cuda_architectures) + "."};
   // CLI11's own parse errors name the mode and end with a --help hint that works for it (set
   // before the subcommands are added: they copy it).
   app.failure_message([](const CLI::App* parsed, const CLI::Error& error) {
@@ -135,11 +139,11 @@ int main(int argc, char** argv) {
   // before the window opens or a GPU is looked for.
   cli::UsageProblems problems;
   if (!list_set.empty()) {
-    if (list_set_step != 0 &&
-        (list_set_step < configs::kFirstStep || list_set_step > configs::kLastStep))
+    if (list_set_step != 0 && versions::find(list_set_step) == nullptr)
       problems.add("--list-set-step: " + std::to_string(list_set_step) + " is not a step (" +
                    std::to_string(configs::kFirstStep) + "-" + std::to_string(configs::kLastStep) +
-                   ")");
+                   ", or a backward step " + std::to_string(versions::kFirstBackward) + "-" +
+                   std::to_string(versions::kLastBackward) + ")");
     else
       problems.check([&] {
         try {

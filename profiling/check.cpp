@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 #include <stdexcept>
@@ -80,11 +81,115 @@ void validate_request_problem(const KernelEntry& entry, const Problem& problem) 
   if (auto reason = launch_refusal(entry, problem)) throw LaunchValidationError(*reason);
 }
 
-const std::vector<std::string>& check_dump_file_names() {
-  static const std::vector<std::string> names = {
+const std::vector<std::string>& check_dump_file_names(Pass pass) {
+  static const std::vector<std::string> forward = {
       "q.npy", "k.npy", "v.npy", "o.npy", "reference_low_precision.npy", "reference_fp32.npy"};
-  return names;
+  // The forward's O is the references' (gpu_reference_forward_with_lse); each gradient with its
+  // two references.
+  static const std::vector<std::string> backward = {"q.npy",
+                                                    "k.npy",
+                                                    "v.npy",
+                                                    "o.npy",
+                                                    "do.npy",
+                                                    "dq.npy",
+                                                    "dk.npy",
+                                                    "dv.npy",
+                                                    "dq_reference_low_precision.npy",
+                                                    "dk_reference_low_precision.npy",
+                                                    "dv_reference_low_precision.npy",
+                                                    "dq_reference_fp32.npy",
+                                                    "dk_reference_fp32.npy",
+                                                    "dv_reference_fp32.npy"};
+  return pass == Pass::backward ? backward : forward;
 }
+
+namespace {
+
+// The backward half of run_check: the references' forward writes O and the log-sum-exp, the
+// step's backward runs with dQ, dK, dV and its workspace poisoned, and each gradient is judged on
+// its own (backward-track.md §2).
+void run_backward_check(const CheckRequest& request, const KernelEntry& entry,
+                        const DeviceDescription& device, CheckReport& report) {
+  const Problem& problem = request.problem;
+  const std::size_t q_bytes =
+      static_cast<std::size_t>(problem.query_elements()) * element_bytes(problem.dtype);
+  const std::size_t kv_bytes =
+      static_cast<std::size_t>(problem.key_value_elements()) * element_bytes(problem.dtype);
+  const std::size_t lse_bytes = sizeof(float) * static_cast<std::size_t>(problem.batch) *
+                                problem.heads * static_cast<std::size_t>(problem.seq_len);
+  const DeviceBuffer q(q_bytes), k(kv_bytes), v(kv_bytes), o(q_bytes), d_o(q_bytes), lse(lse_bytes);
+  const DeviceBuffer dq(q_bytes), dk(kv_bytes), dv(kv_bytes);
+  const std::array<std::int64_t, 4> q_dims{problem.batch, problem.seq_len, problem.heads,
+                                           problem.d_head};
+  const std::array<std::int64_t, 4> kv_dims{problem.batch, problem.seq_len, problem.heads_kv,
+                                            problem.d_head};
+  const auto view = [&](const void* data, const std::array<std::int64_t, 4>& dims) {
+    return TensorView{data, problem.dtype, MemoryLocation::device, dims, contiguous_strides(dims)};
+  };
+  BackwardTensors tensors{view(q.get(), q_dims),   view(k.get(), kv_dims),  view(v.get(), kv_dims),
+                          view(o.get(), q_dims),   view(d_o.get(), q_dims), view(dq.get(), q_dims),
+                          view(dk.get(), kv_dims), view(dv.get(), kv_dims)};
+  tensors.softmax_lse = static_cast<const float*>(lse.get());
+  tensors.causal = problem.causal;
+  validate_backward_launch(entry, tensors, device.compute_capability, request.device);
+
+  fill_random_normal(q.get(), problem.dtype, problem.query_elements(), request.seed * 3 + 0,
+                     request.input_scale);
+  fill_random_normal(k.get(), problem.dtype, problem.key_value_elements(), request.seed * 3 + 1,
+                     request.input_scale);
+  fill_random_normal(v.get(), problem.dtype, problem.key_value_elements(), request.seed * 3 + 2,
+                     request.input_scale);
+  fill_random_normal(d_o.get(), problem.dtype, problem.query_elements(),
+                     check_d_o_seed(request.seed), request.input_scale);
+  // The forward a backward step differentiates: no forward step is involved, so a failure here
+  // is the backward's alone.
+  gpu_reference_forward_with_lse(problem, problem.dtype, q.get(), k.get(), v.get(), o.get(),
+                                 static_cast<float*>(lse.get()));
+  const BackwardReferenceOutputs references(problem, problem.dtype, q.get(), k.get(), v.get(),
+                                            o.get(), d_o.get(),
+                                            static_cast<const float*>(lse.get()));
+  const BackwardArgs sizing = make_backward_args(entry, tensors, nullptr);
+  const DeviceBuffer workspace(std::max<std::size_t>(entry.backward_workspace_bytes(sizing), 1));
+  poison_output(dq.get(), problem.dtype, problem.query_elements());
+  poison_output(dk.get(), problem.dtype, problem.key_value_elements());
+  poison_output(dv.get(), problem.dtype, problem.key_value_elements());
+  // All-ones bytes are NaN as fp32 and as 16-bit values: a workspace word the launch reads
+  // before it writes it shows up in the gradients.
+  FS_CUDA_CHECK(cudaMemset(workspace.get(), 0xFF, entry.backward_workspace_bytes(sizing)));
+  FS_CUDA_CHECK(
+      entry.launch_backward(make_backward_args(entry, tensors, workspace.get()), nullptr));
+  FS_CUDA_CHECK(cudaDeviceSynchronize());
+  report.backward = references.check(dq.get(), dk.get(), dv.get());
+
+  if (!request.dump_dir.empty()) {
+    make_directories(request.dump_dir);
+    const std::vector<std::int64_t> q_shape(q_dims.begin(), q_dims.end());
+    const std::vector<std::int64_t> kv_shape(kv_dims.begin(), kv_dims.end());
+    const std::pair<const void*, const std::vector<std::int64_t>*> tensors_to_dump[] = {
+        {q.get(), &q_shape},
+        {k.get(), &kv_shape},
+        {v.get(), &kv_shape},
+        {o.get(), &q_shape},
+        {d_o.get(), &q_shape},
+        {dq.get(), &q_shape},
+        {dk.get(), &kv_shape},
+        {dv.get(), &kv_shape},
+        {references.low_precision(0), &q_shape},
+        {references.low_precision(1), &kv_shape},
+        {references.low_precision(2), &kv_shape},
+        {references.fp32(0), &q_shape},
+        {references.fp32(1), &kv_shape},
+        {references.fp32(2), &kv_shape}};
+    for (std::size_t i = 0; i < std::size(tensors_to_dump); ++i) {
+      const std::string path = request.dump_dir + "/" + check_dump_file_names(Pass::backward).at(i);
+      const auto& [data, shape] = tensors_to_dump[i];
+      write_device_tensor_npy(path, problem.dtype, *shape, data);
+      report.dumped_files.push_back(path);
+    }
+  }
+}
+
+}  // namespace
 
 CheckReport run_check(const CheckRequest& request) {
   const KernelEntry& entry = resolve_check_kernel(request, built_kernels());
@@ -96,6 +201,10 @@ CheckReport run_check(const CheckRequest& request) {
   report.kernel = &entry;
   report.problem = request.problem;
   report.seed = request.seed;
+  if (request.problem.pass == Pass::backward) {
+    run_backward_check(request, entry, device, report);
+    return report;
+  }
   const Problem& problem = request.problem;
   const std::size_t q_bytes =
       static_cast<std::size_t>(problem.query_elements()) * element_bytes(problem.dtype);

@@ -1,5 +1,7 @@
 // `explorer check`: one kernel, one shape, the §1.4 verdict and the error against the fp32
-// reference, optionally with every tensor dumped as .npy for offline inspection.
+// reference, optionally with every tensor dumped as .npy for offline inspection. A backward step
+// (its problem's pass is backward) gets the references' forward with the log-sum-exp, then its
+// dQ, dK and dV judged each on its own (docs/spec/backward-track.md §2).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include "kernels/common/config.hpp"
 #include "kernels/common/problem.hpp"
 #include "kernels/common/reference.hpp"
+#include "kernels/common/reference_backward.hpp"
 #include "kernels/common/registry.hpp"
 
 namespace flashscope {
@@ -32,8 +35,12 @@ struct CheckReport {
   const KernelEntry* kernel = nullptr;
   Problem problem;
   std::uint64_t seed = 0;
-  CorrectnessVerdict verdict;
+  CorrectnessVerdict verdict;  // a forward check's
+  // A backward check's: dQ, dK and dV, each under backward-track.md §2.
+  std::optional<BackwardCorrectnessVerdict> backward;
   std::vector<std::string> dumped_files;
+
+  bool passed() const { return backward ? backward->passed : verdict.passed; }
 };
 
 // The kernel a request names. Throws std::invalid_argument (a bad problem, a config of another
@@ -46,8 +53,15 @@ const KernelEntry& resolve_check_kernel(const CheckRequest& request,
 // (a std::invalid_argument) naming the rule the problem breaks.
 void validate_request_problem(const KernelEntry& entry, const Problem& problem);
 
-// The files a dump writes into CheckRequest::dump_dir, in this order.
-const std::vector<std::string>& check_dump_file_names();
+// The files a dump of a check of `pass` writes into CheckRequest::dump_dir, in this order.
+const std::vector<std::string>& check_dump_file_names(Pass pass = Pass::forward);
+
+// The seed dO is drawn with in a backward check: Q, K and V take 3s, 3s + 1 and 3s + 2 (as the
+// sweep and a forward check do, so a row's input_seed gives the same Q, K and V), and dO a seed
+// with the top bit set, which no 3s + k of a seed below 2^61 reaches.
+constexpr std::uint64_t check_d_o_seed(std::uint64_t seed) {
+  return seed | (std::uint64_t{1} << 63);
+}
 
 // Runs the check on the device. Throws NoCudaDevice, LaunchValidationError, CudaError.
 CheckReport run_check(const CheckRequest& request);

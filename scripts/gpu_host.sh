@@ -6,7 +6,7 @@
 #                               [--set prog] [--steps 1-21] [--tune-steps 7,16] [--arch 90a-real]
 #                               [--sweep-args "..."] [--no-torch] [--tests REGEX]
 #                               [--sanitize-steps LIST] [--check-steps LIST] [--lock-sm-clock MHZ]
-#                               [--sass-tune-steps 7-16]
+#                               [--sass-tune-steps 7-16] [--gui-tests REGEX]
 #
 # --tune-steps LIST (default 7,16): the steps that get the 80 tune configs (--set tune) and
 # the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder;
@@ -58,7 +58,8 @@
 # .gui-runtime — carry it along — is set up by scripts/gui_runtime_env.sh before the configure,
 # so the build has the GUI; then Xvfb, a probe that prints which OpenGL draws (NVIDIA's GLX, else
 # Mesa's llvmpipe as a fallback, said so in the summary), and ctest's explorer_gui_* tests with
-# FLASHSCOPE_REQUIRE_GPU=1: explorer_gui_run_sweep runs step 25 from the run panel and checks
+# FLASHSCOPE_REQUIRE_GPU=1 (--gui-tests REGEX runs only those it matches, default all of
+# ^explorer_gui_): explorer_gui_run_sweep runs step 25 from the run panel and checks
 # its progress bar and live rows; gui.log, xvfb-N.log, gui-ctest.log, gui-run-sweep.png,
 # gui-probe.png and every screenshot in gui-screenshots.tar.gz). Header-only dependencies a GPU host lacks (CLI11, doctest) are read from .deps/include: fill it
 # on a machine that has them with `scripts/vendor_header_deps.sh` and send it along with the tree.
@@ -77,6 +78,7 @@ SWEEP_ARGS=""
 WITH_TORCH=1
 TUNE_STEPS="7,16"
 TEST_REGEX=""
+GUI_TEST_REGEX="^explorer_gui_"
 SANITIZE_STEPS=""
 SASS_TUNE_STEPS="7-16"
 CHECK_STEPS=""
@@ -91,6 +93,7 @@ while [[ $# -gt 0 ]]; do
     --no-torch) WITH_TORCH=0; shift ;;
     --tune-steps) TUNE_STEPS="$2"; shift 2 ;;
     --tests) TEST_REGEX="$2"; shift 2 ;;
+    --gui-tests) GUI_TEST_REGEX="$2"; shift 2 ;;
     --sanitize-steps) SANITIZE_STEPS="$2"; shift 2 ;;
     --sass-tune-steps) SASS_TUNE_STEPS="$2"; shift 2 ;;
     --check-steps) CHECK_STEPS="$2"; shift 2 ;;
@@ -572,12 +575,12 @@ if has_stage gui; then
       STATUS=1
     fi
     flashscope_gui_stop
-    log "gui: ctest -R ^explorer_gui_ (GLX vendor $__GLX_VENDOR_LIBRARY_NAME; xvfb-run: $(command -v xvfb-run))"
+    log "gui: ctest -R $GUI_TEST_REGEX (GLX vendor $__GLX_VENDOR_LIBRARY_NAME; xvfb-run: $(command -v xvfb-run))"
     GUI_CTEST_ENV=()
     if [[ $(nvidia-smi -L 2> /dev/null | grep -c '^GPU ' || true) -gt 0 ]]; then
       GUI_CTEST_ENV+=(FLASHSCOPE_REQUIRE_GPU=1)
     fi
-    if ! env "${GUI_CTEST_ENV[@]}" ctest --test-dir "$BUILD" -R '^explorer_gui_' -V -j 1 \
+    if ! env "${GUI_CTEST_ENV[@]}" ctest --test-dir "$BUILD" -R "$GUI_TEST_REGEX" -V -j 1 \
          > "$LOG_DIR/gui-ctest.log" 2>&1; then
       STATUS=1
     fi

@@ -7,6 +7,9 @@
 #
 #   scripts/step_diff.sh STEP [DIFF OPTIONS...]     e.g. scripts/step_diff.sh 22, or 12 -u --stat
 #
+# A backward step is B2 or its number 102 (kernels/versions/b02 against b01); B1 is the backward
+# track's first step and has none before it.
+#
 # Exit status: 0 no differences, 1 differences shown, 2 a usage error (nothing shown).
 set -euo pipefail
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
@@ -14,6 +17,8 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 STEP=$1
 shift
+# B1, B2, ... are steps 101, 102, ... (kernels/common/step_descriptor.hpp: step_name).
+if [[ $STEP =~ ^[Bb]([0-9]+)$ ]]; then STEP=$((100 + 10#${BASH_REMATCH[1]})); fi
 LIST="$ROOT/kernels/versions/steps.hpp"
 # The folder of each step, in step order, from the descriptors' list (one `vNN/step.hpp` include
 # per folder; steps 1-7 share v01_07).
@@ -22,12 +27,12 @@ folder_of() {
   if [[ ! $step =~ ^[0-9]+$ ]]; then return 1; fi
   if ((step >= 1 && step <= 7)); then echo v01_07; return 0; fi
   local name
-  name=$(printf 'v%02d' "$step")
+  if ((step >= 101)); then name=$(printf 'b%02d' $((step - 100))); else name=$(printf 'v%02d' "$step"); fi
   [[ -d $ROOT/kernels/versions/$name ]] || return 1
   grep -q "versions/$name/step.hpp" "$LIST" || return 1
   echo "$name"
 }
-if ! CURRENT=$(folder_of "$STEP") || ((STEP < 2)); then
+if ! CURRENT=$(folder_of "$STEP") || ((STEP < 2 || STEP == 101)); then
   echo "step_diff.sh: '$STEP' is not a step with a step before it (steps are listed in kernels/versions/steps.hpp)" >&2
   exit 2
 fi

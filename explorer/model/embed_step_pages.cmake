@@ -5,8 +5,8 @@
 #   cmake -DSOURCE_DIR=<repo> -DOUTPUT=<file.cpp> -DSTEPS=<1;2;...> -DFOLDERS=<v01_07;...;v21>
 #         [-DDIFF_EXECUTABLE=<diff>] -P embed_step_pages.cmake
 #
-# The generated array has configs::kLastStep entries, so a step list that disagrees with the
-# descriptors does not compile. A missing docs page becomes an explanatory note in the explorer
+# The generated array has one entry per descriptor of both passes (kPageCount), so a step list
+# that disagrees with the descriptors does not compile. A missing docs page becomes an explanatory note in the explorer
 # rather than a build error (tests/configs/test_step_descriptors.cpp requires every page), and so
 # does a missing folder (its step is then diffed against the nearest earlier folder).
 # The output is rewritten only when it changes.
@@ -87,7 +87,16 @@ set(entries "")
 math(EXPR last_index "${step_count} - 1")
 foreach(index RANGE 0 ${last_index})
   list(GET STEPS ${index} step)
-  if(step LESS 10)
+  # Backward steps (101, 102, ...) are B1, B2, ... to people, and their pages are B1.md, ...
+  # (kernels/common/step_descriptor.hpp: step_name).
+  set(backward_base FALSE)
+  if(step GREATER_EQUAL 101)
+    math(EXPR backward_number "${step} - 100")
+    set(page_name "B${backward_number}.md")
+    if(step EQUAL 101)
+      set(backward_base TRUE)
+    endif()
+  elseif(step LESS 10)
     set(page_name "0${step}.md")
   else()
     set(page_name "${step}.md")
@@ -107,6 +116,11 @@ foreach(index RANGE 0 ${last_index})
   set(diff_text "")
   if(index EQUAL 0)
     set(summary "Step ${step} is the base implementation: there is no earlier step to diff against.")
+  elseif(backward_base)
+    # Diffing the backward's first kernel against the last forward step's would show two
+    # different algorithms, not one technique.
+    string(CONCAT summary "Step B1 is the backward track's base implementation: there is no "
+                  "earlier backward step to diff against.")
   elseif(folder STREQUAL previous_folder)
     math(EXPR previous "${step} - 1")
     folder_step_range(${index} first_sharing last_sharing)
@@ -186,7 +200,7 @@ constexpr std::string_view text(const char (&literal)[size]) {
   return {literal, size - 1};
 }
 
-constexpr StepPage kStepPages[kStepCount] = {
+constexpr StepPage kStepPages[kPageCount] = {
 ${entries}};
 
 }  // namespace
@@ -194,8 +208,9 @@ ${entries}};
 std::span<const StepPage> embedded_step_pages() { return kStepPages; }
 
 const StepPage* embedded_step_page(int step) {
-  if (step < 1 || step > kStepCount) return nullptr;
-  return &kStepPages[step - 1];
+  for (const StepPage& page : kStepPages)
+    if (page.step == step) return &page;
+  return nullptr;
 }
 
 }  // namespace flashscope::explorer

@@ -1,7 +1,7 @@
 // Each step's documentation page and the source diff to the previous step's kernel folder,
 // embedded at build time (explorer/model/embed_step_pages.cmake) so the explorer needs no
 // checkout at run time. Steps 1-7 share kernels/versions/v01_07; every later step has its vNN
-// folder. One page per step of kernels/versions/steps.hpp.
+// folder, the backward steps their bNN folders. One page per step of kernels/versions/steps.hpp.
 #pragma once
 
 #include <span>
@@ -20,9 +20,13 @@ struct StepPage {
   std::string_view source_diff;    // `diff -ruN previous current`, empty when none
 };
 
+// The forward progression's steps, 1..kStepCount (the progression view's x axis).
 inline constexpr int kStepCount = configs::kLastStep;
+// Pages embedded: one per step of both passes (the backward steps' are docs/versions/B1.md, ...).
+inline constexpr int kPageCount = static_cast<int>(versions::kEvery.size());
 
-std::span<const StepPage> embedded_step_pages();  // steps 1..kStepCount, in order
-const StepPage* embedded_step_page(int step);     // nullptr outside 1..kStepCount
+// Every step's page: the forward steps 1..kStepCount, then the backward steps, in order.
+std::span<const StepPage> embedded_step_pages();
+const StepPage* embedded_step_page(int step);  // nullptr for a step no descriptor declares
 
 }  // namespace flashscope::explorer

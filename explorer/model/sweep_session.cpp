@@ -2,13 +2,31 @@
 
 #include <algorithm>
 
+#include "configs/config_sets.hpp"
 #include "kernels/common/config.hpp"
+#include "kernels/common/step_descriptor.hpp"
 
 namespace flashscope::explorer {
 
 std::string_view track_name(int step) {
+  // The backward steps (101, ...: step_descriptor.hpp) are a progression of their own, whatever
+  // instructions they use.
+  if (is_backward_step_number(step)) return "Backward";
   return step >= kFirstHopperStep ? "Hopper" : "Ampere";
 }
+
+namespace {
+
+// What a step's kernels need: its descriptor's track (B1 and B2 are Ampere steps); a step no
+// descriptor declares yet is placed by its number, as track_name places it.
+std::string_view track_arch(int step) {
+  const StepDescriptor* descriptor = versions::find(step);
+  const bool hopper =
+      descriptor != nullptr ? descriptor->track == Track::hopper : step >= kFirstHopperStep;
+  return hopper ? "sm_90a" : "sm_80+";
+}
+
+}  // namespace
 
 std::vector<StepTrack> group_by_track(std::vector<RunnableStep> steps) {
   std::sort(steps.begin(), steps.end(),
@@ -17,8 +35,7 @@ std::vector<StepTrack> group_by_track(std::vector<RunnableStep> steps) {
   for (RunnableStep& step : steps) {
     const std::string_view name = track_name(step.step);
     if (tracks.empty() || tracks.back().name != name)
-      tracks.push_back(
-          {std::string(name), step.step >= kFirstHopperStep ? "sm_90a" : "sm_80+", {}});
+      tracks.push_back({std::string(name), std::string(track_arch(step.step)), {}});
     tracks.back().steps.push_back(std::move(step));
   }
   return tracks;

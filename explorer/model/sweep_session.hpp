@@ -49,9 +49,10 @@ struct RunnableStep {
   bool operator==(const RunnableStep&) const = default;
 };
 
-// The steps of one track (Ampere: the seed's steps before kFirstHopperStep; Hopper: from it on).
+// The steps of one track (Ampere: the seed's steps before kFirstHopperStep; Hopper: from it on;
+// Backward: the backward steps B1, B2, ..., numbered from 101).
 struct StepTrack {
-  std::string name;  // "Ampere", "Hopper"
+  std::string name;  // "Ampere", "Hopper", "Backward"
   std::string arch;  // what the track's kernels need: "sm_80+", "sm_90a"
   std::vector<RunnableStep> steps;
 };

@@ -191,41 +191,43 @@ py::object export_capsule(const py::handle& array, std::optional<std::intptr_t> 
   return exporter(py::arg("stream") = stream_argument);
 }
 
-// Exports `array` and returns its tensor descriptor, which lives as long as `capsule`; checks that
-// it is a DLPack producer on a CUDA device. `read_only` and `device` are filled from the export.
-const dlpack::Tensor* open_dlpack(const py::handle& array, const std::string& name,
-                                  std::intptr_t stream, py::object& capsule_out, bool& read_only,
-                                  int& device_out) {
+// Exports `array` through DLPack (left unconsumed, `out.capsule` keeps it alive) and returns its
+// tensor description after the checks every argument gets: a DLPack producer, on a CUDA device,
+// a version this module reads. Sets out.name, out.capsule, out.read_only and out.device.
+const dlpack::Tensor& open_dlpack(const py::handle& array, const char* name, std::intptr_t stream,
+                                  BorrowedArray& out) {
+  out.name = name;
   if (!py::hasattr(array, "__dlpack__") || !py::hasattr(array, "__dlpack_device__"))
-    throw py::type_error(name +
+    throw py::type_error(std::string(name) +
                          " must be an array implementing the DLPack protocol (__dlpack__ and "
                          "__dlpack_device__: a PyTorch tensor, a CuPy or a JAX array); got " +
                          std::string(py::str(py::type::handle_of(array).attr("__name__"))));
   const auto device = array.attr("__dlpack_device__")().cast<std::pair<int, int>>();
   if (device.first != dlpack::kDLCUDA && device.first != dlpack::kDLCUDAManaged)
-    throw py::value_error(name + " is on " + device_text(device.first, device.second) +
+    throw py::value_error(std::string(name) + " is on " + device_text(device.first, device.second) +
                           "; the kernels read and write CUDA device memory (move it to the GPU "
                           "first, e.g. tensor.cuda())");
-  capsule_out = export_capsule(array, dlpack_stream_argument(stream));
+  out.capsule = export_capsule(array, dlpack_stream_argument(stream));
 
-  PyObject* capsule = capsule_out.ptr();
+  PyObject* capsule = out.capsule.ptr();
   const dlpack::Tensor* tensor = nullptr;
   if (PyCapsule_IsValid(capsule, dlpack::kVersionedCapsuleName)) {
     auto* managed = static_cast<dlpack::ManagedTensorVersioned*>(
         PyCapsule_GetPointer(capsule, dlpack::kVersionedCapsuleName));
     if (managed->version.major != dlpack::kMajorVersion)
-      throw py::value_error(name + " was exported with DLPack " +
+      throw py::value_error(std::string(name) + " was exported with DLPack " +
                             std::to_string(managed->version.major) + "." +
                             std::to_string(managed->version.minor) + "; flashscope reads " +
                             std::to_string(dlpack::kMajorVersion) + ".x");
-    read_only = (managed->flags & dlpack::kFlagReadOnly) != 0;
+    out.read_only = (managed->flags & dlpack::kFlagReadOnly) != 0;
     tensor = &managed->dl_tensor;
   } else if (PyCapsule_IsValid(capsule, dlpack::kCapsuleName)) {
     tensor =
         &static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(capsule, dlpack::kCapsuleName))
              ->dl_tensor;
   } else {
-    throw py::type_error(name + ".__dlpack__() returned " + std::string(py::repr(capsule_out)) +
+    throw py::type_error(std::string(name) + ".__dlpack__() returned " +
+                         std::string(py::repr(out.capsule)) +
                          ", not an unconsumed DLPack capsule (\"dltensor\" or "
                          "\"dltensor_versioned\")");
   }
@@ -234,19 +236,16 @@ const dlpack::Tensor* open_dlpack(const py::handle& array, const std::string& na
   // __dlpack_device__ and hold the data on another only through a bug, but then the data wins).
   if (tensor->device.device_type != dlpack::kDLCUDA &&
       tensor->device.device_type != dlpack::kDLCUDAManaged)
-    throw py::value_error(name + " is on " +
+    throw py::value_error(std::string(name) + " is on " +
                           device_text(tensor->device.device_type, tensor->device.device_id) +
                           "; the kernels read and write CUDA device memory");
-  device_out = tensor->device.device_id;
-  return tensor;
+  out.device = tensor->device.device_id;
+  return *tensor;
 }
 
 BorrowedArray borrow(const py::handle& array, const char* name, std::intptr_t stream) {
   BorrowedArray out;
-  out.name = name;
-  const dlpack::Tensor* tensor =
-      open_dlpack(array, out.name, stream, out.capsule, out.read_only, out.device);
-
+  const dlpack::Tensor* tensor = &open_dlpack(array, name, stream, out);
   const std::optional<DType> dtype = dtype_of(tensor->dtype);
   if (!dtype)
     throw py::type_error(std::string(name) + " has dtype " + dtype_text(tensor->dtype) +
@@ -277,10 +276,11 @@ BorrowedArray borrow(const py::handle& array, const char* name, std::intptr_t st
 // layout and whether the inputs want it at all are descale_violation's (launch validation).
 BorrowedDescale borrow_descale(const py::handle& array, const char* name, std::intptr_t stream) {
   BorrowedDescale out;
-  out.name = name;
-  bool read_only = false;
-  const dlpack::Tensor* tensor =
-      open_dlpack(array, out.name, stream, out.capsule, read_only, out.device);
+  BorrowedArray holder;  // open_dlpack's checks and capsule; the view below is the descale's
+  const dlpack::Tensor* tensor = &open_dlpack(array, name, stream, holder);
+  out.name = holder.name;
+  out.capsule = holder.capsule;
+  out.device = holder.device;
   const dlpack::DataType& dtype = tensor->dtype;
   if (dtype.code != dlpack::kDLFloat || dtype.bits != 32 || dtype.lanes != 1)
     throw py::type_error(std::string(name) + " has dtype " + dtype_text(dtype) +
@@ -315,6 +315,41 @@ Descales borrow_descales(const py::object& q, const py::object& k, const py::obj
   return out;
 }
 
+// The forward's row log-sum-exp (backward-track.md §1): fp32 [batch, heads, seq_len],
+// contiguous, on a CUDA device. `expected` is {batch, heads, seq_len} of the q it belongs to.
+struct BorrowedLse {
+  BorrowedArray array;  // view.data is the pointer; view's dtype and 4-d shape are unused
+  float* data = nullptr;
+};
+
+BorrowedLse borrow_lse(const py::handle& array, const std::array<std::int64_t, 3>& expected,
+                       std::intptr_t stream) {
+  BorrowedLse out;
+  const dlpack::Tensor& tensor = open_dlpack(array, "lse", stream, out.array);
+  const dlpack::DataType& dtype = tensor.dtype;
+  if (dtype.code != dlpack::kDLFloat || dtype.bits != 32 || dtype.lanes != 1)
+    throw py::type_error("lse has dtype " + dtype_text(dtype) +
+                         "; the log-sum-exp is float32 [batch, heads, seq_len]");
+  const std::string wanted = "(" + std::to_string(expected[0]) + ", " +
+                             std::to_string(expected[1]) + ", " + std::to_string(expected[2]) + ")";
+  if (tensor.ndim != 3 || tensor.shape[0] != expected[0] || tensor.shape[1] != expected[1] ||
+      tensor.shape[2] != expected[2])
+    throw py::value_error("lse has shape " + shape_text(tensor.shape, tensor.ndim) +
+                          "; the log-sum-exp of q is float32 [batch, heads, seq_len] = " + wanted);
+  // Row-major: strides (heads * seq_len, seq_len, 1), an extent-1 axis's stride free.
+  const std::int64_t compact[3] = {expected[1] * expected[2], expected[2], 1};
+  if (tensor.strides != nullptr)
+    for (int axis = 0; axis < 3; ++axis)
+      if (tensor.shape[axis] != 1 && tensor.strides[axis] != compact[axis])
+        throw py::value_error("lse must be contiguous float32 " + wanted + "; its strides are " +
+                              shape_text(tensor.strides, 3));
+  out.data = reinterpret_cast<float*>(static_cast<char*>(tensor.data) + tensor.byte_offset);
+  out.array.view.data = out.data;
+  if (reinterpret_cast<std::uintptr_t>(out.data) % 16 != 0)
+    throw py::value_error("lse's data is not 16-byte aligned");
+  return out;
+}
+
 // ---- Kernel choice ---------------------------------------------------------------------------
 
 std::string step_list_text(const std::vector<int>& steps) {
@@ -333,7 +368,9 @@ void require_problem_support(std::optional<int> step, const Problem& problem) {
     if (auto reason = configs::step_refusal_message(*step, problem)) throw py::value_error(*reason);
     return;
   }
-  const std::vector<int> built = built_kernels().steps();
+  std::vector<int> built;
+  for (const int candidate : built_kernels().steps())
+    if (configs::step_descriptor(candidate).pass == problem.pass) built.push_back(candidate);
   for (const int candidate : built)
     if (!configs::step_refusal_message(candidate, problem)) return;
   const std::optional<std::string> newest =
@@ -458,6 +495,8 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, const Descales&
   std::vector<int> steps = built_kernels().steps();
   std::string newest_refusal;
   for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    // A backward step (B1, ...) is never the forward's choice, nor its "newest" in a message.
+    if (configs::step_descriptor(*it).pass != Pass::forward) continue;
     const std::vector<const KernelEntry*> entries = built_kernels().entries_of_step(*it);
     if (std::none_of(entries.begin(), entries.end(),
                      [&](const KernelEntry* entry) { return runs_on(*entry, capability); }))
@@ -795,8 +834,9 @@ Timing time_interleaved(const std::function<void(cudaStream_t)>& launch, const s
 ForwardResult forward(const py::object& q, const py::object& k, const py::object& v, py::object o,
                       const py::object& allocate_output, std::optional<int> step,
                       const std::optional<KernelConfig>& config, bool causal, std::intptr_t stream,
-                      const std::optional<TimingRequest>& timing, const py::object& q_descale,
-                      const py::object& k_descale, const py::object& v_descale) {
+                      const std::optional<TimingRequest>& timing, const py::object& lse,
+                      const py::object& q_descale, const py::object& k_descale,
+                      const py::object& v_descale) {
   const std::optional<measurement::InterleavedSettings> settings =
       timing ? std::optional(interleaved_settings(*timing)) : std::nullopt;
   std::vector<BorrowedArray> arrays;
@@ -821,7 +861,20 @@ ForwardResult forward(const py::object& q, const py::object& k, const py::object
                              std::to_string(arrays[3].device) + " or read-only");
   }
   // The mask travels in the tensors: make_forward_args sets ForwardArgs::causal from it.
-  const AttentionTensors tensors = attention_tensors(arrays, causal, descales);
+  AttentionTensors tensors = attention_tensors(arrays, causal, descales);
+  // The row log-sum-exp the backward needs (ForwardArgs::softmax_lse), where asked for: launch
+  // validation refuses a step that does not write it, naming those that do.
+  std::optional<BorrowedLse> lse_array;
+  if (!lse.is_none()) {
+    const TensorView& view = arrays[0].view;
+    lse_array = borrow_lse(lse, {view.shape[0], view.shape[2], view.shape[1]}, stream);
+    if (lse_array->array.device != resolved.device)
+      throw py::value_error("lse is on cuda:" + std::to_string(lse_array->array.device) +
+                            " but q is on cuda:" + std::to_string(resolved.device));
+    if (lse_array->array.read_only)
+      throw py::value_error("lse is read-only (its DLPack export says so); the kernel writes it");
+    tensors.softmax_lse = lse_array->data;
+  }
   validate_launch(entry, tensors, resolved.gpu.compute_capability, resolved.device);
   const ForwardArgs args = make_forward_args(entry, tensors);
 
@@ -841,6 +894,154 @@ ForwardResult forward(const py::object& q, const py::object& k, const py::object
   if (py::isinstance<DeviceArray>(o)) o.cast<DeviceArray&>().record_ready(stream);
   result.o = o;
   return result;
+}
+
+// ---- The backward pass -------------------------------------------------------------------------
+
+struct BackwardResult {
+  py::object dq, dk, dv;
+  int step = 0;
+  KernelConfig config{};
+};
+
+constexpr const char* kBackwardArgumentNames[] = {"q", "k", "v", "o", "do", "dq", "dk", "dv"};
+
+// dQ, dK, dV of attention from q, k, v, the forward's o and lse and the loss gradient do
+// (docs/spec/backward-track.md §1), with a backward step (B1, B2, ...): the named one, or the
+// newest built one that runs on the GPU and takes the problem. dq, dk, dv None are allocated like
+// q, k, v through `allocate_output`. Every rule that needs no GPU is checked first.
+BackwardResult backward(const py::object& q, const py::object& k, const py::object& v,
+                        const py::object& o, const py::object& d_o, const py::object& lse,
+                        py::object dq, py::object dk, py::object dv,
+                        const py::object& allocate_output, std::optional<int> step,
+                        const std::optional<KernelConfig>& config, bool causal,
+                        std::intptr_t stream) {
+  std::vector<BorrowedArray> arrays;
+  const py::handle inputs[] = {q, k, v, o, d_o};
+  for (int i = 0; i < 5; ++i)
+    arrays.push_back(borrow(inputs[i], kBackwardArgumentNames[i], stream));
+  py::object* outputs[] = {&dq, &dk, &dv};
+  for (int i = 0; i < 3; ++i)
+    if (!outputs[i]->is_none())
+      arrays.push_back(borrow(*outputs[i], kBackwardArgumentNames[5 + i], stream));
+  for (const BorrowedArray& array : arrays) {
+    if (array.device != arrays[0].device)
+      throw py::value_error(array.name + " is on cuda:" + std::to_string(array.device) +
+                            " but q is on cuda:" + std::to_string(arrays[0].device) +
+                            "; every array must be on one GPU");
+    if (reinterpret_cast<std::uintptr_t>(array.view.data) % 16 != 0)
+      throw py::value_error(array.name +
+                            "'s data is not 16-byte aligned; the kernels copy "
+                            "16-byte vectors");
+  }
+  const TensorView& qv = arrays[0].view;
+  const BorrowedLse lse_array = borrow_lse(lse, {qv.shape[0], qv.shape[2], qv.shape[1]}, stream);
+  if (lse_array.array.device != arrays[0].device)
+    throw py::value_error("lse is on cuda:" + std::to_string(lse_array.array.device) +
+                          " but q is on cuda:" + std::to_string(arrays[0].device));
+  // Given gradients: writable, and apart from every input (the backward reads all of them
+  // throughout, so an overlap would silently change the result).
+  const auto bytes_of = [](const TensorView& view) {
+    return view.shape[0] * view.shape[1] * view.shape[2] * view.shape[3] *
+           element_bytes(view.dtype);
+  };
+  const auto overlap = [](const void* a, std::int64_t a_bytes, const void* b,
+                          std::int64_t b_bytes) {
+    const char* x = static_cast<const char*>(a);
+    const char* y = static_cast<const char*>(b);
+    return x < y + b_bytes && y < x + a_bytes;
+  };
+  for (std::size_t i = 5; i < arrays.size(); ++i) {
+    if (arrays[i].read_only)
+      throw py::value_error(arrays[i].name +
+                            " is read-only (its DLPack export says so); the kernel writes it");
+    for (std::size_t j = 0; j < 5; ++j)
+      if (overlap(arrays[i].view.data, bytes_of(arrays[i].view), arrays[j].view.data,
+                  bytes_of(arrays[j].view)))
+        throw py::value_error(arrays[i].name + " overlaps " + arrays[j].name +
+                              " in memory; a gradient must not share memory with an input");
+    const std::int64_t lse_bytes =
+        static_cast<std::int64_t>(sizeof(float)) * qv.shape[0] * qv.shape[1] * qv.shape[2];
+    if (overlap(arrays[i].view.data, bytes_of(arrays[i].view), lse_array.data, lse_bytes))
+      throw py::value_error(arrays[i].name + " overlaps lse in memory");
+  }
+
+  // The problem, with the gradients not yet allocated standing in as their inputs.
+  const auto view_of = [&](std::size_t output, std::size_t input) -> const TensorView& {
+    const std::size_t given =
+        5 + static_cast<std::size_t>(std::count_if(
+                outputs, outputs + output, [](const py::object* o) { return !o->is_none(); }));
+    return outputs[output]->is_none() ? arrays[input].view : arrays[given].view;
+  };
+  BackwardTensors tensors{arrays[0].view, arrays[1].view, arrays[2].view, arrays[3].view,
+                          arrays[4].view, view_of(0, 0),  view_of(1, 1),  view_of(2, 2)};
+  tensors.softmax_lse = lse_array.data;
+  tensors.causal = causal;
+  check_backward_tensors(tensors);  // shapes, dtypes, layout: no GPU needed
+  const Problem problem = problem_of(tensors);
+  if (const auto violation = problem_violation(problem))
+    throw py::value_error("q, k, v: " + *violation);
+  if (step) {
+    require_step_built(*step);
+    if (auto reason = configs::step_refusal_message(*step, problem)) throw py::value_error(*reason);
+  } else {
+    require_problem_support(std::nullopt, problem);
+  }
+
+  const int device = arrays[0].device;
+  const GpuTarget gpu = describe_gpu(device);
+  const DeviceScope scope(device);
+  check_stream_device(stream, device);
+  const KernelEntry* chosen = nullptr;
+  if (step) {
+    chosen = &kernel_of_step(*step, config, qv, gpu);
+  } else {
+    // The newest built backward step whose kernel runs here and takes the problem.
+    std::vector<int> steps = built_kernels().steps();
+    for (auto it = steps.rbegin(); it != steps.rend() && chosen == nullptr; ++it) {
+      if (configs::step_descriptor(*it).pass != Pass::backward) continue;
+      if (configs::step_refusal_message(*it, problem)) continue;
+      const KernelEntry& entry = kernel_of_step(*it, config, qv, gpu);
+      if (runs_on(entry, gpu.compute_capability)) chosen = &entry;
+    }
+    if (chosen == nullptr)
+      throw py::value_error(
+          "no backward step built into this module runs on cuda:" + std::to_string(device) + " (" +
+          gpu.name + ", sm_" + std::to_string(gpu.compute_capability) + ")");
+  }
+  const KernelEntry& entry = *chosen;
+  // Refused before anything is allocated: the step, the device, the tensors against each other.
+  validate_backward_launch(entry, tensors, gpu.compute_capability, device);
+
+  for (int i = 0; i < 3; ++i) {
+    if (!outputs[i]->is_none()) continue;
+    const TensorView& like = arrays[static_cast<std::size_t>(i)].view;
+    *outputs[i] =
+        allocate_output(py::make_tuple(like.shape[0], like.shape[1], like.shape[2], like.shape[3]),
+                        std::string(dtype_lower_name(like.dtype)), device);
+  }
+  std::vector<BorrowedArray> gradients;
+  for (int i = 0; i < 3; ++i)
+    gradients.push_back(borrow(*outputs[i], kBackwardArgumentNames[5 + i], stream));
+  tensors.dq = gradients[0].view;
+  tensors.dk = gradients[1].view;
+  tensors.dv = gradients[2].view;
+  validate_backward_launch(entry, tensors, gpu.compute_capability, device);
+
+  // The workspace, stream-ordered: allocated before the launch and freed after it on the caller's
+  // stream, so it lives exactly as long as the kernels that use it.
+  const std::size_t workspace_bytes =
+      entry.backward_workspace_bytes(make_backward_args(entry, tensors, nullptr));
+  void* workspace = nullptr;
+  FS_CUDA_CHECK(
+      cudaMallocAsync(&workspace, std::max<std::size_t>(workspace_bytes, 1), as_stream(stream)));
+  const cudaError_t launched =
+      entry.launch_backward(make_backward_args(entry, tensors, workspace), as_stream(stream));
+  FS_CUDA_CHECK(cudaFreeAsync(workspace, as_stream(stream)));
+  FS_CUDA_CHECK(launched);
+  for (py::object* output : outputs)
+    if (py::isinstance<DeviceArray>(*output)) output->cast<DeviceArray&>().record_ready(stream);
+  return {dq, dk, dv, entry.step, entry.config};
 }
 
 // The kernel forward() would run for these arrays, without running it.
@@ -873,6 +1074,9 @@ py::dict kernel_info(int step, const KernelConfig& config) {
   info["supports_causal"] = entry.supports_causal;
   // From the step's descriptor: K and V with fewer heads than Q (grouped-query attention).
   info["supports_grouped_kv"] = configs::step_descriptor(entry.step).grouped_kv;
+  // "forward" (forward(): O and, where `writes_lse`, the log-sum-exp) or "backward" (backward()).
+  info["pass"] = std::string(pass_name(configs::step_descriptor(entry.step).pass));
+  info["writes_lse"] = configs::step_descriptor(entry.step).writes_lse;
   info["title"] = std::string(configs::step_info(entry.step).title);
   return info;
 }
@@ -1080,8 +1284,19 @@ PYBIND11_MODULE(_core, m) {
       py::arg("configs"), "The configs sorted by the C++ record's operator<=>");
   m.def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
         py::arg("allocate_output"), py::arg("step"), py::arg("config"), py::arg("causal"),
-        py::arg("stream"), py::arg("timing"), py::arg("q_descale") = py::none(),
-        py::arg("k_descale") = py::none(), py::arg("v_descale") = py::none());
+        py::arg("stream"), py::arg("timing"), py::arg("lse") = py::none(),
+        py::arg("q_descale") = py::none(), py::arg("k_descale") = py::none(),
+        py::arg("v_descale") = py::none());
+  py::class_<BackwardResult>(m, "BackwardResult")
+      .def_readonly("dq", &BackwardResult::dq)
+      .def_readonly("dk", &BackwardResult::dk)
+      .def_readonly("dv", &BackwardResult::dv)
+      .def_readonly("step", &BackwardResult::step)
+      .def_readonly("config", &BackwardResult::config);
+  m.def("backward", &backward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
+        py::arg("do"), py::arg("lse"), py::arg("dq"), py::arg("dk"), py::arg("dv"),
+        py::arg("allocate_output"), py::arg("step"), py::arg("config"), py::arg("causal"),
+        py::arg("stream"));
   m.def("resolve_kernel", &resolve_kernel, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
         py::arg("step"), py::arg("config"), py::arg("causal"), py::arg("stream"),
         py::arg("q_descale") = py::none(), py::arg("k_descale") = py::none(),

@@ -790,6 +790,38 @@ std::string step_block(const RowSet& all, int step) {
   return any ? out : "";
 }
 
+// A backward step's block (docs/versions/B1.md, ...): its fastest row per dtype at N = 4096,
+// d_head 128 and no mask, in the run that measured it most, with its % of cuDNN's backward of
+// that run (a backward row is paired with the backward baselines only). Until a sweep has
+// measured the step, the block says so and how to measure it.
+std::string backward_step_block(const RowSet& all, int step) {
+  const auto wanted = [step](const ResultRow& row) {
+    return row.step_number() == step && row.problem.pass == Pass::backward &&
+           row.problem.seq_len == kHeadlineSeqLen && row.problem.d_head == 128 &&
+           !row.problem.causal;
+  };
+  const std::string run = busiest_run(all, wanted);
+  if (run.empty())
+    return "No sweep rows of step " + step_name(step) + " in the shipped dataset yet: `explorer " +
+           "--csv --pass backward --steps " + std::to_string(step) +
+           "` measures it beside cuDNN's backward (docs/profiling.md, \"The pass axis\").\n";
+  const RowSet set(rows_of_run(all, run));
+  std::map<std::string, const ResultRow*> fastest;
+  for (const ResultRow* row : set.rows()) {
+    if (!is_usable(*row) || !wanted(*row)) continue;
+    const ResultRow*& best = fastest[std::string(dtype_lower_name(row->problem.dtype))];
+    if (best == nullptr || row->median_ms < best->median_ms) best = row;
+  }
+  std::string out =
+      "| dtype | config (fastest at N = 4096, d_head 128, non-causal) | time (ms) | TFLOP/s | "
+      "% cuDNN backward |\n| --- | --- | ---: | ---: | ---: |\n";
+  for (const auto& [dtype, row] : fastest)
+    out += "| " + dtype + " | " + config_cell(*row) + " | " + fixed(row->median_ms, 3) + " | " +
+           fixed(row->tflops, 1) + " | " +
+           percent_text(set.percent_of_baseline(*row, Baseline::cudnn)) + " |\n";
+  return out;
+}
+
 std::string time_change_text(double ratio) {
   char text[32];
   std::snprintf(text, sizeof text, "%+.1f %%", 100.0 * (ratio - 1));
@@ -1053,6 +1085,7 @@ std::map<std::string, std::string> device_blocks(const RowSet& set) {
     }
   }
   for (const int step : set.steps()) {
+    if (is_backward_step_number(step)) continue;  // report_blocks gives theirs
     char name[16];
     std::snprintf(name, sizeof name, "step-%02d", step);
     if (std::string block = step_block(set, step); !block.empty()) blocks[name] = block;
@@ -1111,6 +1144,15 @@ std::map<std::string, std::string> report_blocks(const RowSet& set) {
         if (device == primary) blocks[name + suffix] = text;
       }
     }
+  }
+  // The backward steps' pages: one block per step the descriptors declare, measured or not, each
+  // reading its own workload (backward, d_head 128, no mask) from the run that measured it most,
+  // and again per device.
+  for (const StepDescriptor& step : versions::kBackward) {
+    const std::string name = "step-" + step_name(step.number);
+    blocks[name] = backward_step_block(set, step.number);
+    for (const auto& [device, rows] : rows_by_device)
+      blocks[name + "@" + device_slug(device)] = backward_step_block(RowSet(rows), step.number);
   }
   blocks["dataset"] = dataset_block(set);
   return blocks;

@@ -18,6 +18,12 @@ namespace flashscope {
 // pattern per sign, ±448 the largest finite value), stored with per-(sample, head) descales.
 enum class DType : int { FP16 = 5, BF16 = 15, E4M3 = 24 };
 
+// Which pass of attention a kernel computes: the forward (O and optionally the row log-sum-exp)
+// or the backward (dQ, dK, dV from O, dO and the log-sum-exp; docs/spec/backward-track.md).
+// Declared here because the compile-time rules of a config depend on it (static_config_violation);
+// problem.hpp gives it its names.
+enum class Pass : int { forward = 0, backward = 1 };
+
 // Every dtype, in the record's order: the one list the dtype axis (problem_axes.cpp), the config
 // parser and every message that lists the dtypes read, so a dtype added here is named everywhere.
 inline constexpr DType kAllDTypes[] = {DType::FP16, DType::BF16, DType::E4M3};
@@ -92,8 +98,8 @@ constexpr bool is_hopper_config(const KernelConfig& c) {
 
 // ---- Derived quantities (spec §2.4, §2.5) -------------------------------------------------
 
-// The 16-bit element the frozen kernels of steps 1–26 size their tiles with (they run fp16 and
-// bf16 only). Host code asks element_bytes(dtype) instead.
+// The 16-bit element the frozen kernels of steps 1–26 and B1, B2 size their tiles with (they run
+// fp16 and bf16 only). Host code asks element_bytes(dtype) instead.
 constexpr int kElementBytes = element_bytes(DType::FP16);
 
 constexpr int threads_per_block(const KernelConfig& c) {
@@ -202,7 +208,11 @@ constexpr const char* hopper_config_violation(const KernelConfig& c) {
 
 // Returns an empty string when the config can be instantiated, else the violated rule.
 // constexpr so kernels can static_assert on it; the string form is for hosts and tests.
-constexpr const char* static_config_violation(const KernelConfig& c) {
+// One Ampere rule depends on the pass: a forward kernel's warps split the B_r query rows of its
+// block, a backward kernel's warps split the B_c key rows of its KV block (dK and dV of a key
+// row live in one warp's registers; docs/spec/backward-track.md §4), so each warp owns whole
+// 16-row m-tiles of B_r or of B_c respectively.
+constexpr const char* static_config_violation(const KernelConfig& c, Pass pass = Pass::forward) {
   auto load_value_ok = [](int n) { return n == 0 || (n >= 2 && (n & (n - 1)) == 0); };
   if (!is_dtype(static_cast<int>(c.dtype))) return "dtype must be FP16, BF16 or E4M3";
   // 8-bit floating-point MMA is wgmma's (sm_90a); mma.sync on sm_80 has none.
@@ -214,9 +224,16 @@ constexpr const char* static_config_violation(const KernelConfig& c) {
   if (c.consumer_regs < 0) return "consumer_regs must be 0 or a register count";
   if (is_hopper_config(c)) return hopper_config_violation(c);
   if (c.consumer_regs != 0) return "consumer_regs needs a Hopper config (stages >= 1)";
-  if (c.B_r <= 0 || c.B_r % (16 * c.n_warps) != 0)
-    return "B_r must be a multiple of 16 * n_warps (each warp owns whole 16-row m-tiles)";
-  if (c.B_c <= 0 || c.B_c % 16 != 0) return "B_c must be a positive multiple of 16";
+  if (pass == Pass::forward) {
+    if (c.B_r <= 0 || c.B_r % (16 * c.n_warps) != 0)
+      return "B_r must be a multiple of 16 * n_warps (each warp owns whole 16-row m-tiles)";
+    if (c.B_c <= 0 || c.B_c % 16 != 0) return "B_c must be a positive multiple of 16";
+  } else {
+    if (c.B_r <= 0 || c.B_r % 16 != 0) return "B_r must be a positive multiple of 16";
+    if (c.B_c <= 0 || c.B_c % (16 * c.n_warps) != 0)
+      return "B_c must be a multiple of 16 * n_warps (backward: each warp owns whole 16-row "
+             "m-tiles of the KV block)";
+  }
   if (!load_value_ok(c.Q_mma_load_K_fragments) || !load_value_ok(c.K_mma_load_K_fragments) ||
       !load_value_ok(c.V_mma_load_K_fragments))
     return "each load_K_fragments value must be 0 or a power of two other than 1";
@@ -231,8 +248,8 @@ constexpr const char* static_config_violation(const KernelConfig& c) {
   return "";
 }
 
-constexpr bool is_statically_valid(const KernelConfig& c) {
-  return static_config_violation(c)[0] == '\0';
+constexpr bool is_statically_valid(const KernelConfig& c, Pass pass = Pass::forward) {
+  return static_config_violation(c, pass)[0] == '\0';
 }
 
 // ---- Short form (spec §2.2) ---------------------------------------------------------------

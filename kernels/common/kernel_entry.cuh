@@ -1,13 +1,15 @@
 // Builds a registry entry for one instantiated kernel. Every step's `register_kernel<C>` calls
 // make_kernel_entry (steps 1–16) or make_hopper_kernel_entry (17+, with launch_kernel or, from
 // step 18, launch_tma_kernel) with its own __global__ template, so all steps share one launch
-// interface.
+// interface. A backward step (docs/spec/backward-track.md) calls make_backward_kernel_entry with
+// its own launcher, which runs every kernel of the pass.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <string>
 
+#include "backward_args.hpp"
 #include "config.hpp"
 #include "forward_args.hpp"
 #include "registry.hpp"
@@ -78,6 +80,41 @@ KernelEntry make_hopper_kernel_entry(int step, KernelLauncher launch, Function k
   entry.threads_per_block = threads_per_block(C);
   entry.static_head_counts = std::move(static_head_counts);
   entry.exact_compute_capability = 90;
+  entry.display_name = std::to_string(step) + " " + to_short_form(C);
+  return entry;
+}
+
+// Opts `kernel` in to `bytes` of dynamic shared memory above 48 KiB, once per process and kernel;
+// for kernels whose footprint is not smem_bytes(C) (the backward steps').
+template <auto kKernel, int kBytes>
+cudaError_t opt_in_dynamic_smem() {
+  if constexpr (kBytes > 48 * 1024) {
+    static const cudaError_t opt_in =
+        cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
+    return opt_in;
+  }
+  return cudaSuccess;
+}
+
+// A registry entry for a backward step (docs/spec/backward-track.md §4): `launch` runs the whole
+// pass (preprocess, main kernel, dQ conversion) and `workspace_bytes` says how much scratch memory
+// it needs; the attributes (kernel function, shared memory, threads) are the main kernel's. The
+// forward launcher stays nullptr. `exact_compute_capability` is 0 for a step that runs on any
+// sm_80+ device, 90 for one compiled for sm_90a only.
+template <KernelConfig C>
+KernelEntry make_backward_kernel_entry(int step, BackwardKernelLauncher launch,
+                                       BackwardWorkspaceBytes workspace_bytes,
+                                       const void* main_kernel, int main_kernel_smem_bytes,
+                                       int threads_per_block, int exact_compute_capability = 0) {
+  KernelEntry entry;
+  entry.step = step;
+  entry.config = C;
+  entry.launch_backward = launch;
+  entry.backward_workspace_bytes = workspace_bytes;
+  entry.kernel_function = main_kernel;
+  entry.smem_bytes = main_kernel_smem_bytes;
+  entry.threads_per_block = threads_per_block;
+  entry.exact_compute_capability = exact_compute_capability;
   entry.display_name = std::to_string(step) + " " + to_short_form(C);
   return entry;
 }

@@ -15,11 +15,9 @@
 
 namespace flashscope {
 
-// Which pass of attention: the forward computes O (and optionally the row log-sum-exp); the
-// backward computes dQ, dK, dV from Q, K, V, O, dO and the log-sum-exp
+// Which pass of attention (Pass, declared in config.hpp): the forward computes O (and optionally
+// the row log-sum-exp); the backward computes dQ, dK, dV from Q, K, V, O, dO and the log-sum-exp
 // (docs/spec/backward-track.md).
-enum class Pass : int { forward = 0, backward = 1 };
-
 std::string_view pass_name(Pass pass);                        // "forward" / "backward"
 std::optional<Pass> pass_from_string(std::string_view text);  // the names above, exactly
 

@@ -25,6 +25,16 @@ __device__ __forceinline__ void cp_async_16(void* smem_destination, const void* 
       "l"(gmem_source));
 }
 
+// The same copy for a row that may lie past the tensor's end (the backward steps' last blocks):
+// when `valid` is false it reads nothing (src-size 0) and fills the 16 bytes with zeros; the
+// source address must still be a valid one.
+__device__ __forceinline__ void cp_async_16_zfill(void* smem_destination, const void* gmem_source,
+                                                  bool valid) {
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(
+                   smem_address(smem_destination)),
+               "l"(gmem_source), "r"(valid ? 16 : 0));
+}
+
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::);
 }
@@ -95,6 +105,16 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
   }
 }
 
+// The inverse of pack_pair: the two 16-bit values of a packed pair as floats (`lo` in .x).
+template <DType kDType>
+__device__ __forceinline__ float2 unpack_pair(std::uint32_t pair) {
+  if constexpr (kDType == DType::FP16) {
+    return __half22float2(*reinterpret_cast<const __half2*>(&pair));
+  } else {
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&pair));
+  }
+}
+
 // ---- Special functions and shuffles ---------------------------------------------------------
 
 __device__ __forceinline__ float exp2_approx(float x) {
@@ -121,6 +141,19 @@ __device__ __forceinline__ void st_global_relaxed_sys_no_allocate_b128(void* gme
       "l"(static_cast<std::uint64_t>(value.x) | (static_cast<std::uint64_t>(value.y) << 32)),
       "l"(static_cast<std::uint64_t>(value.z) | (static_cast<std::uint64_t>(value.w) << 32))
       : "memory");
+}
+
+// ---- Reductions to global memory (the backward's dQ accumulator) ---------------------------
+
+// Two adjacent fp32 values added in one 8-byte reduction, without a return value (RED in SASS).
+// The vector form exists from sm_90 on; older targets issue two scalar reductions.
+__device__ __forceinline__ void red_add_v2_f32(float* gmem, float x, float y) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(gmem), "f"(x), "f"(y) : "memory");
+#else
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(gmem), "f"(x) : "memory");
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(gmem + 1), "f"(y) : "memory");
+#endif
 }
 
 }  // namespace flashscope::ptx

@@ -5,12 +5,14 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backward_args.hpp"
 #include "config.hpp"
 #include "forward_args.hpp"
 
@@ -18,13 +20,23 @@ namespace flashscope {
 
 // Launches the kernel with the geometry of spec §2.5 on `stream`; returns the launch status.
 using KernelLauncher = cudaError_t (*)(const ForwardArgs& args, cudaStream_t stream);
+// A backward step's launcher: every kernel of one backward pass (docs/spec/backward-track.md §3:
+// the preprocess, the main kernel and the dQ conversion) on `stream`; returns the first failing
+// launch's status.
+using BackwardKernelLauncher = cudaError_t (*)(const BackwardArgs& args, cudaStream_t stream);
+// The workspace bytes a backward launch with these arguments needs (BackwardArgs::workspace).
+using BackwardWorkspaceBytes = std::size_t (*)(const BackwardArgs& args);
 
 struct KernelEntry {
   int step = 0;
   KernelConfig config{};
-  KernelLauncher launch = nullptr;
-  const void* kernel_function = nullptr;  // the __global__ function, for cudaFuncGetAttributes
-  int smem_bytes = 0;                     // dynamic shared memory per CTA
+  KernelLauncher launch = nullptr;  // forward steps; nullptr for a backward step
+  // Backward steps (their descriptor's `.pass` is Pass::backward); nullptr for a forward step.
+  BackwardKernelLauncher launch_backward = nullptr;
+  BackwardWorkspaceBytes backward_workspace_bytes = nullptr;
+  // The __global__ function, for cudaFuncGetAttributes; a backward step's main kernel.
+  const void* kernel_function = nullptr;
+  int smem_bytes = 0;  // dynamic shared memory per CTA (of the main kernel for a backward step)
   int threads_per_block = 0;
   // Head counts the kernel is compiled for; empty = any (step 16's static GMEM stride).
   std::vector<int> static_head_counts;

@@ -33,7 +33,9 @@ inline std::string step_name(int step) {
 
 // The two instruction families of the progression: steps on the Ampere track run mma.sync and
 // cp.async configs (stages = 0) on sm_80+; steps on the Hopper track run wgmma configs
-// (stages >= 1) and are compiled for sm_90a only.
+// (stages >= 1) and are compiled for sm_90a only. The family is independent of the pass: the
+// backward track's first steps (B1, B2) are Ampere steps, its later ones Hopper steps
+// (docs/spec/backward-track.md §4); `StepDescriptor::pass` keeps the two progressions apart.
 enum class Track { ampere, hopper };
 
 // A short constexpr list of small integers (head counts, d_head values, tune axis values).
@@ -182,11 +184,13 @@ struct StepDescriptor {
   int number;
   std::string_view title;  // the seed's iteration name (spec §1.5) or the Hopper step's technique
   Track track;
+  // The pass the step computes: the forward (O, steps 1, 2, ...) or the backward (dQ, dK, dV from
+  // O, dO and the log-sum-exp; steps B1, B2, ..., numbered from 101 so that the two progressions
+  // never share a number). A backward step registers a backward launcher
+  // (KernelEntry::launch_backward, kernels/common/kernel_entry.cuh: make_backward_kernel_entry).
+  Pass pass = Pass::forward;
   std::string_view source_folder;  // under kernels/versions/
   std::string_view cpp_namespace;  // inside flashscope::
-  // The pass the step computes: forward steps (1, 2, …) compute O, backward steps (B1, B2, …)
-  // compute dQ, dK and dV; a step runs problems of its own pass only.
-  Pass pass = Pass::forward;
   // The dtypes and head dimensions configs/ instantiates the step's picks and tune set in. A
   // config or problem of another dtype or d_head is refused by launch validation
   // (unsupported_combination, the axes' refused_by), naming the steps that declare it.
@@ -203,6 +207,10 @@ struct StepDescriptor {
   // Whether the kernel writes the row log-sum-exp to ForwardArgs::softmax_lse when that pointer is
   // set (the backward pass needs it); a step without it refuses a launch that asks for it.
   bool writes_lse = false;
+  // Whether the kernel runs sequence lengths that are not multiples of B_r and B_c (the last
+  // blocks partial: rows past the end zero-filled on the way in, masked and not written back;
+  // backward steps B1 and B2). Launch validation requires the multiples of a step without it.
+  bool partial_blocks = false;
   // Head counts a step with a compile-time GMEM row stride is instantiated for (step 16:
   // stride = d_head · heads); empty = any head count.
   IntList static_head_counts;

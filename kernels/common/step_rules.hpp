@@ -110,4 +110,60 @@ inline std::optional<std::string> persistent_with_own_O_tile(int step, const Ker
   return std::nullopt;
 }
 
+// ---- The backward track (docs/spec/backward-track.md) ------------------------------------------
+
+// A backward step's name as users see it: step 101 is "B1", 102 "B2", ...
+inline std::string backward_step_name(int step) {
+  return "B" + std::to_string(step - 100);
+}
+
+// Steps B1 and B2 (backward-track.md §4): the warps work in pairs on 32-key groups of the KV
+// block; a warp holds dK and dV of its keys x d_head / 2 columns (d_head fp32 registers a thread)
+// and the transposed scores Sᵀ and dPᵀ of its keys x B_r / 2 queries (B_r registers). The
+// kernels' layout.cuh asserts the same at compile time.
+inline std::optional<std::string> backward_warp_pairs(int step, const KernelConfig& c) {
+  const std::string name = "step " + backward_step_name(step);
+  if (c.d_head == 256)
+    return name +
+           " keeps dK and dV of a warp's 32 keys x d_head / 2 columns in fp32 registers: 256 "
+           "registers a thread at d_head = 256, more than the 255 a thread can have (d_head 64 "
+           "and 128 run)";
+  if (c.d_head != 64 && c.d_head != 128)
+    return name + " runs d_head 64 and 128, not " + std::to_string(c.d_head);
+  if (c.n_warps % 2 != 0 || c.B_c != 16 * c.n_warps)
+    return name + " gives each pair of warps 32 keys of the KV block: B_c must be 16 x n_warps = " +
+           std::to_string(16 * c.n_warps) + ", not " + std::to_string(c.B_c) +
+           (c.n_warps % 2 != 0 ? " (and n_warps even)" : "");
+  if (c.B_r != 64)
+    return name + " works on 64-query blocks: B_r must be 64, not " + std::to_string(c.B_r) +
+           " (a warp holds Sᵀ and dPᵀ of its 32 keys x B_r / 2 queries beside dK and dV; at B_r = "
+           "128 step B2 spilled and ran 20 % slower at d_head 64)";
+  if (c.Q_mma_load_K_fragments != 0 || c.K_mma_load_K_fragments != 0 ||
+      c.V_mma_load_K_fragments != 0 || c.optimized_softmax)
+    return name + " loads whole fragments and has no softmax option: load_0_0_0, no opt_softmax";
+  if (!c.async_copy) return name + " copies every tile with cp.async: async must be set";
+  return std::nullopt;
+}
+
+// Step B1: unswizzled tiles, one query block in shared memory at a time.
+inline std::optional<std::string> backward_b1(int step, const KernelConfig& c) {
+  if (auto reason = backward_warp_pairs(step, c)) return reason;
+  if (c.swizzled || c.eager_load_blocks || c.mma_double_buffer_loads)
+    return "step " + backward_step_name(step) +
+           " keeps its tiles unswizzled and single-buffered: swizzled, eager and buffer must be "
+           "unset (step B2 has them)";
+  return std::nullopt;
+}
+
+// Step B2: B1's layout with swizzled tiles, double-buffered query blocks and double-buffered
+// fragment loads.
+inline std::optional<std::string> backward_b2(int step, const KernelConfig& c) {
+  if (auto reason = backward_warp_pairs(step, c)) return reason;
+  if (!c.swizzled || !c.eager_load_blocks || !c.mma_double_buffer_loads)
+    return "step " + backward_step_name(step) +
+           " swizzles its tiles and double-buffers the query blocks and the fragment loads: "
+           "swizzled, eager and buffer must be set (step B1 has none of them)";
+  return std::nullopt;
+}
+
 }  // namespace flashscope::step_rules

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <span>
+#include <utility>
 
 #include "kernels/common/step_descriptor.hpp"
 #include "kernels/versions/v01_07/step.hpp"
@@ -30,10 +31,13 @@
 #include "kernels/versions/v24/step.hpp"
 #include "kernels/versions/v25/step.hpp"
 #include "kernels/versions/v26/step.hpp"
+// The backward track (docs/spec/backward-track.md), numbered from kFirstBackward.
+#include "kernels/versions/b01/step.hpp"
+#include "kernels/versions/b02/step.hpp"
 
 namespace flashscope::versions {
 
-// In step order, numbered 1, 2, ... without gaps (checked below).
+// The forward steps in step order, numbered 1, 2, ... without gaps (checked below).
 inline constexpr std::array kAll = {
     kStep01, kStep02, kStep03, kStep04, kStep05, kStep06, kStep07, kStep08, kStep09,
     kStep10, kStep11, kStep12, kStep13, kStep14, kStep15, kStep16, kStep17, kStep18,
@@ -43,10 +47,34 @@ inline constexpr std::array kAll = {
 inline constexpr int kFirst = 1;
 inline constexpr int kLast = static_cast<int>(kAll.size());
 
-// nullptr outside kFirst..kLast.
+// The backward track's steps B1, B2, ... in order, numbered kFirstBackward, kFirstBackward + 1,
+// ... without gaps (checked below): their own progression, whose numbers never meet the forward's
+// (backward-track.md §1.1). kAll stays the forward progression, which the views and reports that
+// draw steps 1..kLast read.
+inline constexpr std::array kBackward = {kStepB1, kStepB2};
+
+inline constexpr int kFirstBackward = kFirstBackwardStep;  // B1 (step_descriptor.hpp)
+inline constexpr int kLastBackward = kFirstBackward + static_cast<int>(kBackward.size()) - 1;
+
+// Every step of both passes, the forward's first: what the generator instantiates, configs/
+// derives its sets from and step numbers are looked up in.
+namespace detail {
+// StepDescriptor has no default (StepRules must be named), so the joined list is built from both
+// lists' elements directly.
+template <std::size_t... F, std::size_t... B>
+constexpr auto joined(std::index_sequence<F...>, std::index_sequence<B...>) {
+  return std::array<StepDescriptor, sizeof...(F) + sizeof...(B)>{kAll[F]..., kBackward[B]...};
+}
+}  // namespace detail
+inline constexpr auto kEvery = detail::joined(std::make_index_sequence<kAll.size()>{},
+                                              std::make_index_sequence<kBackward.size()>{});
+
+// nullptr outside kFirst..kLast and kFirstBackward..kLastBackward.
 constexpr const StepDescriptor* find(int number) {
-  if (number < kFirst || number > kLast) return nullptr;
-  return &kAll[static_cast<std::size_t>(number - kFirst)];
+  if (number >= kFirst && number <= kLast) return &kAll[static_cast<std::size_t>(number - kFirst)];
+  if (number >= kFirstBackward && number <= kLastBackward)
+    return &kBackward[static_cast<std::size_t>(number - kFirstBackward)];
+  return nullptr;
 }
 
 namespace detail {
@@ -57,8 +85,20 @@ constexpr bool numbered_in_order() {
   return true;
 }
 
+// The forward list holds forward steps, the backward list backward steps numbered in order.
+constexpr bool passes_listed_apart() {
+  for (const StepDescriptor& step : kAll)
+    if (step.pass != Pass::forward) return false;
+  for (std::size_t i = 0; i < kBackward.size(); ++i)
+    if (kBackward[i].pass != Pass::backward ||
+        kBackward[i].number != kFirstBackward + static_cast<int>(i))
+      return false;
+  return true;
+}
+
 // The Ampere steps come first; kFirstHopperStep (kernels/common/config.hpp) is where the Hopper
-// track starts, and every step from there on is on it.
+// track starts, and every forward step from there on is on it. (The backward track has its own
+// Ampere steps, B1 and B2, and names each step's track in its descriptor.)
 constexpr bool tracks_match_first_hopper_step() {
   for (const StepDescriptor& step : kAll)
     if ((step.track == Track::hopper) != (step.number >= kFirstHopperStep)) return false;
@@ -69,6 +109,9 @@ constexpr bool tracks_match_first_hopper_step() {
 
 static_assert(detail::numbered_in_order(),
               "kernels/versions/steps.hpp: kAll must list the steps in order, numbered 1, 2, ...");
+static_assert(detail::passes_listed_apart(),
+              "kernels/versions/steps.hpp: kAll lists forward steps; kBackward backward steps "
+              "numbered kFirstBackward, kFirstBackward + 1, ...");
 static_assert(detail::tracks_match_first_hopper_step(),
               "kernels/versions/steps.hpp: steps before kFirstHopperStep are Ampere steps, the "
               "rest Hopper steps");

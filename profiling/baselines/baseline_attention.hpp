@@ -1,5 +1,6 @@
-// The speed baselines: external attention forward implementations that flashscope times next to
-// its own kernels, FlashAttention-2 as PyTorch ships it ("fa2") and cuDNN's fused SDPA ("cudnn").
+// The speed baselines: external attention implementations that flashscope times next to its own
+// kernels, FlashAttention-2 as PyTorch ships it ("fa2") and cuDNN's fused SDPA ("cudnn"); the
+// forward, and where a baseline has it, the backward (a problem with pass = backward).
 // Both are optional at build time; built_baselines() says which this binary has.
 #pragma once
 
@@ -20,6 +21,21 @@ namespace flashscope {
 // [batch, seq_len, heads, d_head], K and V [batch, seq_len, heads_kv, d_head]), softmax scale
 // 1/sqrt(d_head), fp16 or bf16 in and out; with the causal mask (query i attends to keys j <= i)
 // when the prepared problem's `causal` is set, grouped-query attention when its heads_kv < heads.
+// The buffers of one backward (docs/spec/backward-track.md §1): the forward's inputs and output,
+// dO, the forward's fp32 natural-log row log-sum-exp [batch, heads, seq_len], and the gradients to
+// write, laid out as the forward's tensors.
+struct BaselineBackwardBuffers {
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* o;
+  const void* d_o;
+  const float* lse;
+  void* dq;
+  void* dk;
+  void* dv;
+};
+
 class BaselineAttention {
  public:
   virtual ~BaselineAttention() = default;
@@ -40,6 +56,15 @@ class BaselineAttention {
   // Enqueues one forward on `stream`; the caller times it with events. q, k, v and o are device
   // pointers laid out as prepared. Throws std::logic_error if prepare() has not succeeded.
   virtual void run(const void* q, const void* k, const void* v, void* o, cudaStream_t stream) = 0;
+
+  // Enqueues one whole backward (everything after the forward) for a problem prepared with
+  // pass = backward. A baseline without a backward refuses such a problem in prepare()
+  // (BaselineUnavailable, with the reason), so this is only reached after a backward prepare.
+  virtual void run_backward(const BaselineBackwardBuffers& buffers, cudaStream_t stream) {
+    (void)buffers;
+    (void)stream;
+    throw std::logic_error(std::string(name()) + ": run_backward() without a backward prepare()");
+  }
 };
 
 class BaselineUnavailable : public std::runtime_error {

@@ -1,4 +1,5 @@
-// cuDNN SDPA forward through the backend API, descriptors built by hand (no cudnn-frontend):
+// cuDNN SDPA forward and backward through the backend API, descriptors built by hand (no
+// cudnn-frontend):
 // tensors -> operation(s) -> operation graph -> engine heuristics -> execution plan, then a
 // variant pack binding our device pointers for each execution.
 #include "profiling/baselines/cudnn_sdpa.hpp"
@@ -193,6 +194,12 @@ enum TensorUid : std::int64_t {
   kUidO = 4,
   kUidScale = 5,
   kUidMaskFill = 6,  // the causal graph's by-value score for masked keys
+  // The backward's (SDPA_BWD): dO and the forward's log-sum-exp in, the gradients out.
+  kUidDO = 7,
+  kUidStats = 8,
+  kUidDQ = 9,
+  kUidDK = 10,
+  kUidDV = 11,
 };
 
 // The score a masked key gets before the softmax: exp(fill - rowmax) is 0. The lowest finite
@@ -303,6 +310,47 @@ OperationGraph build_unified_graph(cudnnHandle_t handle, const Problem& shape) {
   sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC), o);
   sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC), scale);
   // No STATSDESC: inference mode, the log-sum-exp is neither needed nor written.
+  sdpa.finalize();
+  g.add_operation(std::move(sdpa));
+  g.finalize(handle);
+  return g;
+}
+
+// One SDPA_BWD operation (backward-track.md §3): Q, K, V, O, dO, the forward's statistics and the
+// scale in, dQ, dK, dV out. The statistics are the forward's natural-log row log-sum-exp of the
+// scaled scores, fp32 [b, h, N, 1], which is the layout and convention of flashscope's
+// softmax_lse ([b, h, N], backward-track.md §1), so the same buffer is bound.
+OperationGraph build_unified_backward_graph(cudnnHandle_t handle, const Problem& shape) {
+  const AttentionLayout layout(shape);
+  const cudnnDataType_t io = cudnn_data_type(shape.dtype);
+  const std::int64_t b = shape.batch, n = shape.seq_len, h = shape.heads;
+  const Dims stats_dims{b, h, n, 1};
+  const Dims stats_strides{h * n, n, 1, 1};
+  OperationGraph g;
+  const auto& q = g.keep(make_tensor({"Q", kUidQ, io, layout.qo_dims, layout.qo_strides}));
+  const auto& k = g.keep(make_tensor({"K", kUidK, io, layout.kv_dims, layout.kv_strides}));
+  const auto& v = g.keep(make_tensor({"V", kUidV, io, layout.kv_dims, layout.kv_strides}));
+  const auto& o = g.keep(make_tensor({"O", kUidO, io, layout.qo_dims, layout.qo_strides}));
+  const auto& d_o = g.keep(make_tensor({"dO", kUidDO, io, layout.qo_dims, layout.qo_strides}));
+  const auto& stats =
+      g.keep(make_tensor({"stats", kUidStats, CUDNN_DATA_FLOAT, stats_dims, stats_strides}));
+  const auto& dq = g.keep(make_tensor({"dQ", kUidDQ, io, layout.qo_dims, layout.qo_strides}));
+  const auto& dk = g.keep(make_tensor({"dK", kUidDK, io, layout.kv_dims, layout.kv_strides}));
+  const auto& dv = g.keep(make_tensor({"dV", kUidDV, io, layout.kv_dims, layout.kv_strides}));
+  const auto& scale = g.keep(
+      make_tensor({"scale", kUidScale, CUDNN_DATA_FLOAT, kScalarDims, kScalarDims, false, true}));
+
+  BackendDescriptor sdpa(CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR, "SDPA backward operation");
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC), q);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC), k);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC), v);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC), o);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC), d_o);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC), stats);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_BWD_SCALEDESC), scale);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC), dq);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC), dk);
+  sdpa.set(FS_ATTR(CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC), dv);
   sdpa.finalize();
   g.add_operation(std::move(sdpa));
   g.finalize(handle);
@@ -542,7 +590,7 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     std::string text = "cuDNN " + version_text(cudnnGetVersion());
     if (cudnnGetVersion() != CUDNN_VERSION)
       text += " (headers " + version_text(CUDNN_VERSION) + ")";
-    text += " SDPA forward, backend API";
+    text += backward_ ? " SDPA backward, backend API" : " SDPA forward, backend API";
     if (!plan_) return text + ", not prepared";
     text += ", " + std::string(cudnn_sdpa_graph_name(built_graph_)) + " graph, engine " +
             std::to_string(engine_index_) + ", workspace " + std::to_string(workspace_bytes_) +
@@ -558,8 +606,6 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     release_plan();
     if (const auto violation = problem_violation(shape))
       throw BaselineUnavailable("cuDNN SDPA: " + *violation);
-    if (shape.pass != Pass::forward)
-      throw BaselineUnavailable("cuDNN SDPA: this baseline times the forward pass");
     // The graph below is the fp16/bf16 one; cuDNN's FP8 graph, with its descale and amax tensors,
     // is another (fp8-track.md §3) that this baseline does not build yet.
     if (element_bytes(shape.dtype) != 2)
@@ -569,6 +615,11 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     if (shape.d_head % 8 != 0 || shape.d_head > 256)
       throw BaselineUnavailable("cuDNN SDPA supports d_head a multiple of 8 up to 256, not " +
                                 std::to_string(shape.d_head));
+    backward_ = shape.pass == Pass::backward;
+    if (backward_) {
+      prepare_backward(shape);
+      return;
+    }
 
     // A handle belongs to the device current when it was created.
     int device = 0;
@@ -632,8 +683,20 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     causal_ = shape.causal;
   }
 
+  void run_backward(const BaselineBackwardBuffers& buffers, cudaStream_t stream) override {
+    if (!plan_ || !backward_)
+      throw std::logic_error("cuDNN SDPA: run_backward() before a successful backward prepare()");
+    const std::array<const void*, 9> pointers{buffers.q,  buffers.k,   buffers.v,
+                                              buffers.o,  buffers.d_o, buffers.lse,
+                                              buffers.dq, buffers.dk,  buffers.dv};
+    if (!variant_pack_ || pointers != bound_backward_pointers_) bind_backward(pointers);
+    FS_CUDNN_CHECK(cudnnSetStream(handle_.get(), stream));
+    FS_CUDNN_CHECK(cudnnBackendExecute(handle_.get(), plan_->get(), variant_pack_->get()));
+  }
+
   void run(const void* q, const void* k, const void* v, void* o, cudaStream_t stream) override {
-    if (!plan_) throw std::logic_error("cuDNN SDPA reference: run() before a successful prepare()");
+    if (!plan_ || backward_)
+      throw std::logic_error("cuDNN SDPA reference: run() before a successful prepare()");
     const std::array<const void*, 4> pointers{q, k, v, o};
     // Rebuilding the variant pack costs host time between the caller's events; reuse it while
     // the buffers stay the same (the usual case when timing repeated runs).
@@ -650,7 +713,61 @@ class CudnnSdpaBaseline final : public BaselineAttention {
            ", d=" + std::to_string(s.d_head) + "]" + (s.causal ? " causal" : "");
   }
 
+  // The backward: the unified SDPA_BWD operation only. Its descriptor in these headers has no
+  // causal attribute, and the decomposed backward graph the older engines match (cudnn-frontend's,
+  // dozens of operations) is not built here, so the causal backward is refused by name.
+  void prepare_backward(const Problem& shape) {
+    if (shape.causal)
+      throw BaselineUnavailable(
+          "cuDNN SDPA backward: the unified SDPA_BWD operation has no causal mask in cuDNN " +
+          version_text(CUDNN_VERSION) +
+          "'s headers, and flashscope does not build the decomposed causal backward graph");
+    try {
+      OperationGraph graph = build_unified_backward_graph(handle_.get(), shape);
+      ChosenPlan chosen = choose_plan(handle_.get(), *graph.graph);
+      DeviceBuffer workspace;
+      if (chosen.workspace_bytes > 0) {
+        void* raw = nullptr;
+        FS_CUDA_CHECK(cudaMalloc(&raw, static_cast<std::size_t>(chosen.workspace_bytes)));
+        workspace.reset(raw);
+      }
+      graph_ = std::move(graph);
+      workspace_ = std::move(workspace);
+      plan_.emplace(std::move(chosen.plan));
+      engine_index_ = chosen.engine_index;
+      workspace_bytes_ = chosen.workspace_bytes;
+      built_graph_ = CudnnSdpaGraph::unified;
+    } catch (const CudnnStatusError& error) {
+      throw BaselineUnavailable("cuDNN " + version_text(cudnnGetVersion()) +
+                                " has no SDPA backward plan for " + shape_text(shape) + " " +
+                                std::string(dtype_label(shape.dtype)) + ": " + error.what());
+    }
+    scale_ = 1.0f / std::sqrt(static_cast<float>(shape.d_head));
+    causal_ = false;
+  }
+
+  void bind_backward(const std::array<const void*, 9>& pointers) {
+    const std::vector<std::int64_t> uids{kUidQ,     kUidK,  kUidV,  kUidO,  kUidDO,
+                                         kUidStats, kUidDQ, kUidDK, kUidDV, kUidScale};
+    // cuDNN takes non-const pointers; it only reads Q, K, V, O, dO and the statistics.
+    std::vector<void*> data;
+    for (const void* pointer : pointers)
+      data.push_back(const_cast<void*>(pointer));
+    data.push_back(&scale_);
+    void* workspace = workspace_.get();
+    BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack (backward)");
+    pack.set(FS_ATTR(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS), std::span<const std::int64_t>(uids));
+    pack.set(FS_ATTR(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS), CUDNN_TYPE_VOID_PTR,
+             static_cast<std::int64_t>(data.size()), data.data());
+    pack.set(FS_ATTR(CUDNN_ATTR_VARIANT_PACK_WORKSPACE), CUDNN_TYPE_VOID_PTR, 1, &workspace);
+    pack.finalize();
+    variant_pack_.emplace(std::move(pack));
+    bound_backward_pointers_ = pointers;
+  }
+
   void release_plan() {
+    bound_backward_pointers_ = {};
+    bound_pointers_ = {};
     variant_pack_.reset();
     plan_.reset();
     graph_.reset();
@@ -694,8 +811,11 @@ class CudnnSdpaBaseline final : public BaselineAttention {
   bool causal_ = false;
   float mask_fill_ = kMaskedScore;
 
+  bool backward_ = false;  // prepared for a backward problem (run_backward)
+
   std::optional<BackendDescriptor> variant_pack_;
   std::array<const void*, 4> bound_pointers_{};
+  std::array<const void*, 9> bound_backward_pointers_{};
 };
 
 }  // namespace

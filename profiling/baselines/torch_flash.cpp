@@ -118,8 +118,13 @@ class TorchFlashBaseline final : public BaselineAttention {
           ") exports no pytorch_flash::mha_fwd with the parameters flashscope was written for");
     if (const auto violation = problem_violation(shape))
       throw BaselineUnavailable("PyTorch FA2: " + *violation);
+    // FA2's backward (PyTorch's flash SDPA backward, backward-track.md §3) is not wired: it could
+    // not be built or checked where this was written (no libtorch). Backward rows say so rather
+    // than pair with anything else.
     if (shape.pass != Pass::forward)
-      throw BaselineUnavailable("PyTorch FA2: this baseline times the forward pass");
+      throw BaselineUnavailable(
+          "PyTorch FA2: flashscope times FA2's forward only; its backward (the flash SDPA "
+          "backward) is not wired yet, so backward rows have no FA2 baseline");
     // FlashAttention-2 has no FP8 kernels: e4m3 problems have no FA2 row (fp8-track.md §3).
     if (element_bytes(shape.dtype) != 2)
       throw BaselineUnavailable("PyTorch FA2 runs fp16 and bf16 only, not " +

@@ -22,12 +22,14 @@
 #include "kernels/common/device_buffer.hpp"
 #include "kernels/common/problem_axes.hpp"
 #include "kernels/common/reference.hpp"
+#include "kernels/common/reference_backward.hpp"
 #include "kernels/common/text.hpp"
 #include "configs/launch_validation.hpp"
 #include "profiling/cupti_metrics.hpp"
 #include "profiling/device.hpp"
 #include "profiling/kernel_attributes.hpp"
 #include "profiling/baselines/baseline_attention.hpp"
+#include "profiling/check.hpp"
 #include "profiling/measurement/interleaved.hpp"
 #include "profiling/measurement/nvml_sampler.hpp"
 #include "profiling/results/source_state.hpp"
@@ -66,7 +68,17 @@ class FdOutputBuffer : public std::streambuf {
   int fd_;
 };
 
-// Q, K, V drawn once per problem, an output buffer, and the two §1.4 references.
+// The correctness of one checked launch, whichever pass: passed, the error reported in the row
+// (a backward's largest over dQ, dK and dV) and the verdict's text for the log.
+struct CheckOutcome {
+  bool passed = false;
+  double max_error = 0;
+  std::string summary;
+};
+
+// Q, K, V drawn once per problem, an output buffer, and the two §1.4 references. A backward
+// problem (backward-track.md §2) adds dO, the references' forward O and log-sum-exp as the
+// backward's inputs, the three gradients' buffers and their two references.
 class InputSet {
  public:
   InputSet(const Problem& problem, std::uint64_t seed, cudaStream_t stream)
@@ -81,38 +93,92 @@ class InputSet {
     fill_random_normal(q_.get(), dtype, problem.query_elements(), seed * 3 + 0, 1.0f, stream);
     fill_random_normal(k_.get(), dtype, problem.key_value_elements(), seed * 3 + 1, 1.0f, stream);
     fill_random_normal(v_.get(), dtype, problem.key_value_elements(), seed * 3 + 2, 1.0f, stream);
-    references_ = std::make_unique<ReferenceOutputs>(problem, q_.get(), k_.get(), v_.get(), stream);
+    if (problem.pass == Pass::forward) {
+      references_ =
+          std::make_unique<ReferenceOutputs>(problem, q_.get(), k_.get(), v_.get(), stream);
+      return;
+    }
+    d_o_ = DeviceBuffer(bytes(problem.query_elements()));
+    dq_ = DeviceBuffer(bytes(problem.query_elements()));
+    dk_ = DeviceBuffer(bytes(problem.key_value_elements()));
+    dv_ = DeviceBuffer(bytes(problem.key_value_elements()));
+    lse_ = DeviceBuffer(sizeof(float) * static_cast<std::size_t>(problem.batch) * problem.heads *
+                        static_cast<std::size_t>(problem.seq_len));
+    fill_random_normal(d_o_.get(), dtype, problem.query_elements(), check_d_o_seed(seed), 1.0f,
+                       stream);
+    // Every backward of the cell (steps and baselines) differentiates this forward.
+    gpu_reference_forward_with_lse(problem, dtype, q_.get(), k_.get(), v_.get(), o_.get(), lse(),
+                                   stream);
+    backward_references_ = std::make_unique<BackwardReferenceOutputs>(
+        problem, dtype, q_.get(), k_.get(), v_.get(), o_.get(), d_o_.get(), lse(), stream);
   }
 
-  // The references differ with every axis of the problem (the mask included).
+  // The references differ with every axis of the problem (the mask and the pass included).
   bool matches(const Problem& problem) const { return problem == problem_; }
   AttentionTensors tensors() const {
-    const std::array<std::int64_t, 4> q_dims{problem_.batch, problem_.seq_len, problem_.heads,
-                                             problem_.d_head};
-    const std::array<std::int64_t, 4> kv_dims{problem_.batch, problem_.seq_len, problem_.heads_kv,
-                                              problem_.d_head};
-    const auto view = [&](const void* data, const std::array<std::int64_t, 4>& dims) {
-      return TensorView{data, problem_.dtype, MemoryLocation::device, dims,
-                        contiguous_strides(dims)};
-    };
-    return {view(q_.get(), q_dims), view(k_.get(), kv_dims), view(v_.get(), kv_dims),
-            view(o_.get(), q_dims), problem_.causal};
+    return {view(q_.get(), problem_.heads), view(k_.get(), problem_.heads_kv),
+            view(v_.get(), problem_.heads_kv), view(o_.get(), problem_.heads), problem_.causal};
+  }
+  BackwardTensors backward_tensors() const {
+    BackwardTensors out{view(q_.get(), problem_.heads),     view(k_.get(), problem_.heads_kv),
+                        view(v_.get(), problem_.heads_kv),  view(o_.get(), problem_.heads),
+                        view(d_o_.get(), problem_.heads),   view(dq_.get(), problem_.heads),
+                        view(dk_.get(), problem_.heads_kv), view(dv_.get(), problem_.heads_kv)};
+    out.softmax_lse = lse();
+    out.causal = problem_.causal;
+    return out;
+  }
+  BaselineBackwardBuffers backward_buffers() const {
+    return {q_.get(), k_.get(),  v_.get(),  o_.get(), d_o_.get(),
+            lse(),    dq_.get(), dk_.get(), dv_.get()};
   }
   const void* q() const { return q_.get(); }
   const void* k() const { return k_.get(); }
   const void* v() const { return v_.get(); }
   void* o() const { return o_.get(); }
   std::uint64_t seed() const { return seed_; }
-  const ReferenceOutputs& references() const { return *references_; }
+
+  // NaN into what the launch must write: O, or dQ, dK and dV.
+  void poison_outputs(cudaStream_t stream) const {
+    if (problem_.pass == Pass::forward) {
+      poison_output(o_.get(), problem_.dtype, problem_.query_elements(), stream);
+      return;
+    }
+    poison_output(dq_.get(), problem_.dtype, problem_.query_elements(), stream);
+    poison_output(dk_.get(), problem_.dtype, problem_.key_value_elements(), stream);
+    poison_output(dv_.get(), problem_.dtype, problem_.key_value_elements(), stream);
+  }
+
+  // §1.4 on O, or backward-track.md §2 on each gradient.
+  CheckOutcome check(cudaStream_t stream) const {
+    if (problem_.pass == Pass::forward) {
+      const CorrectnessVerdict verdict = references_->check(o_.get(), stream);
+      return {verdict.passed, verdict.vs_fp32.max_abs, verdict.summary()};
+    }
+    const BackwardCorrectnessVerdict verdict =
+        backward_references_->check(dq_.get(), dk_.get(), dv_.get(), stream);
+    return {verdict.passed,
+            std::max({verdict.dq.vs_fp32.max_abs, verdict.dk.vs_fp32.max_abs,
+                      verdict.dv.vs_fp32.max_abs}),
+            verdict.summary()};
+  }
 
  private:
   std::size_t bytes(std::int64_t elements) const {
     return static_cast<std::size_t>(elements) * element_bytes(problem_.dtype);
   }
+  float* lse() const { return static_cast<float*>(lse_.get()); }
+  TensorView view(const void* data, int heads) const {
+    const std::array<std::int64_t, 4> dims{problem_.batch, problem_.seq_len, heads,
+                                           problem_.d_head};
+    return TensorView{data, problem_.dtype, MemoryLocation::device, dims, contiguous_strides(dims)};
+  }
   Problem problem_;
   std::uint64_t seed_;
   DeviceBuffer q_, k_, v_, o_;
+  DeviceBuffer d_o_, dq_, dk_, dv_, lse_;  // backward problems only
   std::unique_ptr<ReferenceOutputs> references_;
+  std::unique_ptr<BackwardReferenceOutputs> backward_references_;
 };
 
 int current_compute_capability(int device) {
@@ -321,14 +387,41 @@ class UnitRunner {
     row.input_seed = inputs.seed();
 
     std::function<void(cudaStream_t)> launch;
+    const bool backward = item.problem.pass == Pass::backward;
     if (item.is_baseline()) {
       const Baseline which = *item.subject.which_baseline();
       BaselineAttention& baseline = baseline_named(std::string(baseline_key(which)));
-      baseline.prepare(item.problem);
+      baseline.prepare(item.problem);  // BaselineUnavailable: the row is skipped with the reason
       if (which == Baseline::fa2) row.fa2_entry_point = baseline.variant();
-      launch = [&baseline, &inputs](cudaStream_t stream) {
-        baseline.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
+      if (backward)
+        launch = [&baseline, buffers = inputs.backward_buffers()](cudaStream_t stream) {
+          baseline.run_backward(buffers, stream);
+        };
+      else
+        launch = [&baseline, &inputs](cudaStream_t stream) {
+          baseline.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
+        };
+    } else if (backward) {
+      const KernelEntry& entry = built_kernels().find(*item.subject.step(), *item.config);
+      const BackwardTensors tensors = inputs.backward_tensors();
+      validate_backward_launch(entry, tensors, compute_capability_);
+      const std::size_t workspace_bytes =
+          entry.backward_workspace_bytes(make_backward_args(entry, tensors, nullptr));
+      // Shared by the launch's copies (the timing engine keeps one per contender).
+      const auto workspace =
+          std::make_shared<DeviceBuffer>(std::max<std::size_t>(workspace_bytes, 1));
+      // All-ones bytes are NaN as fp32 and 16-bit values: the checked launch below must
+      // initialize every workspace word it reads (backward-track.md §1.1).
+      FS_CUDA_CHECK(cudaMemsetAsync(workspace->get(), 0xFF, workspace_bytes, stream_));
+      const BackwardArgs args = make_backward_args(entry, tensors, workspace->get());
+      launch = [&entry, args, workspace](cudaStream_t stream) {
+        FS_CUDA_CHECK(entry.launch_backward(args, stream));
       };
+      const KernelResources resources = kernel_resources(entry);
+      row.registers = resources.registers_per_thread;
+      row.smem_bytes = resources.shared_bytes_per_cta;
+      row.local_bytes = resources.local_bytes_per_thread;
+      inject_test_fault_if_requested(item, stream_);
     } else {
       const KernelEntry& entry = built_kernels().find(*item.subject.step(), *item.config);
       const AttentionTensors tensors = inputs.tensors();
@@ -343,16 +436,18 @@ class UnitRunner {
     }
 
     setup_scope.reset();
-    // §1.4 before timing: a poisoned output, one launch, both references.
+    // The rule before timing (§1.4 on O, backward-track.md §2 on dQ, dK and dV): poisoned
+    // outputs, one launch, both references.
     const PhaseClock::Scope check_scope(phases_, PhaseClock::check);
-    poison_output(inputs.o(), item.problem.dtype, item.problem.query_elements(), stream_);
+    inputs.poison_outputs(stream_);
     launch(stream_);
     FS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    const CorrectnessVerdict verdict = inputs.references().check(inputs.o(), stream_);
+    const CheckOutcome verdict = inputs.check(stream_);
     row.verdict = verdict.passed ? Verdict::pass : Verdict::fail;
-    row.max_error = verdict.vs_fp32.max_abs;
+    row.max_error = verdict.max_error;
     if (!verdict.passed)
-      log_ << "warning: " << item.label() << " fails the §1.4 check: " << verdict.summary() << "\n";
+      log_ << "warning: " << item.label() << " fails the "
+           << (backward ? "backward-track.md §2" : "§1.4") << " check: " << verdict.summary << "\n";
     return launch;
   }
 

@@ -246,3 +246,95 @@ TEST_CASE("e4m3 inputs: O is bf16, and every 16-bit step refuses e4m3 by name") 
   CHECK(std::string(static_config_violation(ampere)) ==
         "an E4M3 config is a Hopper config (stages >= 1): 8-bit tensor-core MMA is wgmma's");
 }
+
+// ---- The backward (docs/spec/backward-track.md §1.1) -------------------------------------------
+
+namespace {
+
+char do_storage, dq_storage, dk_storage, dv_storage;
+float lse_storage;
+
+cudaError_t launch_nothing(const BackwardArgs&, cudaStream_t) {
+  return cudaSuccess;
+}
+std::size_t no_workspace(const BackwardArgs&) {
+  return 0;
+}
+
+// Step B1's d_head 128 pick, as a backward entry (a launcher and a workspace size, no forward).
+KernelEntry backward_entry() {
+  KernelEntry entry = entry_for(versions::kFirstBackward,
+                                *configs::step_picks(versions::kFirstBackward).progression);
+  entry.launch_backward = &launch_nothing;
+  entry.backward_workspace_bytes = &no_workspace;
+  return entry;
+}
+
+BackwardTensors backward_tensors(std::array<std::int64_t, 4> shape = {2, 1000, 3, 128}) {
+  BackwardTensors t{tensor(&q_storage, shape),  tensor(&k_storage, shape),
+                    tensor(&v_storage, shape),  tensor(&o_storage, shape),
+                    tensor(&do_storage, shape), tensor(&dq_storage, shape),
+                    tensor(&dk_storage, shape), tensor(&dv_storage, shape)};
+  t.softmax_lse = &lse_storage;
+  return t;
+}
+
+std::string backward_message(const KernelEntry& entry, const BackwardTensors& t, int cc = 90) {
+  try {
+    validate_backward_launch(entry, t, cc);
+  } catch (const LaunchValidationError& error) {
+    return error.what();
+  }
+  return "valid";
+}
+
+}  // namespace
+
+TEST_CASE("a backward launch: partial blocks, its argument record and every refusal") {
+  // 1000 rows are no multiple of B1's blocks: its descriptor has `.partial_blocks`.
+  BackwardTensors t = backward_tensors();
+  const KernelEntry entry = backward_entry();
+  CHECK(backward_message(entry, t) == "valid");
+  CHECK(problem_of(t).pass == Pass::backward);
+  const BackwardArgs args = make_backward_args(entry, t, &dv_storage);
+  CHECK(args.seq_len == 1000);
+  CHECK(args.n_heads == 3);
+  CHECK(args.n_kv_heads == 3);
+  CHECK(args.batch_stride == 1000 * 3 * 128);
+  CHECK(args.kv_seq_stride == 3 * 128);
+  CHECK(args.softmax_lse == &lse_storage);
+  CHECK(args.workspace == &dv_storage);
+  CHECK(args.dK == &dk_storage);
+  CHECK(args.causal == 0);
+  // A forward step keeps the multiple rule.
+  CHECK(message(entry_for(7), tensors({2, 1000, 16, 128})) ==
+        "seq_len 1000 is not a multiple of B_r = 64");
+
+  // A forward step's entry is refused by its pass, naming the steps of the backward.
+  const std::string forward_step = backward_message(entry_for(7), t);
+  CHECK(forward_step.find("step 7 is a forward step, not a backward one; the backward pass runs "
+                          "on steps B1") != std::string::npos);
+  // Each gradient like its input, dO and O like Q, the log-sum-exp present.
+  BackwardTensors bad = t;
+  bad.dk.shape = {2, 1000, 1, 128};
+  bad.dk.strides = contiguous_strides(bad.dk.shape);
+  CHECK(backward_message(entry, bad).find("dK has shape [2, 1000, 1, 128] but K has") == 0);
+  bad = t;
+  bad.d_o.dtype = DType::BF16;
+  CHECK(backward_message(entry, bad) == "dO has dtype bf16 but Q has fp16");
+  bad = t;
+  bad.o.data = nullptr;
+  CHECK(backward_message(entry, bad) == "O is a null pointer");
+  bad = t;
+  bad.softmax_lse = nullptr;
+  CHECK(backward_message(entry, bad).find("the log-sum-exp is a null pointer") == 0);
+  // The step's axes: grouped heads on B1, named with the steps of the backward pass.
+  bad = t;
+  bad.q.shape = bad.o.shape = bad.d_o.shape = bad.dq.shape = {2, 1000, 6, 128};
+  for (TensorView* view : {&bad.q, &bad.o, &bad.d_o, &bad.dq})
+    view->strides = contiguous_strides(view->shape);
+  CHECK(backward_message(entry, bad).find("step B1 runs multi-head attention only") == 0);
+  CHECK(backward_message(entry, bad).find("runs on no backward step yet") != std::string::npos);
+  // The device: B1 runs on sm_80 and newer.
+  CHECK(backward_message(entry, t, 75).find("need SM 8.0 or newer") != std::string::npos);
+}

@@ -69,9 +69,17 @@ TEST_CASE("entries carry a launcher, the kernel function and the spec's attribut
   int checked_smem = 0, single_stage_entries = 0;
   for (const KernelEntry* entry : built_kernels().entries()) {
     CAPTURE(entry->display_name);
-    CHECK(static_cast<bool>(entry->launch));
+    // A step's pass decides its launcher: the forward's, or the backward's with its workspace
+    // size (backward-track.md §1.1), never both.
+    const StepDescriptor* step = versions::find(entry->step);
+    REQUIRE(step != nullptr);
+    const bool backward = step->pass == Pass::backward;
+    CHECK(static_cast<bool>(entry->launch) == !backward);
+    CHECK(static_cast<bool>(entry->launch_backward) == backward);
+    CHECK(static_cast<bool>(entry->backward_workspace_bytes) == backward);
     CHECK(entry->kernel_function != nullptr);
-    if (single_stage(entry->config)) {
+    // The table is the forward's layout; a backward step's main kernel lays out its own tiles.
+    if (single_stage(entry->config) && !backward) {
       ++single_stage_entries;
       if (expected_smem_bytes(entry->config) > 0) {
         CHECK(entry->smem_bytes == expected_smem_bytes(entry->config));

@@ -123,7 +123,7 @@ TEST_CASE("selection keys of spec §5.4") {
 }
 
 TEST_CASE("steps and picks") {
-  CHECK(steps().size() == versions::kAll.size());  // one per descriptor
+  CHECK(steps().size() == versions::kEvery.size());  // one per descriptor
   for (int step = kFirstStep; step <= kLastStep; ++step) {
     CHECK(step_info(step).step == step);
     const StepPicks picks = step_picks(step);
@@ -155,13 +155,21 @@ TEST_CASE("steps and picks") {
   // changes these lists through its descriptor alone.
   const auto declaring_d_head = [](int d_head) {
     std::vector<int> out;
-    for (const StepDescriptor& step : versions::kAll)
+    for (const StepDescriptor& step : versions::kEvery)
       if (step.d_heads.contains(d_head)) out.push_back(step.number);
     return out;
   };
-  CHECK(steps_running(Axis::d_head, problem_at_d_head(128)).size() == steps().size());
+  // The forward steps of a list (the backward track, from 101, declares its own axes).
+  const auto forward_only = [](std::vector<int> steps) {
+    std::erase_if(steps, [](int step) { return is_backward_step_number(step); });
+    return steps;
+  };
+  CHECK(steps_running(Axis::d_head, problem_at_d_head(128)).size() == versions::kAll.size());
+  CHECK(steps_running(Axis::d_head, problem_at_d_head(128, Pass::backward)).size() ==
+        versions::kBackward.size());
   for (const int d_head : {64, 256}) {
-    const std::vector<int> declared = declaring_d_head(d_head);
+    // The steps of the problem's pass.
+    const std::vector<int> declared = forward_only(declaring_d_head(d_head));
     CHECK(steps_running(Axis::d_head, problem_at_d_head(d_head)) == declared);
     // Step 22 brought them, and every step after it keeps them.
     REQUIRE_FALSE(declared.empty());
@@ -183,8 +191,9 @@ TEST_CASE("steps and picks") {
   grouped.heads_kv = 4;
   for (const int step : steps_running(Axis::heads_kv, grouped))
     CHECK(configs::step_descriptor(step).grouped_kv);
-  const std::string d64_steps = step_list_text(declaring_d_head(64));
-  const std::string d256_steps = step_list_text(declaring_d_head(256));
+  // A refusal names the steps of the problem's pass.
+  const std::string d64_steps = step_list_text(forward_only(declaring_d_head(64)));
+  const std::string d256_steps = step_list_text(forward_only(declaring_d_head(256)));
   for (const int d_head : {64, 128, 256}) {
     const KernelConfig headline = headline_config(22, d_head);
     CHECK(headline.d_head == d_head);
@@ -340,7 +349,7 @@ TEST_CASE("build plans") {
   const BuildPlan ci = build_plan(BuildSet::ci);
   // Every step once per dtype, steps 22+ once per dtype at each head dimension they support.
   std::size_t head_dimensions = 0;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     head_dimensions += step.d_heads.size();
   CHECK(ci.instantiations.size() == 2 * head_dimensions);
 
@@ -392,6 +401,14 @@ TEST_CASE("step lists") {
   const std::string outside = "outside 1–" + std::to_string(kLastStep);
   CHECK_THROWS_WITH_AS(parse_step_list("0-3"), doctest::Contains(outside.c_str()),
                        std::invalid_argument);
+  // The backward steps (101, 102, ...): by number, and a range over both tracks skips the gap.
+  CHECK(parse_step_list("101-102") == std::vector<int>{101, 102});
+  CHECK(
+      parse_step_list(std::to_string(kLastStep) + "-" + std::to_string(versions::kFirstBackward)) ==
+      std::vector<int>{kLastStep, versions::kFirstBackward});
+  const std::string past_backward = "step " + std::to_string(versions::kLastBackward + 1);
+  CHECK_THROWS_WITH_AS(parse_step_list(std::to_string(versions::kLastBackward + 1)),
+                       doctest::Contains(past_backward.c_str()), std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_step_list("5-2"), doctest::Contains("runs backwards"),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_step_list("x"), doctest::Contains("not a step number"),

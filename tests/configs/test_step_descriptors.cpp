@@ -22,7 +22,9 @@ namespace {
 
 const fs::path kSourceDir = FLASHSCOPE_SOURCE_DIR;
 
+// "07.md" for a forward step, "B1.md" for backward step 101 (its name, step_name).
 std::string page_name(int step) {
+  if (is_backward_step_number(step)) return step_name(step) + ".md";
   char name[16];
   std::snprintf(name, sizeof name, "%02d.md", step);
   return name;
@@ -63,7 +65,7 @@ TEST_CASE("every folder under kernels/versions is a listed step with a step.hpp"
   const fs::path versions = kSourceDir / "kernels" / "versions";
   REQUIRE(fs::is_directory(versions));
   std::set<std::string> described;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : versions::kEvery)
     described.insert(std::string(step.source_folder));
   int folders = 0;
   for (const auto& entry : fs::directory_iterator(versions)) {
@@ -73,14 +75,16 @@ TEST_CASE("every folder under kernels/versions is a listed step with a step.hpp"
     CHECK_MESSAGE(fs::is_regular_file(entry.path() / "step.hpp"),
                   "kernels/versions/" << folder << " has no step.hpp (its step descriptor)");
     CHECK_MESSAGE(described.contains(folder),
-                  "kernels/versions/" << folder << " is not a step of kernels/versions/steps.hpp "
-                                      << "(include its step.hpp and add its descriptor to kAll)");
+                  "kernels/versions/"
+                      << folder << " is not a step of kernels/versions/steps.hpp "
+                      << "(include its step.hpp and add its descriptor to kAll, or kBackward for a "
+                      << "backward step)");
   }
   CHECK(folders == static_cast<int>(described.size()));
 }
 
 TEST_CASE("every descriptor has its folder, kernel and docs page") {
-  for (const StepDescriptor& step : versions::kAll) {
+  for (const StepDescriptor& step : versions::kEvery) {
     CAPTURE(step.number);
     const fs::path folder = kSourceDir / "kernels" / "versions" / step.source_folder;
     CHECK_MESSAGE(fs::is_regular_file(folder / "step.hpp"),
@@ -99,7 +103,7 @@ TEST_CASE("every descriptor has its folder, kernel and docs page") {
 
 TEST_CASE("every step states its own validation rules and launch validation applies them") {
   const std::vector<KernelConfig> probes = probe_configs();
-  for (const StepDescriptor& step : versions::kAll) {
+  for (const StepDescriptor& step : versions::kEvery) {
     CAPTURE(step.number);
     // A descriptor cannot leave `.rules` out or set it to nullptr (StepRules does not compile
     // then); a null function pointer variable is the one way left, caught here.
@@ -107,7 +111,7 @@ TEST_CASE("every step states its own validation rules and launch validation appl
     REQUIRE_MESSAGE(has_rules, "step " << step.number << " declares no validation rules");
     int checked = 0;
     for (const KernelConfig& c : probes) {
-      if (!is_statically_valid(c)) continue;
+      if (!is_statically_valid(c, step.pass)) continue;
       if (is_hopper_config(c) != (step.track == Track::hopper)) continue;
       CHECK(unsupported_combination(step.number, c) == step.rules(step.number, c));
       ++checked;
@@ -122,7 +126,7 @@ TEST_CASE("every step states its own validation rules and launch validation appl
 }
 
 TEST_CASE("every step's picks, dtypes, head dimensions and tune axes are consistent") {
-  for (const StepDescriptor& step : versions::kAll) {
+  for (const StepDescriptor& step : versions::kEvery) {
     CAPTURE(step.number);
     CHECK_FALSE(step.d_heads.empty());
     const configs::StepPicks picks = configs::step_picks(step.number);

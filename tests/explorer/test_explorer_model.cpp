@@ -567,6 +567,17 @@ TEST_CASE("every step has an embedded page entry") {
   CHECK(embedded_step_page(9)->source_folder == "kernels/versions/v09");
   CHECK(embedded_step_page(12)->doc_path == "docs/versions/12.md");
   CHECK(embedded_step_page(18)->source_folder == "kernels/versions/v18");
+  // The backward steps: their own pages, B2 diffed against B1 and B1 against nothing.
+  const StepPage* b1 = embedded_step_page(versions::kFirstBackward);
+  REQUIRE(b1 != nullptr);
+  CHECK(b1->doc_path == "docs/versions/B1.md");
+  CHECK(b1->source_diff.empty());
+  const StepPage* b2 = embedded_step_page(versions::kFirstBackward + 1);
+  REQUIRE(b2 != nullptr);
+  CHECK(b2->doc_path == "docs/versions/B2.md");
+  CHECK(b2->source_folder == "kernels/versions/b02");
+  CHECK(std::string(b2->diff_summary).find("kernels/versions/b01 kernels/versions/b02") !=
+        std::string::npos);
   CHECK(embedded_step_page(0) == nullptr);
   CHECK(embedded_step_page(configs::kLastStep + 1) == nullptr);
 }
@@ -661,6 +672,37 @@ TEST_CASE("row selection keeps one head dimension: views never mix rows of diffe
   files[1].shown = false;  // hidden files' head dimensions are not offered
   CHECK(workload_axis_values(distinct_workloads(files), {}, Axis::d_head) ==
         std::vector<int>{64, 128});
+}
+
+TEST_CASE("a backward row pairs with the backward references only, never a forward row") {
+  std::vector<ResultFile> files(1);
+  Rows rows;
+  // The forward and the backward of one shape in one run: step 26 and its cuDNN forward, step B2
+  // (102) and cuDNN's backward.
+  const std::string b2 = "(FP16, 128, 64, 128, 8): async+eager+swizzled+load_0_0_0_tiles+buffer";
+  files[0].rows.push_back(
+      rows.add("26", "(FP16, 128, 128, 128, 12): stages_2+regs_240", 4096, 600));
+  files[0].rows.push_back(rows.add("cudnn", "", 4096, 550));
+  files[0].rows.push_back(rows.add("B2", b2, 4096, 300));
+  files[0].rows.back().problem.pass = Pass::backward;
+  files[0].rows.push_back(rows.add("cudnn", "", 4096, 400));
+  files[0].rows.back().problem.pass = Pass::backward;
+  const RowSet both(select_rows(files, RowFilter{}));
+  const ResultRow& forward_26 = files[0].rows[0];
+  const ResultRow& backward_b2 = files[0].rows[2];
+  CHECK(backward_b2.subject.step() == std::optional<int>(102));
+  CHECK(both.baseline_for(backward_b2, Baseline::cudnn) == &files[0].rows[3]);
+  CHECK(both.baseline_for(forward_26, Baseline::cudnn) == &files[0].rows[1]);
+  CHECK(*both.percent_of_baseline(backward_b2, Baseline::cudnn) == doctest::Approx(75));
+  // No FA2 backward row: no pairing, rather than FA2's forward.
+  CHECK(both.baseline_for(backward_b2, Baseline::fa2) == nullptr);
+  // A view selects one pass at a time.
+  RowFilter backward_only;
+  backward_only.workload[Axis::pass] = static_cast<int>(Pass::backward);
+  const std::vector<const ResultRow*> backward = select_rows(files, backward_only);
+  REQUIRE(backward.size() == 2);
+  for (const ResultRow* row : backward)
+    CHECK(row->problem.pass == Pass::backward);
 }
 
 TEST_CASE("views keep one workload: selection, baseline pairing and autotune picks per mask") {

@@ -394,3 +394,26 @@ TEST_CASE("per-N and vs-previous blocks carry the rows' intervals and say when a
   CHECK(versus.find("| fp16 | 4096 | 600.0 | 606.0 | 101.0 % | – → – | – → – | no |") !=
         std::string::npos);
 }
+
+TEST_CASE(
+    "a backward step's block reads its backward rows and cuDNN's backward, never a forward row") {
+  Rows rows;
+  constexpr const char* kB2 =
+      "(FP16, 128, 64, 128, 8): async+eager+swizzled+load_0_0_0_tiles+buffer";
+  // Before any backward row: the block exists and says how to measure the step.
+  rows.add("7", kPick, 300, "run");
+  rows.add("cudnn", "", 400, "run");
+  auto blocks = report_blocks(rows.set());
+  REQUIRE(blocks.count("step-B2") == 1);
+  CHECK(blocks.at("step-B2").find("No sweep rows of step B2") == 0);
+  CHECK(blocks.at("step-B2").find("--pass backward --steps 102") != std::string::npos);
+  // B2's backward row beside cuDNN's backward (200 TFLOP/s) and a faster forward cuDNN row.
+  rows.add("B2", kB2, 150, "run").problem.pass = Pass::backward;
+  rows.add("cudnn", "", 200, "run").problem.pass = Pass::backward;
+  blocks = report_blocks(rows.set());
+  const std::string& block = blocks.at("step-B2");
+  CAPTURE(block);
+  CHECK(block.find(std::string("`") + kB2 + "` | 6.667 | 150.0 | 75.0 % |") != std::string::npos);
+  CHECK(blocks.at("step-B2@test-device") == block);
+  CHECK(blocks.at("step-B1").find("No sweep rows of step B1") == 0);
+}

@@ -119,12 +119,12 @@ TEST_CASE("destroying a session stops its sweep") {
 
 // ---- The run panel's steps (issue 21): every step of configs/, grouped by track --------------
 
-TEST_CASE("group_by_track splits every configs/ step into the Ampere and Hopper tracks") {
+TEST_CASE("group_by_track splits every configs/ step into the Ampere, Hopper and backward tracks") {
   std::vector<RunnableStep> steps;
   for (const configs::StepInfo& info : configs::steps())  // reversed: the order must not matter
     steps.insert(steps.begin(), {info.step, std::string(info.title)});
   const std::vector<StepTrack> tracks = group_by_track(steps);
-  REQUIRE(tracks.size() == 2);
+  REQUIRE(tracks.size() == 3);
   CHECK(tracks[0].name == "Ampere");
   CHECK(tracks[1].name == "Hopper");
   CHECK(tracks[1].arch == "sm_90a");
@@ -132,7 +132,15 @@ TEST_CASE("group_by_track splits every configs/ step into the Ampere and Hopper 
   CHECK(tracks[0].steps.back().step == kFirstHopperStep - 1);
   CHECK(tracks[1].steps.front().step == kFirstHopperStep);
   CHECK(tracks[1].steps.back().step == configs::kLastStep);
-  CHECK(tracks[0].steps.size() + tracks[1].steps.size() == configs::steps().size());
+  // The backward steps, their arch from their descriptors (B1 and B2 are Ampere steps).
+  CHECK(tracks[2].name == "Backward");
+  CHECK(tracks[2].steps.front().step == versions::kFirstBackward);
+  CHECK(tracks[2].steps.back().step == versions::kLastBackward);
+  CHECK(tracks[2].arch == (configs::step_descriptor(versions::kLastBackward).track == Track::hopper
+                               ? "sm_90a"
+                               : "sm_80+"));
+  CHECK(tracks[0].steps.size() + tracks[1].steps.size() + tracks[2].steps.size() ==
+        configs::steps().size());
   for (const StepTrack& track : tracks)
     for (std::size_t i = 1; i < track.steps.size(); ++i)
       CHECK(track.steps[i].step == track.steps[i - 1].step + 1);

@@ -27,8 +27,9 @@ namespace {
 // the last fp16 kernel.
 const KernelEntry& kernel_under_test() {
   const KernelEntry* chosen = nullptr;
+  // Forward kernels only: a backward step's entry (B1, ...) has launch_backward instead.
   for (const KernelEntry* entry : built_kernels().entries())
-    if (entry->config.dtype == DType::FP16) chosen = entry;
+    if (entry->config.dtype == DType::FP16 && entry->launch != nullptr) chosen = entry;
   REQUIRE_MESSAGE(chosen != nullptr, "this build has no fp16 kernel");
   return *chosen;
 }

@@ -142,10 +142,11 @@ def fake_qkv(shape, dtype="fp16", **kwargs):
     return tuple(FakeArray(shape, dtype, **kwargs) for _ in range(3))
 
 
-def built_kernel(predicate=lambda step, config: True):
-    """The first built (step, config) satisfying predicate, or None."""
+def built_kernel(predicate=lambda step, config: True, pass_="forward"):
+    """The first built (step, config) of the pass (forward() runs forward steps, backward() the
+    backward steps B1, B2, ...) satisfying predicate, or None."""
     for step, config in flashscope.kernels():
-        if predicate(step, config):
+        if flashscope.kernel_info(step, config)["pass"] == pass_ and predicate(step, config):
             return step, config
     return None
 

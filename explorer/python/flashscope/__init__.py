@@ -4,6 +4,9 @@
     q, k, v = (torch.randn(2, 1024, 16, 128, device="cuda", dtype=torch.float16) for _ in range(3))
     o = flashscope.forward(q, k, v)                      # newest step built for this GPU, its pick
     o, ms = flashscope.forward_timed(q, k, v, step=16)   # median of CUDA-event timings
+    o, lse = flashscope.forward(q, k, v, return_lse=True)          # and the row log-sum-exp
+    dq, dk, dv = flashscope.backward(q, k, v, o, do, lse)           # a backward step (B1, B2, ...)
+    o = flashscope.attention(q, k, v, causal=True)       # differentiable (PyTorch autograd)
 
 Q is [batch, seq_len, heads, d_head] and K, V [batch, seq_len, heads_kv, d_head] (heads_kv =
 heads, or a divisor of it for grouped-query attention), contiguous, fp16 or bf16, on one GPU,
@@ -21,6 +24,8 @@ __all__ = [
     "Config",
     "DeviceArray",
     "Timing",
+    "attention",
+    "backward",
     "build_info",
     "default_config",
     "forward",
@@ -67,8 +72,9 @@ def _stream_handle(array, stream):
 
 
 def _inputs(array):
-    """A PyTorch tensor that requires grad cannot be exported through DLPack; the kernels have no
-    backward pass, so the call reads it through a detached view (no copy)."""
+    """A PyTorch tensor that requires grad cannot be exported through DLPack; the kernels are no
+    autograd operations themselves (attention() is the differentiable form), so the call reads it
+    through a detached view (no copy)."""
     if _framework(array) == "torch" and array.requires_grad:
         return array.detach()
     return array
@@ -130,19 +136,47 @@ def _step(step):
     return step
 
 
-def _run(q, k, v, step, config, o, causal, stream, timing, descales):
+def _lse_allocator(q, stream):
+    """Allocates the fp32 [batch, heads, seq_len] log-sum-exp of q in q's framework, associated
+    with `stream` as _output_allocator does. JAX arrays are immutable and the module's own buffer
+    holds fp16/bf16 tensors only, so other frameworks pass lse= themselves."""
+    batch, seq_len, heads = q.shape[0], q.shape[1], q.shape[2]
+    framework = _framework(q)
+    if framework == "torch":
+        import torch
+        if torch.cuda.current_stream(q.device).cuda_stream == stream:
+            return torch.empty((batch, heads, seq_len), dtype=torch.float32, device=q.device)
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=q.device)):
+            return torch.empty((batch, heads, seq_len), dtype=torch.float32, device=q.device)
+    if framework == "cupy":
+        import cupy
+        with q.device:
+            if cupy.cuda.get_current_stream().ptr == stream:
+                return cupy.empty((batch, heads, seq_len), dtype=cupy.float32)
+            with cupy.cuda.ExternalStream(stream):
+                return cupy.empty((batch, heads, seq_len), dtype=cupy.float32)
+    raise TypeError(
+        "return_lse=True allocates the log-sum-exp for PyTorch and CuPy arrays; for "
+        f"{type(q).__module__} arrays pass lse= (float32 [batch, heads, seq_len], on q's GPU)")
+
+
+def _run(q, k, v, step, config, o, causal, stream, timing, lse=None, descales=(None,) * 3):
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be True or False; got {type(causal).__name__}")
     handle = _stream_handle(q, stream)
     q, k, v = _inputs(q), _inputs(k), _inputs(v)
     allocate = None if o is not None else _output_allocator(q, handle)
+    if isinstance(lse, bool):  # return_lse=True: allocate it here
+        lse = _lse_allocator(q, handle) if lse else None
+    q_descale, k_descale, v_descale = (_inputs(d) if d is not None else None for d in descales)
     result = _core.forward(q, k, v, o, allocate, _step(step), _config(config), causal, handle,
-                           timing, *(_inputs(d) if d is not None else None for d in descales))
-    return (o if o is not None else _finish_output(q, result.o)), result
+                           timing, lse, q_descale=q_descale, k_descale=k_descale,
+                           v_descale=v_descale)
+    return (o if o is not None else _finish_output(q, result.o)), result, lse
 
 
 def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None,
-            q_descale=None, k_descale=None, v_descale=None):
+            return_lse=False, lse=None, q_descale=None, k_descale=None, v_descale=None):
     """Attention forward pass O = softmax(Q K^T / sqrt(d)) V with one flashscope kernel.
 
     q, k, v: CUDA arrays (PyTorch, CuPy, JAX, anything with __dlpack__), contiguous, one dtype
@@ -159,16 +193,95 @@ def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=Non
     the steps that have it.
     stream: a cudaStream_t handle, torch.cuda.Stream or cupy.cuda.Stream (None: the framework's
     current stream; the legacy default stream for JAX). The launch is asynchronous on it.
+    return_lse: also return the row log-sum-exp L = m + ln(sum_j exp(s_j - m)) of the scaled
+    scores s = Q K^T / sqrt(d), fp32 [batch, heads, seq_len] (docs/spec/backward-track.md §1),
+    what backward() takes; allocated in q's framework (PyTorch, CuPy), or written into `lse`.
+    Only steps whose descriptor has `.writes_lse` write it (ValueError names them).
     q_descale, k_descale, v_descale: float32 CUDA arrays, [batch, heads] for q and [batch,
     heads_kv] for k and v, given exactly when the inputs are float8_e4m3fn: the real value is
     descale x stored (docs/spec/fp8-track.md §1). e4m3 inputs write a bfloat16 o. No step runs
     e4m3 yet: such a call is refused by name after these checks.
 
-    Returns o. Raises TypeError / ValueError naming the value and the rule it breaks.
+    Returns o, or (o, lse) with return_lse or lse given. Raises TypeError / ValueError naming the
+    value and the rule it breaks.
     """
-    out, _ = _run(q, k, v, step, config, o, causal, stream, None,
-                  (q_descale, k_descale, v_descale))
-    return out
+    if not isinstance(return_lse, bool):
+        raise TypeError(f"return_lse must be True or False; got {type(return_lse).__name__}")
+    if return_lse and lse is not None:
+        raise ValueError("give either return_lse=True (allocated here) or lse= (written there)")
+    out, _, lse = _run(q, k, v, step, config, o, causal, stream, None,
+                       lse if lse is not None else return_lse,
+                       (q_descale, k_descale, v_descale))
+    return (out, lse) if lse is not None else out
+
+
+def backward(q, k, v, o, do, lse, *, causal=False, step=None, config=None, dq=None, dk=None,
+             dv=None, stream=None):
+    """The attention backward (docs/spec/backward-track.md §1) with one flashscope backward step:
+    dQ, dK, dV from q, k, v, the forward's output o and row log-sum-exp lse (forward(...,
+    return_lse=True)) and the loss gradient do = dLoss/dO.
+
+    q, k, v, o, do: CUDA arrays as forward() takes them (o and do like q), one dtype, contiguous;
+    lse: float32 [batch, heads, seq_len], contiguous. The backward steps B1 and B2 run multi-head
+    attention (heads_kv = heads) at d_head 64 and 128; another problem raises ValueError naming
+    the steps that run it.
+    causal: the causal problem (the forward must have been causal too).
+    step: the backward step to run, by number (101 is B1, 102 B2; None: the newest built one
+    that runs on this GPU and takes the inputs). config: a Config or its short form.
+    dq, dk, dv: where to write the gradients (like q, k, v); None allocates them in q's framework.
+    stream: as for forward(); the launch is asynchronous on it.
+
+    Returns (dq, dk, dv). Raises TypeError / ValueError naming the value and the rule it breaks.
+    """
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False; got {type(causal).__name__}")
+    handle = _stream_handle(q, stream)
+    q, k, v, o, do = (_inputs(array) for array in (q, k, v, o, do))
+    allocate = _output_allocator(q, handle)
+    result = _core.backward(q, k, v, o, do, _inputs(lse), dq, dk, dv, allocate, _step(step),
+                            _config(config), causal, handle)
+    return tuple(_finish_output(q, g) for g in (result.dq, result.dk, result.dv))
+
+
+_attention_function = None
+
+
+def _attention_autograd():
+    """The torch.autograd.Function behind attention(), made on first use so that importing
+    flashscope needs no PyTorch."""
+    global _attention_function
+    if _attention_function is not None:
+        return _attention_function
+    import torch
+
+    class _Attention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, causal):
+            o, lse = forward(q, k, v, causal=causal, return_lse=True)
+            ctx.save_for_backward(q, k, v, o, lse)
+            ctx.causal = causal
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, o, lse = ctx.saved_tensors
+            # Autograd may hand a non-contiguous or expanded gradient (e.g. of a sum); the kernels
+            # take contiguous arrays.
+            dq, dk, dv = backward(q, k, v, o, do.contiguous(), lse, causal=ctx.causal)
+            return dq, dk, dv, None
+
+    _attention_function = _Attention
+    return _Attention
+
+
+def attention(q, k, v, causal=False):
+    """Differentiable attention for PyTorch tensors: forward() with the newest forward step that
+    writes the log-sum-exp (it saves q, k, v, O and the LSE), and backward() with the newest
+    backward step in autograd's backward pass. Layout and rules as forward() and backward().
+    Needs PyTorch (ImportError otherwise)."""
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False; got {type(causal).__name__}")
+    return _attention_autograd().apply(q, k, v, causal)
 
 
 def forward_timed(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None,
@@ -195,8 +308,8 @@ def forward_timed(q, k, v, *, step=None, config=None, o=None, causal=False, stre
         raise TypeError(f"launch_pattern must be a str; got {type(launch_pattern).__name__}")
     request = _core.TimingRequest(float(ci_target), min_rounds, max_rounds, float(cell_seconds),
                                   launch_pattern)
-    out, result = _run(q, k, v, step, config, o, causal, stream, request,
-                       (q_descale, k_descale, v_descale))
+    out, result, _ = _run(q, k, v, step, config, o, causal, stream, request,
+                          descales=(q_descale, k_descale, v_descale))
     return out, result.timing
 
 

@@ -27,10 +27,29 @@ def forward(
     o: _Array | None = None,
     causal: bool = False,
     stream: _Stream | None = None,
+    return_lse: bool = False,
+    lse: _Array | None = None,
     q_descale: _Array | None = None,
     k_descale: _Array | None = None,
     v_descale: _Array | None = None,
-) -> _Array: ...
+) -> _Array | tuple[_Array, _Array]: ...
+def backward(
+    q: _Array,
+    k: _Array,
+    v: _Array,
+    o: _Array,
+    do: _Array,
+    lse: _Array,
+    *,
+    causal: bool = False,
+    step: int | None = None,
+    config: Config | str | None = None,
+    dq: _Array | None = None,
+    dk: _Array | None = None,
+    dv: _Array | None = None,
+    stream: _Stream | None = None,
+) -> tuple[_Array, _Array, _Array]: ...
+def attention(q: _Array, k: _Array, v: _Array, causal: bool = False) -> _Array: ...
 def forward_timed(
     q: _Array,
     k: _Array,

@@ -137,6 +137,18 @@ class ForwardResult:
     @property
     def timing(self) -> Timing | None: ...
 
+class BackwardResult:
+    @property
+    def dq(self) -> Any: ...
+    @property
+    def dk(self) -> Any: ...
+    @property
+    def dv(self) -> Any: ...
+    @property
+    def step(self) -> int: ...
+    @property
+    def config(self) -> Config: ...
+
 def kernels() -> list[tuple[int, Config]]: ...
 def kernel_info(step: int, config: Config) -> dict[str, Any]: ...
 def build_info() -> dict[str, str]: ...
@@ -165,10 +177,27 @@ def forward(
     causal: bool,
     stream: int,
     timing: TimingRequest | None,
+    lse: Any = None,
     q_descale: Any = None,
     k_descale: Any = None,
     v_descale: Any = None,
 ) -> ForwardResult: ...
+def backward(
+    q: Any,
+    k: Any,
+    v: Any,
+    o: Any,
+    do: Any,
+    lse: Any,
+    dq: Any,
+    dk: Any,
+    dv: Any,
+    allocate_output: Callable[[tuple[int, int, int, int], str, int], Any],
+    step: int | None,
+    config: Config | None,
+    causal: bool,
+    stream: int,
+) -> BackwardResult: ...
 def resolve_kernel(
     q: Any,
     k: Any,

@@ -701,6 +701,54 @@ TEST_CASE("--causal: a unit per mask value, steps without the mask skipped with 
       CHECK_FALSE(item.problem.causal);
 }
 
+TEST_CASE("--pass backward: backward steps in units of their own, forward steps noted") {
+  KernelRegistry registry;
+  registry.add(entry_for(1, fp16(configs::progression()[0])));
+  const int b1 = versions::kFirstBackward;
+  KernelEntry backward = entry_for(b1, fp16(configs::headline_config(b1)));
+  backward.launch = nullptr;  // a backward step's entry: its own launcher, never the forward's
+  backward.launch_backward = [](const BackwardArgs&, cudaStream_t) { return cudaSuccess; };
+  backward.backward_workspace_bytes = [](const BackwardArgs&) { return std::size_t{0}; };
+  registry.add(backward);
+  SweepOptions options;
+  options.axes[Axis::dtype] = {static_cast<int>(DType::FP16)};
+  options.axes[Axis::seq_len] = {1024};
+  options.axes[Axis::pass] = {static_cast<int>(Pass::forward), static_cast<int>(Pass::backward)};
+  const SweepPlan plan = plan_sweep(options, registry, {"cudnn"});
+  REQUIRE(plan.units.size() == 2);
+  std::map<Pass, std::map<std::string, int>> per_pass;
+  std::map<Pass, double> work;
+  for (const SweepUnit& unit : plan.units) {
+    const Pass pass = unit.items.front().problem.pass;
+    for (const MeasurementItem& item : unit.items) {
+      CHECK(item.problem.pass == pass);  // never a row of the other pass in a unit
+      ++per_pass[pass][item.subject.text()];
+    }
+    work[pass] = unit.work_estimate();
+  }
+  // Each pass's steps beside the references of that pass.
+  CHECK(per_pass[Pass::forward] == std::map<std::string, int>{{"cudnn", 1}, {"1", 1}});
+  CHECK(per_pass[Pass::backward] == std::map<std::string, int>{{"cudnn", 1}, {"B1", 1}});
+  // Two items each, the backward's five GEMMs against the forward's two: 2.5 times the work.
+  CHECK(work[Pass::backward] == doctest::Approx(work[Pass::forward] * 2.5));
+  // The two passes of one shape are two plan cells.
+  CHECK(contains(plan_cell_key(plan.units[1].items.front()), "backward"));
+  CHECK_FALSE(contains(plan_cell_key(plan.units[0].items.front()), "backward"));
+  // Each step is noted at the other pass, naming the steps that run it.
+  bool step_1_noted = false, b1_noted = false;
+  for (const std::string& note : plan.notes) {
+    step_1_noted = step_1_noted || contains(note, "step 1 is a forward step, not a backward one");
+    b1_noted = b1_noted || contains(note, "step B1 is a backward step, not a forward one");
+  }
+  CHECK(step_1_noted);
+  CHECK(b1_noted);
+  // The backward alone of the forward step: nothing to measure, said before any GPU.
+  options.steps = {1};
+  options.axes[Axis::pass] = {static_cast<int>(Pass::backward)};
+  CHECK_THROWS_WITH_AS(plan_sweep(options, registry, {"cudnn"}),
+                       doctest::Contains("nothing to measure"), std::invalid_argument);
+}
+
 TEST_CASE("--causal is parsed and validated") {
   CHECK(axis_values(parse_sweep({"--csv"}), Axis::causal) == std::vector<int>{0});
   CHECK(parse_sweep({"--csv", "--causal", "1"}).axes.at(Axis::causal) == std::vector<int>{1});

@@ -61,8 +61,9 @@ bool have_two_devices() {
 }
 
 const KernelEntry& first_fp16_kernel() {
+  // A forward kernel: a backward step's entry (B1, ...) has launch_backward instead.
   for (const KernelEntry* entry : built_kernels().entries())
-    if (entry->config.dtype == DType::FP16) return *entry;
+    if (entry->config.dtype == DType::FP16 && entry->launch != nullptr) return *entry;
   FAIL("this build has no fp16 kernel");
   throw std::logic_error("unreachable");
 }
