@@ -55,6 +55,15 @@ Problem problem_of(const AttentionTensors& tensors) {
 // fall back on: it is rejected by name.
 std::optional<std::string> unsupported_combination(int step, const KernelConfig& c) {
   const StepDescriptor* descriptor = versions::find(step);
+  // A dtype the step does not run is refused by name first, whatever else the config breaks (an
+  // E4M3 config on an Ampere step is also no Ampere config): the dtype axis comes first in the
+  // table, so the sentence is the dtype's, naming the steps that run it.
+  if (descriptor != nullptr && is_dtype(static_cast<int>(c.dtype)) &&
+      !descriptor->dtypes.contains(c.dtype)) {
+    Problem problem = configs::problem_at_d_head(c.d_head);
+    problem.dtype = c.dtype;
+    return configs::step_refusal_message(step, problem);
+  }
   // The compile-time rules of the step's pass (a backward step's warps split the KV block).
   const Pass pass = descriptor != nullptr ? descriptor->pass : Pass::forward;
   if (const char* violation = static_config_violation(c, pass); violation[0] != '\0')
@@ -87,9 +96,53 @@ const KernelEntry& find_kernel(const KernelRegistry& registry, int step,
   return registry.find(step, config, rule);
 }
 
+std::optional<std::string> descale_violation(const AttentionTensors& tensors) {
+  const DType dtype = tensors.q.dtype;
+  const std::pair<const char*, const std::optional<DescaleView>*> descales[] = {
+      {"q_descale", &tensors.q_descale},
+      {"k_descale", &tensors.k_descale},
+      {"v_descale", &tensors.v_descale}};
+  const std::int64_t heads[] = {tensors.q.shape[2], tensors.k.shape[2], tensors.v.shape[2]};
+  for (int i = 0; i < 3; ++i) {
+    const auto& [name, descale] = descales[i];
+    if (!needs_descales(dtype)) {
+      if (descale->has_value())
+        return std::string(name) + " is given but the inputs are " + dtype_text(dtype) +
+               "; descales belong to e4m3 inputs only (docs/spec/fp8-track.md §1)";
+      continue;
+    }
+    if (!descale->has_value())
+      return std::string(name) + " is missing: " + dtype_text(dtype) +
+             " inputs need fp32 descales for Q, K and V, one per (sample, head): the real value "
+             "is descale x stored (docs/spec/fp8-track.md §1)";
+    const DescaleView& view = **descale;
+    const std::array<std::int64_t, 2> expected = {tensors.q.shape[0], heads[i]};
+    const std::string expected_text =
+        "[" + std::to_string(expected[0]) + ", " + std::to_string(expected[1]) + "]";
+    if (view.shape != expected)
+      return std::string(name) + " has shape [" + std::to_string(view.shape[0]) + ", " +
+             std::to_string(view.shape[1]) + "] but must be " + expected_text + " ([batch, " +
+             (i == 0 ? "heads" : "heads_kv") + "], one descale per sample and head)";
+    if (view.data == nullptr) return std::string(name) + " is a null pointer";
+    if (view.location != MemoryLocation::device)
+      return std::string(name) + " must be a CUDA (device) array, like the inputs";
+    // An extent-1 axis is never stepped along, so its stride does not matter.
+    if ((view.shape[0] > 1 && view.strides[0] != view.shape[1]) ||
+        (view.shape[1] > 1 && view.strides[1] != 1))
+      return std::string(name) + " must be contiguous " + expected_text + "; it has strides [" +
+             std::to_string(view.strides[0]) + ", " + std::to_string(view.strides[1]) + "]";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> launch_refusal(const KernelEntry& entry, const Problem& problem) {
   const KernelConfig& c = entry.config;
   if (const auto violation = problem_violation(problem)) return *violation;
+  // A dtype the step does not run at all is the step's refusal by name (naming the steps that
+  // run it), not a mismatch with this one kernel's dtype.
+  if (const StepDescriptor* descriptor = versions::find(entry.step);
+      descriptor != nullptr && !descriptor->dtypes.contains(problem.dtype))
+    return configs::step_refusal_message(entry.step, problem);
   if (problem.d_head != c.d_head)
     return "d_head " + std::to_string(problem.d_head) +
            " does not match the kernel's d_head = " + std::to_string(c.d_head);
@@ -153,9 +206,9 @@ void check_inputs(const TensorView& q, const TensorView& k, const TensorView& v)
   for (int i = 0; i < 3; ++i)
     check_placement(*inputs[i], kInputNames[i]);
   const DType dtype = q.dtype;
-  if (dtype != DType::FP16 && dtype != DType::BF16)
-    reject("only fp16 and bf16 inputs are supported; Q has dtype " +
-           std::to_string(static_cast<int>(dtype)));
+  if (!is_dtype(static_cast<int>(dtype)))
+    reject("Q has dtype " + std::to_string(static_cast<int>(dtype)) + ", which is not " +
+           dtype_choices_text());
   for (int i = 1; i < 3; ++i)
     if (inputs[i]->dtype != dtype)
       reject(std::string(kInputNames[i]) + " has dtype " + dtype_text(inputs[i]->dtype) +
@@ -198,10 +251,12 @@ void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
   const DType dtype = tensors.q.dtype;
   const auto& shape = tensors.q.shape;
 
+  if (auto violation = descale_violation(tensors)) reject(*violation);
+
   check_placement(tensors.o, "O");
-  if (tensors.o.dtype != dtype)
-    reject("O has dtype " + dtype_text(tensors.o.dtype) + " but the inputs have " +
-           dtype_text(dtype));
+  if (tensors.o.dtype != output_dtype(dtype))
+    reject("O has dtype " + dtype_text(tensors.o.dtype) + " but " + dtype_text(dtype) +
+           " inputs write " + dtype_text(output_dtype(dtype)));
   if (tensors.o.shape != shape)
     reject("O has shape " + shape_string(tensors.o.shape) + " but Q has " + shape_string(shape) +
            "; they must be equal");

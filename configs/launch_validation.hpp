@@ -37,13 +37,25 @@ struct TensorView {
 // Row-major contiguous strides for `shape`.
 std::array<std::int64_t, 4> contiguous_strides(const std::array<std::int64_t, 4>& shape);
 
+// A non-owning view of one fp32 descale array (docs/spec/fp8-track.md §1): one factor per
+// (sample, head), [batch, heads] for Q and [batch, heads_kv] for K and V; the real value of an
+// e4m3 input element is descale x stored.
+struct DescaleView {
+  const float* data = nullptr;
+  MemoryLocation location = MemoryLocation::device;
+  std::array<std::int64_t, 2> shape{};    // batch, heads (heads_kv for K and V)
+  std::array<std::int64_t, 2> strides{};  // in elements
+};
+
 // The tensors of one forward launch: Q and O [batch, seq_len, heads, d_head], K and V
 // [batch, seq_len, heads_kv, d_head] (heads_kv = heads, or a divisor of it: grouped-query
-// attention), and optionally the fp32 log-sum-exp output [batch, heads, seq_len].
+// attention), and optionally the fp32 log-sum-exp output [batch, heads, seq_len]. e4m3 inputs
+// come with their three descale arrays; 16-bit inputs with none.
 struct AttentionTensors {
   TensorView q, k, v, o;
   bool causal = false;  // apply the causal mask (only steps whose descriptor sets `.causal`)
   float* softmax_lse = nullptr;  // only steps whose descriptor sets `.writes_lse`
+  std::optional<DescaleView> q_descale, k_descale, v_descale;
 };
 
 // The forward problem the tensors pose (dtype and shape from Q, heads_kv from K).
@@ -65,6 +77,13 @@ class LaunchValidationError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
 };
+
+// The first rule the descale arrays break, checked without a GPU: each of Q, K and V has one
+// exactly when the inputs are e4m3 (needs_descales), [batch, heads] for Q and [batch, heads_kv]
+// for K and V, contiguous, in device memory; nullopt when they keep them. The Python module asks
+// it before it asks whether any step runs the problem, so a wrong descale is named as such even
+// while no step runs e4m3.
+std::optional<std::string> descale_violation(const AttentionTensors& tensors);
 
 // The known-bad (step, config) combinations of spec §7 that a step's code cannot run
 // correctly, as the step's descriptor declares them (kernels/versions/vNN/step.hpp: `.rules`);

@@ -191,7 +191,8 @@ CLI::App* add_sass_command(CLI::App& app, SassCli& cli) {
   sass->add_option("--config", cli.config,
                    "Config short form (default: the step's headline config, else its first "
                    "kernel, in --dtype)");
-  sass->add_option("--dtype", cli.dtype, "fp16 or bf16, for the default kernel (default fp16)");
+  sass->add_option("--dtype", cli.dtype,
+                   dtype_choices_text() + ", for the default kernel (default fp16)");
   sass->add_option("--arch", cli.arch,
                    "sm_80, sm_90a, ... (default: the architecture where the step's kernel is "
                    "largest)");
@@ -230,7 +231,7 @@ UsageProblems sass_usage_problems(const SassCli& cli) {
   UsageProblems problems;
   if (!grouping_from_name(cli.by)) problems.add("--by: '" + cli.by + "' is not opcode or mnemonic");
   if (!cli.dtype.empty() && !dtype_from_string(cli.dtype))
-    problems.add("--dtype: '" + cli.dtype + "' is not fp16 or bf16");
+    problems.add("--dtype: '" + cli.dtype + "' is not " + dtype_choices_text());
   if (!cli.list && cli.step == 0) problems.add("--step is required (or --list)");
   if (cli.step < 0) problems.add("--step: " + std::to_string(cli.step) + " is not a step");
   if (cli.context < -1)

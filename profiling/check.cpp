@@ -45,6 +45,11 @@ const KernelEntry& resolve_check_kernel(const CheckRequest& request,
   if (const auto violation = problem_violation(problem))
     throw std::invalid_argument("the problem " + problem_label(problem) + ": " + *violation);
   configs::step_info(request.step);  // throws std::out_of_range naming the valid steps
+  // A dtype the step does not run has no kernel to look up: it is refused by name (the dtype
+  // axis' sentence, naming the steps that run it), as a sweep and launch validation refuse it,
+  // not reported as a config this build lacks.
+  if (!configs::step_descriptor(request.step).dtypes.contains(problem.dtype))
+    throw LaunchValidationError(*configs::step_refusal_message(request.step, problem));
   if (request.config) {
     if (request.config->dtype != problem.dtype || request.config->d_head != problem.d_head)
       throw std::invalid_argument("the config " + to_short_form(*request.config) +

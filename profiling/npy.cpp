@@ -43,6 +43,11 @@ void write_npy(const std::string& path, std::string_view descr,
 
 void write_device_tensor_npy(const std::string& path, DType dtype,
                              const std::vector<std::int64_t>& shape, const void* device_data) {
+  // Written for 16-bit elements (fp16 as is, bf16 widened below); an e4m3 tensor is half the
+  // bytes and would be read past its end.
+  if (element_bytes(dtype) != 2)
+    throw std::invalid_argument(path + ": .npy dumps are written for fp16 and bf16 tensors, not " +
+                                std::string(dtype_lower_name(dtype)));
   std::size_t count = 1;
   for (const std::int64_t extent : shape)
     count *= static_cast<std::size_t>(extent);

@@ -39,6 +39,9 @@ enum DataTypeCode : std::uint8_t {
   kDLBfloat = 4,
   kDLComplex = 5,
   kDLBool = 6,
+  // DLPack 1.1's 8-bit float codes; e4m3fn (no infinity) is PyTorch's float8_e4m3fn, the FP8
+  // track's input (docs/spec/fp8-track.md §1), exported with bits 8.
+  kDLFloat8_e4m3fn = 10,
 };
 
 struct DataType {

@@ -111,6 +111,12 @@ std::string dtype_text(const dlpack::DataType& dtype) {
     case dlpack::kDLBool:
       name = "bool";
       break;
+    case dlpack::kDLFloat8_e4m3fn:
+      // The code's name carries its width: "float8_e4m3fn", not "float8_e4m3fn8".
+      if (dtype.bits == 8)
+        return dtype.lanes == 1 ? "float8_e4m3fn" : "float8_e4m3fnx" + std::to_string(dtype.lanes);
+      name = "float8_e4m3fn of bits ";
+      break;
     default:
       name = "type code " + std::to_string(dtype.code) + " of ";
   }
@@ -141,6 +147,34 @@ struct BorrowedArray {
   bool read_only = false;
   std::string name;
 };
+
+// A descale array (fp32 [batch, heads]) borrowed the same way.
+struct BorrowedDescale {
+  py::object capsule;
+  DescaleView view;
+  int device = 0;
+  std::string name;
+};
+
+// The DLPack code of each dtype the kernels take, and back: one table for borrow() and the
+// DeviceArray export.
+constexpr std::pair<DType, dlpack::DataType> kDLPackDTypes[] = {
+    {DType::FP16, {dlpack::kDLFloat, 16, 1}},
+    {DType::BF16, {dlpack::kDLBfloat, 16, 1}},
+    {DType::E4M3, {dlpack::kDLFloat8_e4m3fn, 8, 1}},
+};
+
+std::optional<DType> dtype_of(const dlpack::DataType& code) {
+  for (const auto& [dtype, dl] : kDLPackDTypes)
+    if (dl.code == code.code && dl.bits == code.bits && dl.lanes == code.lanes) return dtype;
+  return std::nullopt;
+}
+
+dlpack::DataType dlpack_dtype(DType dtype) {
+  for (const auto& [candidate, dl] : kDLPackDTypes)
+    if (candidate == dtype) return dl;
+  throw std::logic_error("no DLPack code for dtype " + std::to_string(static_cast<int>(dtype)));
+}
 
 // Calls `array.__dlpack__`, asking for a versioned capsule first and falling back to the legacy
 // signature for producers that predate DLPack 1.0 (NumPy < 2.1, older frameworks).
@@ -212,14 +246,11 @@ const dlpack::Tensor& open_dlpack(const py::handle& array, const char* name, std
 BorrowedArray borrow(const py::handle& array, const char* name, std::intptr_t stream) {
   BorrowedArray out;
   const dlpack::Tensor* tensor = &open_dlpack(array, name, stream, out);
-  const dlpack::DataType& dtype = tensor->dtype;
-  if (dtype.code == dlpack::kDLFloat && dtype.bits == 16 && dtype.lanes == 1)
-    out.view.dtype = DType::FP16;
-  else if (dtype.code == dlpack::kDLBfloat && dtype.bits == 16 && dtype.lanes == 1)
-    out.view.dtype = DType::BF16;
-  else
-    throw py::type_error(std::string(name) + " has dtype " + dtype_text(dtype) +
-                         "; the kernels take float16 or bfloat16");
+  const std::optional<DType> dtype = dtype_of(tensor->dtype);
+  if (!dtype)
+    throw py::type_error(std::string(name) + " has dtype " + dtype_text(tensor->dtype) +
+                         "; the kernels take float16, bfloat16 or float8_e4m3fn");
+  out.view.dtype = *dtype;
 
   if (tensor->ndim != 4)
     throw py::value_error(std::string(name) + " has " + std::to_string(tensor->ndim) +
@@ -238,6 +269,49 @@ BorrowedArray borrow(const py::handle& array, const char* name, std::intptr_t st
   }
   out.view.data = static_cast<const char*>(tensor->data) + tensor->byte_offset;
   out.view.location = MemoryLocation::device;
+  return out;
+}
+
+// A descale array: fp32, two dimensions [batch, heads] (docs/spec/fp8-track.md §1). Its shape,
+// layout and whether the inputs want it at all are descale_violation's (launch validation).
+BorrowedDescale borrow_descale(const py::handle& array, const char* name, std::intptr_t stream) {
+  BorrowedDescale out;
+  BorrowedArray holder;  // open_dlpack's checks and capsule; the view below is the descale's
+  const dlpack::Tensor* tensor = &open_dlpack(array, name, stream, holder);
+  out.name = holder.name;
+  out.capsule = holder.capsule;
+  out.device = holder.device;
+  const dlpack::DataType& dtype = tensor->dtype;
+  if (dtype.code != dlpack::kDLFloat || dtype.bits != 32 || dtype.lanes != 1)
+    throw py::type_error(std::string(name) + " has dtype " + dtype_text(dtype) +
+                         "; descales are float32");
+  if (tensor->ndim != 2)
+    throw py::value_error(std::string(name) + " has " + std::to_string(tensor->ndim) +
+                          " dimensions, shape " + shape_text(tensor->shape, tensor->ndim) +
+                          "; descales take 2: [batch, heads]");
+  for (std::size_t axis = 0; axis < 2; ++axis) {
+    out.view.shape[axis] = tensor->shape[axis];
+    out.view.strides[axis] = tensor->strides != nullptr
+                                 ? tensor->strides[axis]
+                                 : (axis == 0 ? tensor->shape[1] : std::int64_t{1});
+  }
+  out.view.data =
+      reinterpret_cast<const float*>(static_cast<const char*>(tensor->data) + tensor->byte_offset);
+  out.view.location = MemoryLocation::device;
+  return out;
+}
+
+// The three optional descale arguments (None: not given).
+struct Descales {
+  std::optional<BorrowedDescale> q, k, v;
+};
+
+Descales borrow_descales(const py::object& q, const py::object& k, const py::object& v,
+                         std::intptr_t stream) {
+  Descales out;
+  if (!q.is_none()) out.q = borrow_descale(q, "q_descale", stream);
+  if (!k.is_none()) out.k = borrow_descale(k, "k_descale", stream);
+  if (!v.is_none()) out.v = borrow_descale(v, "v_descale", stream);
   return out;
 }
 
@@ -319,11 +393,21 @@ void require_step_built(int step) {
         "; see FLASHSCOPE_KERNEL_SET / FLASHSCOPE_STEPS)");
 }
 
-AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays, bool causal) {
+AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays, bool causal,
+                                   const Descales& descales) {
   // K and V have their own head count (grouped-query attention); O has Q's shape.
-  // Until the output exists, Q stands in for it: every rule about O compares it with Q.
-  const TensorView& o = arrays.size() > 3 ? arrays[3].view : arrays[0].view;
-  return {arrays[0].view, arrays[1].view, arrays[2].view, o, causal};
+  // Until the output exists, Q stands in for it (with the dtype the inputs write): every rule
+  // about O compares it with Q.
+  TensorView o = arrays.size() > 3 ? arrays[3].view : arrays[0].view;
+  if (arrays.size() <= 3) o.dtype = output_dtype(o.dtype);
+  AttentionTensors tensors{arrays[0].view, arrays[1].view, arrays[2].view, o, causal};
+  const auto view = [](const std::optional<BorrowedDescale>& descale) {
+    return descale ? std::optional<DescaleView>(descale->view) : std::nullopt;
+  };
+  tensors.q_descale = view(descales.q);
+  tensors.k_descale = view(descales.k);
+  tensors.v_descale = view(descales.v);
+  return tensors;
 }
 
 // The kernel of `step` for the call: the named config, or the step's pick for the GPU.
@@ -341,13 +425,19 @@ struct ResolvedKernel {
 
 // Checks the borrowed arrays and picks the kernel. Every rule that needs no GPU is checked before
 // the device is queried, so a bad call is named as such on any machine.
-ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<int> step,
-                       const std::optional<KernelConfig>& config, bool causal) {
+ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, const Descales& descales,
+                       std::optional<int> step, const std::optional<KernelConfig>& config,
+                       bool causal) {
   for (std::size_t i = 1; i < arrays.size(); ++i)
     if (arrays[i].device != arrays[0].device)
       throw py::value_error(arrays[i].name + " is on cuda:" + std::to_string(arrays[i].device) +
                             " but q is on cuda:" + std::to_string(arrays[0].device) +
                             "; q, k, v and o must be on one GPU");
+  for (const auto* descale : {&descales.q, &descales.k, &descales.v})
+    if (*descale && (*descale)->device != arrays[0].device)
+      throw py::value_error((*descale)->name + " is on cuda:" + std::to_string((*descale)->device) +
+                            " but q is on cuda:" + std::to_string(arrays[0].device) +
+                            "; the descales must be on q's GPU");
   if (arrays.size() > 3 && arrays[3].read_only)
     throw py::value_error(
         "o is read-only (its DLPack export says so); the kernel writes the output there");
@@ -373,10 +463,13 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, std::optional<i
     }
   }
   if (step) require_step_built(*step);
-  const AttentionTensors tensors = attention_tensors(arrays, causal);
+  const AttentionTensors tensors = attention_tensors(arrays, causal, descales);
   const Problem problem = problem_of(tensors);
   if (const auto violation = problem_violation(problem))
     throw py::value_error("q, k, v: " + *violation);
+  // Before the steps are asked: a missing or misshapen descale is the caller's to fix whichever
+  // step runs the problem.
+  if (const auto violation = descale_violation(tensors)) throw py::value_error(*violation);
   require_problem_support(step, problem);
   if (step && config) {
     // The rules of launch validation that do not depend on the device, for the lowest GPU the
@@ -542,9 +635,7 @@ class DeviceArray {
     tensor.data = allocation_->data;
     tensor.device = {dlpack::kDLCUDA, device()};
     tensor.ndim = 4;
-    tensor.dtype = {
-        static_cast<std::uint8_t>(dtype_ == DType::FP16 ? dlpack::kDLFloat : dlpack::kDLBfloat), 16,
-        1};
+    tensor.dtype = dlpack_dtype(dtype_);
     tensor.shape = context->shape.data();
     tensor.strides = nullptr;  // compact row-major
     tensor.byte_offset = 0;
@@ -602,7 +693,7 @@ int device_argument(int device) {
 
 DType dtype_argument(const std::string& text) {
   if (const std::optional<DType> dtype = dtype_from_string(text)) return *dtype;
-  throw py::value_error("dtype \"" + text + "\" is not fp16 or bf16");
+  throw py::value_error("dtype \"" + text + "\" is not " + dtype_choices_text());
 }
 
 // ---- The forward pass --------------------------------------------------------------------------
@@ -743,7 +834,9 @@ Timing time_interleaved(const std::function<void(cudaStream_t)>& launch, const s
 ForwardResult forward(const py::object& q, const py::object& k, const py::object& v, py::object o,
                       const py::object& allocate_output, std::optional<int> step,
                       const std::optional<KernelConfig>& config, bool causal, std::intptr_t stream,
-                      const std::optional<TimingRequest>& timing, const py::object& lse) {
+                      const std::optional<TimingRequest>& timing, const py::object& lse,
+                      const py::object& q_descale, const py::object& k_descale,
+                      const py::object& v_descale) {
   const std::optional<measurement::InterleavedSettings> settings =
       timing ? std::optional(interleaved_settings(*timing)) : std::nullopt;
   std::vector<BorrowedArray> arrays;
@@ -751,8 +844,9 @@ ForwardResult forward(const py::object& q, const py::object& k, const py::object
   for (int i = 0; i < 3; ++i)
     arrays.push_back(borrow(inputs[i], kTensorArgumentNames[i], stream));
   if (!o.is_none()) arrays.push_back(borrow(o, "o", stream));
+  const Descales descales = borrow_descales(q_descale, k_descale, v_descale, stream);
 
-  const ResolvedKernel resolved = resolve(arrays, step, config, causal);
+  const ResolvedKernel resolved = resolve(arrays, descales, step, config, causal);
   const KernelEntry& entry = *resolved.entry;
   const DeviceScope scope(resolved.device);
   check_stream_device(stream, resolved.device);
@@ -760,14 +854,14 @@ ForwardResult forward(const py::object& q, const py::object& k, const py::object
   if (o.is_none()) {
     const TensorView& view = arrays[0].view;
     o = allocate_output(py::make_tuple(view.shape[0], view.shape[1], view.shape[2], view.shape[3]),
-                        std::string(dtype_lower_name(view.dtype)), resolved.device);
+                        std::string(dtype_lower_name(output_dtype(view.dtype))), resolved.device);
     arrays.push_back(borrow(o, "o", stream));
     if (arrays[3].device != resolved.device || arrays[3].read_only)
       throw std::logic_error("the output allocated for this call is on cuda:" +
                              std::to_string(arrays[3].device) + " or read-only");
   }
   // The mask travels in the tensors: make_forward_args sets ForwardArgs::causal from it.
-  AttentionTensors tensors = attention_tensors(arrays, causal);
+  AttentionTensors tensors = attention_tensors(arrays, causal, descales);
   // The row log-sum-exp the backward needs (ForwardArgs::softmax_lse), where asked for: launch
   // validation refuses a step that does not write it, naming those that do.
   std::optional<BorrowedLse> lse_array;
@@ -955,13 +1049,16 @@ std::pair<int, KernelConfig> resolve_kernel(const py::object& q, const py::objec
                                             const py::object& v, const py::object& o,
                                             std::optional<int> step,
                                             const std::optional<KernelConfig>& config, bool causal,
-                                            std::intptr_t stream) {
+                                            std::intptr_t stream, const py::object& q_descale,
+                                            const py::object& k_descale,
+                                            const py::object& v_descale) {
   std::vector<BorrowedArray> arrays;
   const py::handle inputs[] = {q, k, v};
   for (int i = 0; i < 3; ++i)
     arrays.push_back(borrow(inputs[i], kTensorArgumentNames[i], stream));
   if (!o.is_none()) arrays.push_back(borrow(o, "o", stream));
-  const ResolvedKernel resolved = resolve(arrays, step, config, causal);
+  const Descales descales = borrow_descales(q_descale, k_descale, v_descale, stream);
+  const ResolvedKernel resolved = resolve(arrays, descales, step, config, causal);
   return {resolved.entry->step, resolved.entry->config};
 }
 
@@ -1187,7 +1284,9 @@ PYBIND11_MODULE(_core, m) {
       py::arg("configs"), "The configs sorted by the C++ record's operator<=>");
   m.def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
         py::arg("allocate_output"), py::arg("step"), py::arg("config"), py::arg("causal"),
-        py::arg("stream"), py::arg("timing"), py::arg("lse") = py::none());
+        py::arg("stream"), py::arg("timing"), py::arg("lse") = py::none(),
+        py::arg("q_descale") = py::none(), py::arg("k_descale") = py::none(),
+        py::arg("v_descale") = py::none());
   py::class_<BackwardResult>(m, "BackwardResult")
       .def_readonly("dq", &BackwardResult::dq)
       .def_readonly("dk", &BackwardResult::dk)
@@ -1199,7 +1298,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("allocate_output"), py::arg("step"), py::arg("config"), py::arg("causal"),
         py::arg("stream"));
   m.def("resolve_kernel", &resolve_kernel, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
-        py::arg("step"), py::arg("config"), py::arg("causal"), py::arg("stream"));
+        py::arg("step"), py::arg("config"), py::arg("causal"), py::arg("stream"),
+        py::arg("q_descale") = py::none(), py::arg("k_descale") = py::none(),
+        py::arg("v_descale") = py::none());
   py::class_<TimingRequest>(m, "TimingRequest")
       .def(py::init([](double ci_target, int min_rounds, int max_rounds, double cell_seconds,
                        std::string launch_pattern) {

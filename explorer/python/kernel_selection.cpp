@@ -61,8 +61,18 @@ void require_kernel_capability(int compute_capability) {
 }
 
 void require_built_kernel(const KernelRegistry& registry, int step, DType dtype, int d_head) {
+  // A dtype the step does not run: its descriptor's refusal by name (the dtype axis comes first
+  // in the table), not a kernel this build lacks.
+  if (const StepDescriptor* descriptor = versions::find(step);
+      descriptor != nullptr && !descriptor->dtypes.contains(dtype)) {
+    Problem problem = configs::problem_at_d_head(d_head);
+    problem.dtype = dtype;
+    throw KernelLookupError(*configs::step_refusal_message(step, problem));
+  }
   std::set<int> built_d_heads;
+  std::set<DType> built_dtypes;
   for (const KernelEntry* entry : registry.entries_of_step(step)) {
+    built_dtypes.insert(entry->config.dtype);
     if (entry->config.dtype != dtype) continue;
     if (entry->config.d_head == d_head) return;
     built_d_heads.insert(entry->config.d_head);
@@ -81,7 +91,10 @@ void require_built_kernel(const KernelRegistry& registry, int step, DType dtype,
     message += "; this build has no kernel for step " + std::to_string(step) +
                " (see FLASHSCOPE_KERNEL_SET / FLASHSCOPE_STEPS)";
   } else {
-    message += "; step " + std::to_string(step) + " is built in the other dtype only";
+    std::string names;
+    for (const DType built : built_dtypes)
+      names += (names.empty() ? "" : ", ") + std::string(dtype_lower_name(built));
+    message += "; step " + std::to_string(step) + " is built in " + names + " only";
   }
   throw KernelLookupError(message);
 }

@@ -106,8 +106,11 @@ bool parse_bool(std::string_view original, std::string_view field, std::string_v
 
 DType parse_dtype(std::string_view original, std::string_view item) {
   if (const auto dtype = dtype_from_string(trim(item))) return *dtype;
-  fail(original,
-       "dtype \"" + std::string(trim(item)) + "\" is not FP16, BF16, 5 or 15 (case-insensitive)");
+  std::string numbers;
+  for (const DType dtype : kAllDTypes)
+    numbers += (numbers.empty() ? "" : ", ") + std::to_string(static_cast<int>(dtype));
+  fail(original, "dtype \"" + std::string(trim(item)) + "\" is not " + dtype_choices_text() +
+                     " (case-insensitive) or a scalar-type number " + numbers);
 }
 
 constexpr std::array<std::string_view, 15> kFieldNames = {"dtype",
@@ -211,17 +214,47 @@ bool is_feature_token(std::string_view token) {
 }  // namespace
 
 std::string_view dtype_name(DType dtype) {
-  return dtype == DType::FP16 ? "FP16" : "BF16";
+  switch (dtype) {
+    case DType::FP16:
+      return "FP16";
+    case DType::BF16:
+      return "BF16";
+    case DType::E4M3:
+      return "E4M3";
+  }
+  return "?";
 }
 std::string_view dtype_lower_name(DType dtype) {
-  return dtype == DType::FP16 ? "fp16" : "bf16";
+  switch (dtype) {
+    case DType::FP16:
+      return "fp16";
+    case DType::BF16:
+      return "bf16";
+    case DType::E4M3:
+      return "e4m3";
+  }
+  return "?";
 }
 
 std::optional<DType> dtype_from_string(std::string_view text) {
   const std::string value = lower(trim(text));
-  if (value == "fp16" || value == "5") return DType::FP16;
-  if (value == "bf16" || value == "15") return DType::BF16;
+  for (const DType dtype : kAllDTypes)
+    if (value == dtype_lower_name(dtype) || value == std::to_string(static_cast<int>(dtype)))
+      return dtype;
+  // The FP8 track's short name (issue 35): e4m3 is the only 8-bit format flashscope runs.
+  if (value == "fp8") return DType::E4M3;
   return std::nullopt;
+}
+
+std::string dtype_choices_text() {
+  std::string text;
+  constexpr std::size_t count = std::size(kAllDTypes);
+  for (std::size_t i = 0; i < count; ++i) {
+    text += (i == 0 ? "" : i + 1 == count ? " or " : ", ");
+    text += dtype_lower_name(kAllDTypes[i]);
+    if (kAllDTypes[i] == DType::E4M3) text += " (fp8)";
+  }
+  return text;
 }
 
 std::string features_string(const KernelConfig& c) {

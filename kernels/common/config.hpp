@@ -12,9 +12,11 @@
 
 namespace flashscope {
 
-// Same integers as the framework's scalar-type enum (half = 5, bfloat16 = 15), so demangled
-// kernel names such as `FlashForwardKernelConfig{5, ...}` parse unchanged.
-enum class DType : int { FP16 = 5, BF16 = 15 };
+// Same integers as the framework's scalar-type enum (half = 5, bfloat16 = 15, float8_e4m3fn =
+// 24), so demangled kernel names such as `FlashForwardKernelConfig{5, ...}` parse unchanged.
+// E4M3 is the FP8 track's input (docs/spec/fp8-track.md §1): 8-bit e4m3fn (no infinity, one NaN
+// pattern per sign, ±448 the largest finite value), stored with per-(sample, head) descales.
+enum class DType : int { FP16 = 5, BF16 = 15, E4M3 = 24 };
 
 // Which pass of attention a kernel computes: the forward (O and optionally the row log-sum-exp)
 // or the backward (dQ, dK, dV from O, dO and the log-sum-exp; docs/spec/backward-track.md).
@@ -22,9 +24,48 @@ enum class DType : int { FP16 = 5, BF16 = 15 };
 // problem.hpp gives it its names.
 enum class Pass : int { forward = 0, backward = 1 };
 
-std::string_view dtype_name(DType dtype);                       // "FP16" / "BF16"
-std::string_view dtype_lower_name(DType dtype);                 // "fp16" / "bf16"
-std::optional<DType> dtype_from_string(std::string_view text);  // case-insensitive name or 5/15
+// Every dtype, in the record's order: the one list the dtype axis (problem_axes.cpp), the config
+// parser and every message that lists the dtypes read, so a dtype added here is named everywhere.
+inline constexpr DType kAllDTypes[] = {DType::FP16, DType::BF16, DType::E4M3};
+
+std::string_view dtype_name(DType dtype);        // "FP16" / "BF16" / "E4M3"
+std::string_view dtype_lower_name(DType dtype);  // "fp16" / "bf16" / "e4m3"
+// A case-insensitive name ("fp16", "BF16", "e4m3" or its short name "fp8") or the scalar-type
+// number (5, 15, 24); nullopt for anything else.
+std::optional<DType> dtype_from_string(std::string_view text);
+// "fp16, bf16 or e4m3 (fp8)": the accepted names, for messages.
+std::string dtype_choices_text();
+
+constexpr bool is_dtype(int value) {
+  for (const DType dtype : kAllDTypes)
+    if (static_cast<int>(dtype) == value) return true;
+  return false;
+}
+
+// Bytes of one element of `dtype`: the one place the host asks (tensor sizes, TMA strides, SMEM
+// budgets). 0 for a value that is not a dtype.
+constexpr int element_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::FP16:
+    case DType::BF16:
+      return 2;
+    case DType::E4M3:
+      return 1;
+  }
+  return 0;
+}
+
+// The dtype of O for inputs of `dtype`: the 16-bit steps write their input dtype; the FP8 track
+// writes bf16 (fp8-track.md §1: an 8-bit output would lose what the fp32 accumulator kept).
+constexpr DType output_dtype(DType dtype) {
+  return dtype == DType::E4M3 ? DType::BF16 : dtype;
+}
+
+// Inputs that carry descale factors (fp8-track.md §1: the real value is descale x stored, one
+// fp32 descale per (sample, head) for each of Q, K and V).
+constexpr bool needs_descales(DType dtype) {
+  return dtype == DType::E4M3;
+}
 
 struct KernelConfig {
   DType dtype;
@@ -57,12 +98,9 @@ constexpr bool is_hopper_config(const KernelConfig& c) {
 
 // ---- Derived quantities (spec §2.4, §2.5) -------------------------------------------------
 
-constexpr int kElementBytes = 2;  // fp16 and bf16: the kernels' SMEM arithmetic
-
-// Bytes of one element of `dtype` in a tensor the host allocates.
-constexpr int element_bytes(DType dtype) {
-  return dtype == DType::FP16 || dtype == DType::BF16 ? 2 : 0;
-}
+// The 16-bit element the frozen kernels of steps 1–26 and B1, B2 size their tiles with (they run
+// fp16 and bf16 only). Host code asks element_bytes(dtype) instead.
+constexpr int kElementBytes = element_bytes(DType::FP16);
 
 constexpr int threads_per_block(const KernelConfig& c) {
   return 32 * c.n_warps;
@@ -114,10 +152,13 @@ constexpr int producer_regs(const KernelConfig& c) {
 }
 
 // Ampere: one buffer each for Q, K and V; O reuses Q's region. Hopper: Q plus `stages` K and V
-// buffers, the alignment slack and the barriers; O reuses Q's region.
+// buffers, the alignment slack and the barriers; O reuses Q's region. Tiles hold the input dtype
+// (1 byte in an E4M3 config); a step that keeps more tiles (step 22's own O tile, an FP8 step's
+// transposed V) adds them in its rules.
 constexpr int smem_bytes(const KernelConfig& c) {
-  if (!is_hopper_config(c)) return (c.B_r + 2 * c.B_c) * c.d_head * kElementBytes;
-  return kHopperSmemAlignment + (c.B_r + 2 * c.stages * c.B_c) * c.d_head * kElementBytes +
+  const int bytes = element_bytes(c.dtype);
+  if (!is_hopper_config(c)) return (c.B_r + 2 * c.B_c) * c.d_head * bytes;
+  return kHopperSmemAlignment + (c.B_r + 2 * c.stages * c.B_c) * c.d_head * bytes +
          kHopperBarrierBytes;
 }
 
@@ -173,7 +214,10 @@ constexpr const char* hopper_config_violation(const KernelConfig& c) {
 // 16-row m-tiles of B_r or of B_c respectively.
 constexpr const char* static_config_violation(const KernelConfig& c, Pass pass = Pass::forward) {
   auto load_value_ok = [](int n) { return n == 0 || (n >= 2 && (n & (n - 1)) == 0); };
-  if (c.dtype != DType::FP16 && c.dtype != DType::BF16) return "dtype must be FP16 or BF16";
+  if (!is_dtype(static_cast<int>(c.dtype))) return "dtype must be FP16, BF16 or E4M3";
+  // 8-bit floating-point MMA is wgmma's (sm_90a); mma.sync on sm_80 has none.
+  if (c.dtype == DType::E4M3 && !is_hopper_config(c))
+    return "an E4M3 config is a Hopper config (stages >= 1): 8-bit tensor-core MMA is wgmma's";
   if (c.d_head <= 0 || c.d_head % 64 != 0) return "d_head must be a positive multiple of 64";
   if (c.n_warps <= 0) return "n_warps must be positive";
   if (c.stages < 0) return "stages must be 0 (Ampere) or 1–4 (Hopper)";

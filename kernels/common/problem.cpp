@@ -24,8 +24,8 @@ Problem multi_head_problem(DType dtype, int batch, int seq_len, int heads, int d
 }
 
 std::optional<std::string> problem_violation(const Problem& p) {
-  if (p.dtype != DType::FP16 && p.dtype != DType::BF16)
-    return "dtype " + std::to_string(static_cast<int>(p.dtype)) + " is not fp16 or bf16";
+  if (!is_dtype(static_cast<int>(p.dtype)))
+    return "dtype " + std::to_string(static_cast<int>(p.dtype)) + " is not " + dtype_choices_text();
   if (p.batch <= 0) return "batch " + std::to_string(p.batch) + " is not positive";
   if (p.seq_len <= 0) return "seq_len " + std::to_string(p.seq_len) + " is not positive";
   if (p.heads <= 0) return "heads " + std::to_string(p.heads) + " is not positive";

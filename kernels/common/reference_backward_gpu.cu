@@ -530,6 +530,11 @@ std::size_t element_bytes(std::int64_t count) {
 void gpu_reference_forward_with_lse(const Problem& shape, DType dtype, const void* q, const void* k,
                                     const void* v, void* o, float* lse, cudaStream_t stream) {
   check_shape(shape, "gpu_reference_forward_with_lse");
+  // The kernels are instantiated for the 16-bit dtypes: an e4m3 buffer, half the bytes, would be
+  // read as 16-bit past its end.
+  if (element_bytes(dtype) != 2)
+    throw std::invalid_argument("gpu_reference_forward_with_lse runs fp16 and bf16 only, not " +
+                                std::string(dtype_lower_name(dtype)));
   if (dtype == DType::FP16)
     launch_forward_with_lse<DType::FP16>(shape, q, k, v, o, lse, stream);
   else
@@ -542,6 +547,11 @@ void gpu_reference_attention_backward(const Problem& shape, DType dtype,
                                       const float* lse, void* dq, void* dk, void* dv,
                                       cudaStream_t stream) {
   check_shape(shape, "gpu_reference_attention_backward");
+  // The kernels are instantiated for the 16-bit dtypes: an e4m3 buffer, half the bytes, would be
+  // read as 16-bit past its end.
+  if (element_bytes(dtype) != 2)
+    throw std::invalid_argument("gpu_reference_attention_backward runs fp16 and bf16 only, not " +
+                                std::string(dtype_lower_name(dtype)));
   const bool low = precision == ReferencePrecision::low_precision;
   if (low && (o == nullptr || lse == nullptr))
     throw std::invalid_argument(

@@ -251,9 +251,19 @@ void launch_reference(const Problem& shape, const void* q, const void* k, const 
   FS_CUDA_CHECK(cudaGetLastError());
 }
 
+// The kernels below are instantiated for the 16-bit dtypes; an e4m3 buffer is half the size, so
+// writing or reading it as 16-bit would run past it. e4m3's reference is the CPU one of
+// fp8_reference.hpp (docs/spec/fp8-track.md §2).
+void require_16_bit(DType dtype, const char* what) {
+  if (element_bytes(dtype) != 2)
+    throw std::invalid_argument(std::string(what) + " runs fp16 and bf16 only, not " +
+                                std::string(dtype_lower_name(dtype)));
+}
+
 void check_shape(const Problem& shape) {
   if (const auto violation = problem_violation(shape))
     throw std::invalid_argument("reference attention: " + *violation);
+  require_16_bit(shape.dtype, "the GPU reference attention");
   if (shape.pass != Pass::forward)
     throw std::invalid_argument(
         "reference attention computes the forward pass; the backward's "
@@ -264,8 +274,9 @@ void check_shape(const Problem& shape) {
                                 std::to_string(shape.d_head));
 }
 
-std::size_t element_bytes(std::int64_t count) {
-  return static_cast<std::size_t>(count) * kElementBytes;
+std::size_t output_bytes(const Problem& problem) {
+  return static_cast<std::size_t>(problem.query_elements()) *
+         element_bytes(output_dtype(problem.dtype));
 }
 
 }  // namespace
@@ -285,6 +296,7 @@ void gpu_reference_attention(const Problem& shape, ReferencePrecision precision,
 
 void fill_random_normal(void* data, DType dtype, std::int64_t count, std::uint64_t seed,
                         float scale, cudaStream_t stream) {
+  require_16_bit(dtype, "fill_random_normal");
   if (dtype == DType::FP16)
     random_normal_kernel<DType::FP16>
         <<<grid_for(count), 256, 0, stream>>>(static_cast<__half*>(data), count, seed, scale);
@@ -301,6 +313,7 @@ void poison_output(void* data, DType, std::int64_t count, cudaStream_t stream) {
 
 ErrorStats compare_outputs(const void* a, const void* b, DType dtype, std::int64_t count,
                            cudaStream_t stream) {
+  require_16_bit(dtype, "compare_outputs");
   DeviceErrorStats* device_stats = nullptr;
   FS_CUDA_CHECK(
       cudaMallocAsync(reinterpret_cast<void**>(&device_stats), sizeof(DeviceErrorStats), stream));
@@ -341,7 +354,8 @@ std::string CorrectnessVerdict::summary() const {
 ReferenceOutputs::ReferenceOutputs(const Problem& problem, const void* q, const void* k,
                                    const void* v, cudaStream_t stream)
     : problem_(problem) {
-  const std::size_t bytes = element_bytes(problem.query_elements());
+  check_shape(problem);
+  const std::size_t bytes = output_bytes(problem);
   FS_CUDA_CHECK(cudaMalloc(&low_precision_, bytes));
   const cudaError_t second = cudaMalloc(&fp32_, bytes);
   if (second != cudaSuccess) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -61,6 +62,35 @@ class IntList {
 
  private:
   std::array<int, kCapacity> values_{};
+  std::size_t size_ = 0;
+};
+
+// The dtypes a step runs, in its picks' instantiation order: up to every dtype of kAllDTypes (an
+// FP8 step runs e4m3 and, on its 16-bit path, fp16 and bf16: fp8-track.md §1).
+class DTypeList {
+ public:
+  static constexpr std::size_t kCapacity = std::size(kAllDTypes);
+
+  constexpr DTypeList() = default;
+  constexpr DTypeList(std::initializer_list<DType> values) {
+    if (values.size() > kCapacity)
+      throw std::length_error("DTypeList holds at most as many dtypes as kAllDTypes lists");
+    for (const DType value : values)
+      values_[size_++] = value;
+  }
+
+  constexpr const DType* begin() const { return values_.data(); }
+  constexpr const DType* end() const { return values_.data() + size_; }
+  constexpr std::size_t size() const { return size_; }
+  constexpr bool empty() const { return size_ == 0; }
+  constexpr bool contains(DType value) const {
+    for (const DType item : *this)
+      if (item == value) return true;
+    return false;
+  }
+
+ private:
+  std::array<DType, kCapacity> values_{};
   std::size_t size_ = 0;
 };
 
@@ -162,9 +192,9 @@ struct StepDescriptor {
   std::string_view source_folder;  // under kernels/versions/
   std::string_view cpp_namespace;  // inside flashscope::
   // The dtypes and head dimensions configs/ instantiates the step's picks and tune set in. A
-  // config at another d_head is refused by launch validation (unsupported_combination), naming
-  // the steps that declare it.
-  std::array<DType, 2> dtypes = {DType::FP16, DType::BF16};
+  // config or problem of another dtype or d_head is refused by launch validation
+  // (unsupported_combination, the axes' refused_by), naming the steps that declare it.
+  DTypeList dtypes = {DType::FP16, DType::BF16};
   IntList d_heads = {128};
   // Whether the kernel applies the causal mask when ForwardArgs::causal is 1 (and still runs the
   // non-causal problem when it is 0). Launch validation refuses a causal launch of a step

@@ -100,7 +100,7 @@ inline std::optional<std::string> warp_specialized(int step, const KernelConfig&
 // O leaves, one B_r x d_head tile more than smem_bytes() counts.
 inline std::optional<std::string> persistent_with_own_O_tile(int step, const KernelConfig& c) {
   if (auto reason = warp_specialized(step, c)) return reason;
-  const int bytes = smem_bytes(c) + c.B_r * c.d_head * kElementBytes;
+  const int bytes = smem_bytes(c) + c.B_r * c.d_head * element_bytes(output_dtype(c.dtype));
   if (bytes > kHopperMaxSmemBytes)
     return "step " + std::to_string(step) +
            " keeps Q, O and stages x (K + V) tiles in shared memory: " + std::to_string(bytes) +

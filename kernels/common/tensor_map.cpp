@@ -47,6 +47,11 @@ TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head, const ForwardAr
 
 TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head,
                                         const AttentionTensorLayout& layout, int box_rows) {
+  // The box is kTmaBoxColumns 16-bit elements, one 128-byte swizzle row; an 8-bit tensor would
+  // need a 128-column box for the same row, which the 16-bit steps' tiles do not use.
+  if (element_bytes(dtype) != 2)
+    reject(std::string(dtype_lower_name(dtype)) +
+           " tensors have no map here: the box is 64 16-bit columns (one 128-byte swizzle row)");
   if (d_head <= 0 || d_head % kTmaBoxColumns != 0)
     reject("d_head " + std::to_string(d_head) + " is not a positive multiple of the " +
            std::to_string(kTmaBoxColumns) + "-column box");
@@ -64,7 +69,7 @@ TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head,
   spec.dims = {static_cast<cuuint64_t>(d_head), static_cast<cuuint64_t>(layout.heads),
                static_cast<cuuint64_t>(layout.seq_len), static_cast<cuuint64_t>(layout.batch)};
   for (int i = 0; i < 3; ++i) {
-    const std::int64_t bytes = strides[i] * kElementBytes;
+    const std::int64_t bytes = strides[i] * element_bytes(dtype);
     // TMA reads rows of 16-byte units and encodes strides in 40 bits of 16-byte units.
     if (bytes <= 0 || bytes % 16 != 0 || bytes >= (std::int64_t{1} << 40))
       reject(std::string("the ") + names[i] + " stride of " + std::to_string(bytes) +

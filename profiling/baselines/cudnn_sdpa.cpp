@@ -606,6 +606,11 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     release_plan();
     if (const auto violation = problem_violation(shape))
       throw BaselineUnavailable("cuDNN SDPA: " + *violation);
+    // The graph below is the fp16/bf16 one; cuDNN's FP8 graph, with its descale and amax tensors,
+    // is another (fp8-track.md §3) that this baseline does not build yet.
+    if (element_bytes(shape.dtype) != 2)
+      throw BaselineUnavailable("cuDNN SDPA here runs fp16 and bf16 only, not " +
+                                std::string(dtype_lower_name(shape.dtype)));
     // The fp16/bf16 fused engines' documented head-dimension range.
     if (shape.d_head % 8 != 0 || shape.d_head > 256)
       throw BaselineUnavailable("cuDNN SDPA supports d_head a multiple of 8 up to 256, not " +

@@ -125,6 +125,10 @@ class TorchFlashBaseline final : public BaselineAttention {
       throw BaselineUnavailable(
           "PyTorch FA2: flashscope times FA2's forward only; its backward (the flash SDPA "
           "backward) is not wired yet, so backward rows have no FA2 baseline");
+    // FlashAttention-2 has no FP8 kernels: e4m3 problems have no FA2 row (fp8-track.md §3).
+    if (element_bytes(shape.dtype) != 2)
+      throw BaselineUnavailable("PyTorch FA2 runs fp16 and bf16 only, not " +
+                                std::string(dtype_lower_name(shape.dtype)));
     // FlashAttention-2's forward kernels exist for head dimensions up to 256.
     if (shape.d_head % 8 != 0 || shape.d_head > 256)
       throw BaselineUnavailable("PyTorch FA2 supports d_head a multiple of 8 up to 256, not " +

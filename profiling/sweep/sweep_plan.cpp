@@ -46,12 +46,15 @@ std::vector<KernelConfig> selected_configs(const SweepOptions& options, int step
   } else {
     base = configs::select_for_step(options.set_key, step);
   }
-  // A set names a shape and feature list; it is measured in each requested dtype.
+  // A set names a shape and feature list; it is measured in each requested dtype the step runs
+  // (another dtype is the step's refusal, noted by the plan, not a config this binary lacks).
+  const DTypeList& step_dtypes = configs::step_descriptor(step).dtypes;
   std::set<KernelConfig> unique;
   for (const KernelConfig& c : base)
     if (std::find(d_heads.begin(), d_heads.end(), c.d_head) != d_heads.end())
       for (const int dtype : dtypes)
-        unique.insert(configs::with_dtype(c, static_cast<DType>(dtype)));
+        if (step_dtypes.contains(static_cast<DType>(dtype)))
+          unique.insert(configs::with_dtype(c, static_cast<DType>(dtype)));
   return {unique.begin(), unique.end()};
 }
 
@@ -382,9 +385,22 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
                            "(FLASHSCOPE_STEPS / FLASHSCOPE_KERNEL_SET)");
       continue;
     }
+    const std::vector<KernelConfig> selected = selected_configs(options, step, registry);
+    // No config of the step in any requested dtype it runs (--dtypes e4m3 on a 16-bit step): the
+    // dtype axis' sentence, naming the steps that run it. Where the step runs some requested
+    // dtype, the problems of the others are refused below like any axis' value, and --config's
+    // configs say it themselves (note_unbuilt_configs, through unsupported_combination).
+    const StepDescriptor& descriptor = configs::step_descriptor(step);
+    if (selected.empty() && options.configs.empty())
+      for (const int dtype : axis_values(options, Axis::dtype)) {
+        Problem problem = configs::problem_at_d_head(*descriptor.d_heads.begin());
+        problem.dtype = static_cast<DType>(dtype);
+        if (!descriptor.dtypes.contains(problem.dtype))
+          plan.notes.push_back(*configs::step_refusal_message(step, problem));
+      }
     std::vector<const KernelEntry*> built;
     std::size_t not_built = 0;
-    for (const KernelConfig& c : selected_configs(options, step, registry)) {
+    for (const KernelConfig& c : selected) {
       if (const KernelEntry* entry = registry.try_find(step, c)) {
         built.push_back(entry);
         continue;

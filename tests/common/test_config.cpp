@@ -100,6 +100,44 @@ TEST_CASE("dtype accepted case-insensitively as a name or enum integer") {
             .dtype == DType::BF16);
 }
 
+TEST_CASE("E4M3 (short name fp8): spellings, the short form, the C++ literal, the rules") {
+  // 24 is the framework's Float8_e4m3fn, so its demangled names parse as well.
+  for (const char* spelling : {"e4m3", "E4M3", "fp8", "FP8", "24"})
+    CHECK(parse_short_form(std::string("(") + spelling + ", 128, 128, 128, 12): stages_2+regs_240")
+              .dtype == DType::E4M3);
+  const KernelConfig fp8 = parse_short_form("(fp8, 128, 128, 128, 12): stages_2+regs_240");
+  CHECK(to_short_form(fp8) == "(E4M3, 128, 128, 128, 12): stages_2+regs_240");
+  CHECK(to_cpp_literal(fp8).starts_with("flashscope::KernelConfig{flashscope::DType::E4M3, 128,"));
+  CHECK(parse_config("FlashForwardKernelConfig{24, 128, 128, 128, 12, 0, 0, 0, 0, 0, 0, 0, 0, 2, "
+                     "240}") == fp8);
+  CHECK(dtype_lower_name(DType::E4M3) == "e4m3");
+  CHECK(dtype_choices_text() == "fp16, bf16 or e4m3 (fp8)");
+  CHECK_FALSE(dtype_from_string("fp32"));
+  CHECK_FALSE(dtype_from_string("e5m2"));  // the other FP8 format is not one flashscope runs
+  // After BF16 in the record's order; one byte per element; bf16 out.
+  CHECK(DType::BF16 < DType::E4M3);
+  CHECK(element_bytes(DType::E4M3) == 1);
+  CHECK(element_bytes(DType::FP16) == 2);
+  CHECK(output_dtype(DType::E4M3) == DType::BF16);
+  CHECK(output_dtype(DType::FP16) == DType::FP16);
+  CHECK(needs_descales(DType::E4M3));
+  CHECK_FALSE(needs_descales(DType::BF16));
+  // A Hopper config in e4m3 keeps its tiles in one byte per element: half the 16-bit footprint
+  // of Q, K and V.
+  KernelConfig sixteen = fp8;
+  sixteen.dtype = DType::FP16;
+  CHECK(smem_bytes(sixteen) - smem_bytes(fp8) == (128 + 2 * 2 * 128) * 128);
+  CHECK(is_statically_valid(fp8));
+  KernelConfig ampere = kStep7;
+  ampere.dtype = DType::E4M3;
+  CHECK(std::string(static_config_violation(ampere)) ==
+        "an E4M3 config is a Hopper config (stages >= 1): 8-bit tensor-core MMA is wgmma's");
+  CHECK_THROWS_WITH_AS(parse_short_form("(fp32, 128, 64, 64, 4): async+load_0_0_0_tiles"),
+                       doctest::Contains("dtype \"fp32\" is not fp16, bf16 or e4m3 (fp8) "
+                                         "(case-insensitive) or a scalar-type number 5, 15, 24"),
+                       ConfigParseError);
+}
+
 TEST_CASE("feature order is not checked") {
   CHECK(parse_short_form(
             "(FP16, 128, 64, 64, 4): opt_softmax+load_0_2_2_tiles+swizzled+eager+async") == kStep7);

@@ -71,7 +71,7 @@ TEST_CASE("every validation rule has a message naming the value and the rule") {
         "SM 7.5");
   t = tensors();
   t.q.dtype = t.k.dtype = t.v.dtype = static_cast<DType>(6);
-  CHECK(message(entry, t) == "only fp16 and bf16 inputs are supported; Q has dtype 6");
+  CHECK(message(entry, t) == "Q has dtype 6, which is not fp16, bf16 or e4m3 (fp8)");
   t = tensors();
   t.v.dtype = DType::BF16;
   CHECK(message(entry, t) == "V has dtype bf16 but Q has fp16; Q, K and V must share one dtype");
@@ -112,7 +112,7 @@ TEST_CASE("every validation rule has a message naming the value and the rule") {
         "Q has an empty dimension: shape [0, 1024, 16, 128]");
   t = tensors();
   t.o.dtype = DType::BF16;
-  CHECK(message(entry, t) == "O has dtype bf16 but the inputs have fp16");
+  CHECK(message(entry, t) == "O has dtype bf16 but fp16 inputs write fp16");
   t = tensors();
   t.o = tensor(&o_storage, {2, 1024, 8, 128});
   CHECK(message(entry, t) ==
@@ -156,6 +156,95 @@ TEST_CASE("known-bad combinations of spec §7 are rejected, not run") {
   CHECK(message(narrower, tensors({1, 1024, 3, 128}))
             .starts_with("step 15 is compiled for a static GMEM row stride of d_head x heads with "
                          "heads in {16}; heads = 3"));
+}
+
+namespace {
+
+// A [batch, heads] fp32 descale array at a fake device address.
+char descale_storage;
+DescaleView descale(std::int64_t batch, std::int64_t heads) {
+  return DescaleView{reinterpret_cast<const float*>(&descale_storage),
+                     MemoryLocation::device,
+                     {batch, heads},
+                     {heads, 1}};
+}
+
+// e4m3 Q, K, V (K and V with `heads_kv` heads), a bf16 O and the three descales.
+AttentionTensors e4m3_tensors(std::int64_t heads_kv = 16) {
+  AttentionTensors t;
+  t.q = tensor(&q_storage, {2, 1024, 16, 128}, DType::E4M3);
+  t.k = tensor(&k_storage, {2, 1024, heads_kv, 128}, DType::E4M3);
+  t.v = tensor(&v_storage, {2, 1024, heads_kv, 128}, DType::E4M3);
+  t.o = tensor(&o_storage, {2, 1024, 16, 128}, DType::BF16);
+  t.q_descale = descale(2, 16);
+  t.k_descale = t.v_descale = descale(2, heads_kv);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("e4m3 inputs: descales exactly when the inputs are e4m3, of the right shape") {
+  CHECK_FALSE(descale_violation(e4m3_tensors()));
+  CHECK_FALSE(descale_violation(e4m3_tensors(8)));  // K/V descales follow K/V's heads
+  AttentionTensors t = e4m3_tensors();
+  t.v_descale.reset();
+  CHECK(descale_violation(t).value_or("").starts_with(
+      "v_descale is missing: e4m3 inputs need fp32 descales for Q, K and V"));
+  t = e4m3_tensors();
+  t.q_descale = descale(16, 2);  // [heads, batch]: transposed
+  CHECK(descale_violation(t) ==
+        "q_descale has shape [16, 2] but must be [2, 16] ([batch, heads], one descale per sample "
+        "and head)");
+  t = e4m3_tensors(8);
+  t.k_descale = descale(2, 16);  // Q's heads, not K's
+  CHECK(descale_violation(t) ==
+        "k_descale has shape [2, 16] but must be [2, 8] ([batch, heads_kv], one descale per "
+        "sample and head)");
+  t = e4m3_tensors();
+  t.k_descale->strides = {1, 2};  // a transposed view of a [16, 2] array
+  CHECK(descale_violation(t) == "k_descale must be contiguous [2, 16]; it has strides [1, 2]");
+  t = e4m3_tensors();
+  t.q_descale->location = MemoryLocation::host;
+  CHECK(descale_violation(t) == "q_descale must be a CUDA (device) array, like the inputs");
+  // 16-bit inputs take none.
+  AttentionTensors sixteen = tensors();
+  CHECK_FALSE(descale_violation(sixteen));
+  sixteen.k_descale = descale(2, 16);
+  CHECK(descale_violation(sixteen).value_or("").starts_with(
+      "k_descale is given but the inputs are fp16; descales belong to e4m3 inputs only"));
+  CHECK(message(entry_for(7), sixteen).starts_with("k_descale is given but the inputs are fp16"));
+}
+
+TEST_CASE("e4m3 inputs: O is bf16, and every 16-bit step refuses e4m3 by name") {
+  AttentionTensors t = e4m3_tensors();
+  t.o.dtype = DType::E4M3;
+  CHECK(message(entry_for(7), t) == "O has dtype e4m3 but e4m3 inputs write bf16");
+  // Well-formed e4m3 tensors reach the step's descriptor: steps 1-26 run fp16 and bf16 only.
+  CHECK(message(entry_for(7), e4m3_tensors()) ==
+        "step 7 runs fp16 and bf16 inputs only, not e4m3; e4m3 (FP8) input runs on no step (their "
+        "kernels/versions/*/step.hpp declare it)");
+  for (const StepDescriptor& step : versions::kAll) {
+    Problem problem = multi_head_problem(DType::E4M3, 1, 1024, 16, *step.d_heads.begin());
+    problem.pass = step.pass;
+    INFO("step " << step.number);
+    CHECK(configs::step_refusal_message(step.number, problem)
+              .value_or("")
+              .starts_with("step " + step_name(step.number) +
+                           " runs fp16 and bf16 inputs only, not e4m3"));
+  }
+  // A config in e4m3 is refused for the step's dtype first, Ampere (where an E4M3 config is no
+  // config at all) and Hopper alike.
+  KernelConfig ampere = kConfig;
+  ampere.dtype = DType::E4M3;
+  CHECK(unsupported_combination(7, ampere).value_or("").starts_with(
+      "step 7 runs fp16 and bf16 inputs only, not e4m3"));
+  const KernelConfig hopper = parse_short_form("(E4M3, 128, 128, 128, 12): stages_2+regs_240");
+  CHECK(unsupported_combination(25, hopper)
+            .value_or("")
+            .starts_with("step 25 runs fp16 and bf16 inputs only, not e4m3"));
+  CHECK(std::string(static_config_violation(hopper)).empty());
+  CHECK(std::string(static_config_violation(ampere)) ==
+        "an E4M3 config is a Hopper config (stages >= 1): 8-bit tensor-core MMA is wgmma's");
 }
 
 // ---- The backward (docs/spec/backward-track.md §1.1) -------------------------------------------

@@ -4,6 +4,7 @@
 // docs/adding-an-axis.md says.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,10 @@ Problem grouped(int heads, int heads_kv) {
   Problem p = multi_head_problem(DType::BF16, 4, 2048, heads, 128);
   p.heads_kv = heads_kv;
   return p;
+}
+
+std::optional<std::string> no_rules(int, const KernelConfig&) {
+  return std::nullopt;
 }
 
 }  // namespace
@@ -87,6 +92,45 @@ TEST_CASE("heads_kv: its labels, its default and the rule across axes") {
         "heads (grouped-query attention)");
   CHECK(kv.value_violation(0).value_or("") == "heads_kv 0 is not positive");
   CHECK_THROWS_AS(kv.parse("eight"), std::invalid_argument);
+}
+
+TEST_CASE("dtype: e4m3 (short name fp8) spells, parses, keys and is refused by name") {
+  const AxisSpec& dtype = axis_spec(Axis::dtype);
+  const int e4m3 = static_cast<int>(DType::E4M3);
+  CHECK(dtype.text(e4m3) == "e4m3");
+  CHECK(dtype.parse("e4m3") == e4m3);
+  CHECK(dtype.parse("E4M3") == e4m3);
+  // The short name reads as e4m3 and writes as e4m3: the CSV never holds "fp8".
+  CHECK(dtype.parse("fp8") == e4m3);
+  CHECK_THROWS_WITH_AS(dtype.parse("fp32"), "'fp32' is not a dtype: fp16, bf16 or e4m3 (fp8)",
+                       std::invalid_argument);
+  CHECK(dtype.value_violation(6).value_or("") == "dtype 6 is not fp16, bf16 or e4m3 (fp8)");
+  // Offered by the GUI's run panel (suggested), not measured by default: default plans and their
+  // cell keys stay as they were.
+  const std::vector<int> suggested = dtype.suggested();
+  CHECK(std::find(suggested.begin(), suggested.end(), e4m3) != suggested.end());
+  const std::vector<int> defaults = dtype.sweep_default();
+  CHECK(std::find(defaults.begin(), defaults.end(), e4m3) == defaults.end());
+  const Problem fp8 = multi_head_problem(DType::E4M3, 16, 4096, 16, 128);
+  CHECK_FALSE(problem_violation(fp8));
+  CHECK(problem_key(fp8) == "e4m3|128|16|16|4096");
+  CHECK(problem_label(fp8) == "e4m3 N=4096");
+  CHECK(parse_problem_record(problem_record(fp8)) == fp8);
+  CHECK(dtype.phrase(fp8) == "e4m3 (FP8) input");
+  // A step's descriptor lists the dtypes it runs; the refusal names them.
+  StepDescriptor step{.number = 99,
+                      .title = "test step",
+                      .track = Track::hopper,
+                      .source_folder = "v99",
+                      .cpp_namespace = "v99",
+                      .rules = &no_rules};
+  CHECK(dtype.refused_by(step, fp8).value_or("") == "runs fp16 and bf16 inputs only, not e4m3");
+  const std::optional<AxisRefusal> refusal = first_refused_axis(step, fp8);
+  REQUIRE(refusal);
+  CHECK(refusal->axis == &dtype);
+  step.dtypes = {DType::E4M3, DType::FP16, DType::BF16};
+  CHECK_FALSE(dtype.refused_by(step, fp8));
+  CHECK_FALSE(first_refused_axis(step, fp8));
 }
 
 TEST_CASE("a problem travels as a record and back, and a bad record is refused by name") {

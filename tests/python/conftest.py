@@ -76,8 +76,9 @@ _capsule_new = ctypes.pythonapi.PyCapsule_New
 _capsule_new.restype = ctypes.py_object
 _capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
+# (DLPack type code, bits, lanes); e4m3 is DLPack 1.1's kDLFloat8_e4m3fn (torch.float8_e4m3fn).
 DTYPES = {"fp16": (2, 16, 1), "bf16": (4, 16, 1), "fp32": (2, 32, 1), "int8": (0, 8, 1),
-          "fp16x2": (2, 16, 2)}
+          "fp16x2": (2, 16, 2), "e4m3": (10, 8, 1), "e4m3x2": (10, 8, 2)}
 CUDA = 2
 CPU = 1
 

@@ -60,12 +60,12 @@ def test_other_devices_are_refused_by_name(device, name):
 
 
 @pytest.mark.parametrize("dtype, name", [("fp32", "float32"), ("int8", "int8"),
-                                         ("fp16x2", "float16x2")])
+                                         ("fp16x2", "float16x2"), ("e4m3x2", "float8_e4m3fnx2")])
 def test_other_dtypes_are_type_errors_naming_the_dtype(dtype, name):
     step, config = ampere_kernel()
     q, k, _ = fake_qkv(shape_for(config))
-    with pytest.raises(TypeError, match=f"^v has dtype {name}; the kernels take float16 or "
-                                        "bfloat16$"):
+    with pytest.raises(TypeError, match=f"^v has dtype {name}; the kernels take float16, "
+                                        "bfloat16 or float8_e4m3fn$"):
         check(q, k, FakeArray(shape_for(config), dtype), step, config)
 
 
@@ -186,7 +186,7 @@ def test_o_must_be_like_q():
     shape = shape_for(config)
     q, k, v = fake_qkv(shape, config.dtype)
     other = "bf16" if config.dtype == "fp16" else "fp16"
-    with pytest.raises(ValueError, match=f"O has dtype {other} but the inputs have "
+    with pytest.raises(ValueError, match=f"O has dtype {other} but {config.dtype} inputs write "
                                          f"{config.dtype}"):
         check(q, k, v, step, config, o=FakeArray(shape, other))
     wrong = (shape[0], shape[1] * 2) + shape[2:]
@@ -217,7 +217,7 @@ def test_o_must_not_overlap_an_input():
 def test_device_array_checks_its_arguments():
     with pytest.raises(ValueError, match="DeviceArray: every extent must be positive"):
         flashscope.DeviceArray((1, 0, 16, 128), "fp16", 0)
-    with pytest.raises(ValueError, match='dtype "fp32" is not fp16 or bf16'):
+    with pytest.raises(ValueError, match=re.escape('dtype "fp32" is not fp16, bf16 or e4m3 (fp8)')):
         flashscope.DeviceArray((1, 128, 16, 128), "fp32", 0)
     # Checked before cudaMalloc: a ValueError, not the device's RuntimeError.
     with pytest.raises(ValueError, match=r"^device -1 is not a CUDA device index \(0 or more\)$"):
@@ -225,7 +225,9 @@ def test_device_array_checks_its_arguments():
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (dict(dtype="fp32"), r'^dtype "fp32" is not fp16 or bf16$'),
+    (dict(dtype="fp32"), r'^dtype "fp32" is not fp16, bf16 or e4m3 \(fp8\)$'),
+    (dict(dtype="fp8"), r"^step \d+ runs fp16 and bf16 inputs only, not e4m3; e4m3 \(FP8\) input "
+                        r"runs on no step"),
     (dict(step=99), r"^step 99 does not exist"),
     (dict(d_head=96), r"kernel built for d_head 96; its fp16 kernels take d_head"),
     (dict(device=-1), r"^device -1 is not a CUDA device index \(0 or more\)$"),
@@ -414,3 +416,69 @@ def test_kv_heads_must_divide_the_query_heads():
     with pytest.raises(ValueError, match=r"V has shape \[.*, 2, .*\] but K has \[.*, 4, .*\]; "
                                          "they must be equal"):
         check(q, k, FakeArray((batch, seq_len, 2, d_head), config.dtype), step, config)
+
+
+# ---- e4m3 inputs (docs/spec/fp8-track.md §1.1): descales checked, then refused by every step ---
+
+def e4m3_arrays(config, heads=16, heads_kv=16, batch=2):
+    """e4m3 q, k, v of the config's d_head and fp32 descales [batch, heads] / [batch, heads_kv]."""
+    q_shape = shape_for(config, heads=heads, batch=batch)
+    kv_shape = q_shape[:2] + (heads_kv, q_shape[3])
+    q = FakeArray(q_shape, "e4m3")
+    k, v = FakeArray(kv_shape, "e4m3"), FakeArray(kv_shape, "e4m3")
+    descales = dict(q_descale=FakeArray((batch, heads), "fp32"),
+                    k_descale=FakeArray((batch, heads_kv), "fp32"),
+                    v_descale=FakeArray((batch, heads_kv), "fp32"))
+    return q, k, v, descales
+
+
+def test_e4m3_inputs_need_their_descales():
+    step, config = ampere_kernel()
+    q, k, v, descales = e4m3_arrays(config)
+    del descales["k_descale"]
+    with pytest.raises(ValueError, match=r"^k_descale is missing: e4m3 inputs need fp32 descales "
+                                         r"for Q, K and V"):
+        flashscope.resolve_kernel(q, k, v, step=step, **descales)
+
+
+def test_descales_are_fp32_arrays_of_batch_by_heads():
+    step, config = ampere_kernel()
+    q, k, v, descales = e4m3_arrays(config, heads_kv=8)
+    wrong = dict(descales, v_descale=FakeArray((2, 16), "fp32"))  # q's heads, not v's
+    with pytest.raises(ValueError, match=re.escape(
+            "v_descale has shape [2, 16] but must be [2, 8] ([batch, heads_kv], one descale per "
+            "sample and head)")):
+        flashscope.resolve_kernel(q, k, v, step=step, **wrong)
+    wrong = dict(descales, q_descale=FakeArray((2, 16), "fp16"))
+    with pytest.raises(TypeError, match=r"^q_descale has dtype float16; descales are float32$"):
+        flashscope.resolve_kernel(q, k, v, step=step, **wrong)
+    wrong = dict(descales, q_descale=FakeArray((2, 16, 1), "fp32"))
+    with pytest.raises(ValueError, match=r"^q_descale has 3 dimensions, shape \(2, 16, 1\); "
+                                         r"descales take 2: \[batch, heads\]$"):
+        flashscope.resolve_kernel(q, k, v, step=step, **wrong)
+    wrong = dict(descales, q_descale=FakeArray((2, 16), "fp32", device=(CUDA, 1)))
+    with pytest.raises(ValueError, match=r"^q_descale is on cuda:1 but q is on cuda:0"):
+        flashscope.resolve_kernel(q, k, v, step=step, **wrong)
+
+
+def test_descales_are_refused_for_16_bit_inputs():
+    step, config = ampere_kernel()
+    q, k, v = fake_qkv(shape_for(config), config.dtype)
+    with pytest.raises(ValueError, match=f"^q_descale is given but the inputs are {config.dtype}; "
+                                         "descales belong to e4m3 inputs only"):
+        check(q, k, v, step, config, q_descale=FakeArray((2, 16), "fp32"))
+
+
+def test_every_built_step_refuses_e4m3_by_name():
+    # Well-formed e4m3 arguments pass every argument check and reach the steps' descriptors,
+    # which name the dtypes they run (no GPU is asked: FakeArrays are never launched).
+    for step, config in flashscope.kernels():
+        q, k, v, descales = e4m3_arrays(config)
+        name = f"B{step - 100}" if step > 100 else str(step)  # backward steps read B1, B2, ...
+        with pytest.raises(ValueError, match=f"^step {name} runs fp16 and bf16 inputs only, not "
+                                             "e4m3; e4m3 \\(FP8\\) input runs on no step"):
+            flashscope.resolve_kernel(q, k, v, step=step, **descales)
+    step, config = ampere_kernel()
+    q, k, v, descales = e4m3_arrays(config)
+    with pytest.raises(ValueError, match=r"^no step built into this module runs the problem e4m3 "):
+        flashscope.resolve_kernel(q, k, v, **descales)

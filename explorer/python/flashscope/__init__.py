@@ -82,17 +82,23 @@ def _inputs(array):
 
 def _output_allocator(q, stream):
     """Allocates o like q in q's framework, associated with `stream` (so a stream-ordered
-    allocator does not hand the memory to other work while the kernel writes it)."""
+    allocator does not hand the memory to other work while the kernel writes it). `dtype` is the
+    output's ("bf16" for e4m3 inputs, docs/spec/fp8-track.md §1; else q's own)."""
 
     def allocate(shape, dtype, device):
         framework = _framework(q)
         if framework == "torch":
             import torch
+            out_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+
+            def empty():
+                return torch.empty(tuple(shape), dtype=out_dtype, device=q.device)
+
             if torch.cuda.current_stream(q.device).cuda_stream == stream:
-                return torch.empty_like(q, memory_format=torch.contiguous_format)
+                return empty()
             with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=q.device)):
-                return torch.empty_like(q, memory_format=torch.contiguous_format)
-        if framework == "cupy":
+                return empty()
+        if framework == "cupy" and dtype != "bf16":  # CuPy has no bfloat16: DeviceArray below
             import cupy
             with q.device:
                 if cupy.cuda.get_current_stream().ptr == stream:
@@ -154,7 +160,7 @@ def _lse_allocator(q, stream):
         f"{type(q).__module__} arrays pass lse= (float32 [batch, heads, seq_len], on q's GPU)")
 
 
-def _run(q, k, v, step, config, o, causal, stream, timing, lse=None):
+def _run(q, k, v, step, config, o, causal, stream, timing, lse=None, descales=(None,) * 3):
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be True or False; got {type(causal).__name__}")
     handle = _stream_handle(q, stream)
@@ -162,20 +168,22 @@ def _run(q, k, v, step, config, o, causal, stream, timing, lse=None):
     allocate = None if o is not None else _output_allocator(q, handle)
     if isinstance(lse, bool):  # return_lse=True: allocate it here
         lse = _lse_allocator(q, handle) if lse else None
+    q_descale, k_descale, v_descale = (_inputs(d) if d is not None else None for d in descales)
     result = _core.forward(q, k, v, o, allocate, _step(step), _config(config), causal, handle,
-                           timing, lse)
+                           timing, lse, q_descale=q_descale, k_descale=k_descale,
+                           v_descale=v_descale)
     return (o if o is not None else _finish_output(q, result.o)), result, lse
 
 
 def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None,
-            return_lse=False, lse=None):
+            return_lse=False, lse=None, q_descale=None, k_descale=None, v_descale=None):
     """Attention forward pass O = softmax(Q K^T / sqrt(d)) V with one flashscope kernel.
 
     q, k, v: CUDA arrays (PyTorch, CuPy, JAX, anything with __dlpack__), contiguous, one dtype
-    (float16 or bfloat16), one GPU: q [batch, seq_len, heads, d_head], k and v [batch, seq_len,
-    heads_kv, d_head]. heads_kv < heads is grouped-query attention (query head h reads K/V head
-    h // (heads // heads_kv)), run by the steps whose descriptor has `.grouped_kv`; heads must be
-    a multiple of heads_kv.
+    (float16, bfloat16, or float8_e4m3fn for the FP8 track), one GPU: q [batch, seq_len, heads,
+    d_head], k and v [batch, seq_len, heads_kv, d_head]. heads_kv < heads is grouped-query
+    attention (query head h reads K/V head h // (heads // heads_kv)), run by the steps whose
+    descriptor has `.grouped_kv`; heads must be a multiple of heads_kv.
     step: the step to run (None: the newest step built for this GPU that takes the inputs).
     config: a Config or its short form (None: the step's pick for this GPU).
     o: where to write the output (like q); None allocates it in q's framework.
@@ -189,6 +197,10 @@ def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=Non
     scores s = Q K^T / sqrt(d), fp32 [batch, heads, seq_len] (docs/spec/backward-track.md §1),
     what backward() takes; allocated in q's framework (PyTorch, CuPy), or written into `lse`.
     Only steps whose descriptor has `.writes_lse` write it (ValueError names them).
+    q_descale, k_descale, v_descale: float32 CUDA arrays, [batch, heads] for q and [batch,
+    heads_kv] for k and v, given exactly when the inputs are float8_e4m3fn: the real value is
+    descale x stored (docs/spec/fp8-track.md §1). e4m3 inputs write a bfloat16 o. No step runs
+    e4m3 yet: such a call is refused by name after these checks.
 
     Returns o, or (o, lse) with return_lse or lse given. Raises TypeError / ValueError naming the
     value and the rule it breaks.
@@ -198,7 +210,8 @@ def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=Non
     if return_lse and lse is not None:
         raise ValueError("give either return_lse=True (allocated here) or lse= (written there)")
     out, _, lse = _run(q, k, v, step, config, o, causal, stream, None,
-                       lse if lse is not None else return_lse)
+                       lse if lse is not None else return_lse,
+                       (q_descale, k_descale, v_descale))
     return (out, lse) if lse is not None else out
 
 
@@ -273,7 +286,7 @@ def attention(q, k, v, causal=False):
 
 def forward_timed(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None,
                   ci_target=1.0, min_rounds=10, max_rounds=400, cell_seconds=2.0,
-                  launch_pattern="graph"):
+                  launch_pattern="graph", q_descale=None, k_descale=None, v_descale=None):
     """forward(), timed as `explorer --csv` times a kernel row, with the same engine and defaults
     (docs/profiling.md, "Interleaved measurement and intervals"): a warm-up, then rounds of a
     batch of launches (a CUDA graph replay by default), until the 95 % interval of the median is
@@ -295,18 +308,20 @@ def forward_timed(q, k, v, *, step=None, config=None, o=None, causal=False, stre
         raise TypeError(f"launch_pattern must be a str; got {type(launch_pattern).__name__}")
     request = _core.TimingRequest(float(ci_target), min_rounds, max_rounds, float(cell_seconds),
                                   launch_pattern)
-    out, result, _ = _run(q, k, v, step, config, o, causal, stream, request)
+    out, result, _ = _run(q, k, v, step, config, o, causal, stream, request,
+                          descales=(q_descale, k_descale, v_descale))
     return out, result.timing
 
 
-def resolve_kernel(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None):
+def resolve_kernel(q, k, v, *, step=None, config=None, o=None, causal=False, stream=None,
+                   q_descale=None, k_descale=None, v_descale=None):
     """(step, Config) that forward() would run for these arguments, after every check it makes,
     without launching anything."""
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be True or False; got {type(causal).__name__}")
     handle = _stream_handle(q, stream)
     return _core.resolve_kernel(_inputs(q), _inputs(k), _inputs(v), o, _step(step),
-                                _config(config), causal, handle)
+                                _config(config), causal, handle, q_descale, k_descale, v_descale)
 
 
 def default_config(step, dtype="fp16", *, d_head=128, device=None, compute_capability=None,

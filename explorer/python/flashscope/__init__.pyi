@@ -29,6 +29,9 @@ def forward(
     stream: _Stream | None = None,
     return_lse: bool = False,
     lse: _Array | None = None,
+    q_descale: _Array | None = None,
+    k_descale: _Array | None = None,
+    v_descale: _Array | None = None,
 ) -> _Array | tuple[_Array, _Array]: ...
 def backward(
     q: _Array,
@@ -62,6 +65,9 @@ def forward_timed(
     max_rounds: int = 400,
     cell_seconds: float = 2.0,
     launch_pattern: str = "graph",
+    q_descale: _Array | None = None,
+    k_descale: _Array | None = None,
+    v_descale: _Array | None = None,
 ) -> tuple[_Array, Timing]: ...
 def resolve_kernel(
     q: _Array,
@@ -73,6 +79,9 @@ def resolve_kernel(
     o: _Array | None = None,
     causal: bool = False,
     stream: _Stream | None = None,
+    q_descale: _Array | None = None,
+    k_descale: _Array | None = None,
+    v_descale: _Array | None = None,
 ) -> tuple[int, Config]: ...
 def default_config(
     step: int,

@@ -178,6 +178,9 @@ def forward(
     stream: int,
     timing: TimingRequest | None,
     lse: Any = None,
+    q_descale: Any = None,
+    k_descale: Any = None,
+    v_descale: Any = None,
 ) -> ForwardResult: ...
 def backward(
     q: Any,
@@ -204,4 +207,7 @@ def resolve_kernel(
     config: Config | None,
     causal: bool,
     stream: int,
+    q_descale: Any = None,
+    k_descale: Any = None,
+    v_descale: Any = None,
 ) -> tuple[int, Config]: ...

@@ -246,6 +246,20 @@ TEST_CASE("rows survive a write/read round trip, optional and quoted fields incl
   CHECK(back[1].extra_metrics.empty());  // an empty metric field reads as absent
 }
 
+TEST_CASE("an e4m3 row (the FP8 track) is written as e4m3 and read back") {
+  // A baseline row of the FP8 problem (cuDNN's FP8 attention, docs/spec/fp8-track.md §3): no
+  // step runs e4m3 yet, but the file format carries the value already.
+  ResultRow row = reference_row();
+  row.problem.dtype = DType::E4M3;
+  const std::string text = write_csv({row}, {});
+  CHECK(contains(text, ",e4m3,"));
+  std::istringstream in(text);
+  const std::vector<ResultRow> back = read_results_csv(in, "fp8.csv");
+  REQUIRE(back.size() == 1);
+  check_equal(back[0], row);
+  CHECK(back[0].problem.dtype == DType::E4M3);
+}
+
 TEST_CASE("rows that were not measured leave the measurement columns empty") {
   const std::string text = write_csv({faulted_row()}, {});
   const std::string row_line = text.substr(text.find('\n') + 1);
@@ -362,7 +376,10 @@ TEST_CASE("a corrupt file is reported with its name, the line and the problem") 
   CHECK(contains(error_of(with_field(2, "verdict", "maybe")),
                  "results.csv:2: column 'verdict': 'maybe' is not pass, fail or unchecked"));
   CHECK(contains(error_of(with_field(3, "dtype", "fp32")),
-                 "results.csv:3: column 'dtype': 'fp32' is not a dtype: fp16 or bf16"));
+                 "results.csv:3: column 'dtype': 'fp32' is not a dtype: fp16, bf16 or e4m3 (fp8)"));
+  // The FP8 short name reads as e4m3 on the command line; a file spells the value one way only.
+  CHECK(contains(error_of(with_field(3, "dtype", "fp8")),
+                 "results.csv:3: column 'dtype': 'fp8' is not written as 'e4m3'"));
   CHECK(contains(error_of(with_field(2, "status", "broken")), "results.csv:2: column 'status'"));
   CHECK(contains(error_of(with_field(2, "median_ms", "9")),
                  "results.csv:2: column 'median_ms': median 9 ms lies outside [min"));

@@ -253,7 +253,7 @@ TEST_CASE("invalid sweep options are refused with the option's name") {
   CHECK(sweep_error({"--csv", "--seq-lens", "0"}) == "--seq-lens: seq_len 0 is not positive");
   CHECK(sweep_error({"--csv", "--seq-lens", "512,512"}) == "--seq-lens: 512 is listed twice");
   CHECK(sweep_error({"--csv", "--dtypes", "fp32"}) ==
-        "--dtypes: 'fp32' is not a dtype: fp16 or bf16");
+        "--dtypes: 'fp32' is not a dtype: fp16, bf16 or e4m3 (fp8)");
   CHECK(sweep_error({"--csv", "--heads-kv", "3", "--heads", "16"}) ==
         "--heads-kv / --heads: heads 16 is not a multiple of heads_kv 3: each K/V head serves a "
         "whole group of query heads (grouped-query attention)");
@@ -328,7 +328,7 @@ TEST_CASE("every problem of the sweep options is reported at once, each naming i
   CHECK(contains(problems[0], "--config: cannot parse config"));
   CHECK(contains(problems[0], "\"bogus\" is not a feature"));
   CHECK(contains(problems[1], "--steps: invalid step list \"0-3\""));
-  CHECK(problems[2] == "--dtypes: 'fp32' is not a dtype: fp16 or bf16");
+  CHECK(problems[2] == "--dtypes: 'fp32' is not a dtype: fp16, bf16 or e4m3 (fp8)");
   CHECK(problems[3] ==
         "--seq-lens: 'abc' is not a whole number written in decimal digits (no sign, no leading "
         "zero)");
@@ -1032,7 +1032,8 @@ TEST_CASE("check options are converted with clear errors") {
   check.step = 4;
   check.axes[Axis::dtype] = "half";
   CHECK_THROWS_WITH_AS(cli::check_request_from_cli(check),
-                       "--dtype: 'half' is not a dtype: fp16 or bf16", std::invalid_argument);
+                       "--dtype: 'half' is not a dtype: fp16, bf16 or e4m3 (fp8)",
+                       std::invalid_argument);
   check.axes[Axis::dtype] = "bf16";
   check.config = "(FP16, 128, 64): async";
   CHECK_THROWS_AS(cli::check_request_from_cli(check), std::invalid_argument);
@@ -1093,10 +1094,20 @@ TEST_CASE("without a GPU, explorer --csv fails with a clear message and writes n
   CHECK(contains(all.output, "the sweep needs a GPU"));
   CHECK_FALSE(testing::path_exists(output));
 
-  const ProcessResult bad_option = run_explorer_without_gpu("--csv --dtypes fp8", true);
+  const ProcessResult bad_option = run_explorer_without_gpu("--csv --dtypes fp32", true);
   CHECK(bad_option.exit_code == 2);
-  CHECK(
-      contains(bad_option.output, "explorer --csv: --dtypes: 'fp8' is not a dtype: fp16 or bf16"));
+  CHECK(contains(bad_option.output,
+                 "explorer --csv: --dtypes: 'fp32' is not a dtype: fp16, bf16 or e4m3 (fp8)"));
+  // e4m3 (short name fp8) is a dtype no step runs yet: every step refuses it by name, from its
+  // descriptor, before a GPU is looked for (docs/spec/fp8-track.md).
+  const ProcessResult fp8 = run_explorer_without_gpu("--csv --dtypes fp8 --steps 7,25", true);
+  CHECK(fp8.exit_code == 2);
+  CHECK(contains(fp8.output, "nothing to measure"));
+  CHECK(contains(fp8.output,
+                 "step 7 runs fp16 and bf16 inputs only, not e4m3; e4m3 (FP8) input "
+                 "runs on no step"));
+  CHECK(contains(fp8.output, "step 25 runs fp16 and bf16 inputs only, not e4m3"));
+  CHECK_FALSE(contains(fp8.output, "CUDA"));
   // Rules that need no GPU are named before one is looked for (issue 36): a length no kernel's
   // tiles divide, and a step whose static head count is another.
   const ProcessResult bad_length = run_explorer_without_gpu("--csv --seq-lens 1000", true);
@@ -1110,10 +1121,11 @@ TEST_CASE("without a GPU, explorer --csv fails with a clear message and writes n
 
   // Every problem at once, the output folder's included, before any GPU is looked for.
   const ProcessResult several = run_explorer_without_gpu(
-      "--csv --dtypes fp8 --steps 0 --output '" + output + ".d/missing/x.csv'", true);
+      "--csv --dtypes fp32 --steps 0 --output '" + output + ".d/missing/x.csv'", true);
   CHECK(several.exit_code == 2);
   CHECK(contains(several.output, "explorer --csv: --steps: invalid step list \"0\""));
-  CHECK(contains(several.output, "explorer --csv: --dtypes: 'fp8' is not a dtype: fp16 or bf16"));
+  CHECK(contains(several.output,
+                 "explorer --csv: --dtypes: 'fp32' is not a dtype: fp16, bf16 or e4m3 (fp8)"));
   CHECK(contains(several.output, "explorer --csv: --output: '" + output + ".d/missing/x.csv'"));
   CHECK(contains(several.output, "3 problems with the arguments; nothing was done"));
   CHECK_FALSE(contains(several.output, "CUDA"));
