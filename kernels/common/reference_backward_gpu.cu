@@ -11,31 +11,15 @@
 #include <stdexcept>
 
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/reference_elements.cuh"
 #include "kernels/common/reference_backward.hpp"
 
 namespace flashscope {
 
 namespace {
 
-template <DType kDType>
-struct Element;
-template <>
-struct Element<DType::FP16> {
-  using type = __half;
-  static __device__ float to_float(type x) { return __half2float(x); }
-  static __device__ type from_float(float x) { return __float2half_rn(x); }
-};
-template <>
-struct Element<DType::BF16> {
-  using type = __nv_bfloat16;
-  static __device__ float to_float(type x) { return __bfloat162float(x); }
-  static __device__ type from_float(float x) { return __float2bfloat16_rn(x); }
-};
-
-template <DType kDType>
-__device__ float round_to(float x) {
-  return Element<kDType>::to_float(Element<kDType>::from_float(x));
-}
+using reference_elements::Element;
+using reference_elements::round_to;
 
 constexpr int kRows = 16;  // rows a CTA owns (queries, or keys for dK and dV)
 constexpr int kTile = 32;  // rows of the other side per shared-memory tile
