@@ -35,6 +35,22 @@ mha_fwd(const at::Tensor& q,                      // [b, N_q, h, d]
         float p_dropout, float softmax_scale, bool is_causal, int window_size_left,
         int window_size_right, float softcap, bool return_softmax,
         std::optional<at::Generator> generator);
+// The backward's in-place entry (2.11: 19 parameters; dQ, dK, dV written into the tensors passed,
+// 4 tensors returned: dQ, dK, dV and the softmax's row sums D). Weak for the same reason.
+[[gnu::weak]] std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> mha_bwd(
+    const at::Tensor& dout,                   // [b, N_q, h, d]
+    const at::Tensor& q,                      // [b, N_q, h, d]
+    const at::Tensor& k,                      // [b, N_k, h_k, d]
+    const at::Tensor& v,                      // [b, N_k, h_k, d]
+    const at::Tensor& out,                    // [b, N_q, h, d]
+    const at::Tensor& softmax_lse,            // [b, h, N_q], fp32, natural log
+    std::optional<at::Tensor>& dq,            // [b, N_q, h, d]
+    std::optional<at::Tensor>& dk,            // [b, N_k, h_k, d]
+    std::optional<at::Tensor>& dv,            // [b, N_k, h_k, d]
+    std::optional<at::Tensor>& alibi_slopes,  // [h] or [b, h]
+    float p_dropout, float softmax_scale, bool is_causal, int window_size_left,
+    int window_size_right, float softcap, bool deterministic, at::Tensor philox_seed,
+    at::Tensor philox_offset);
 }  // namespace pytorch_flash
 #else
 #define FLASHSCOPE_TORCH_MHA_FWD_DECLARED 0
@@ -59,6 +75,14 @@ namespace {
 bool in_place_entry_available() {
 #if FLASHSCOPE_TORCH_MHA_FWD_DECLARED
   return &pytorch_flash::mha_fwd != nullptr;
+#else
+  return false;
+#endif
+}
+
+bool in_place_backward_available() {
+#if FLASHSCOPE_TORCH_MHA_FWD_DECLARED
+  return &pytorch_flash::mha_bwd != nullptr;
 #else
   return false;
 #endif
@@ -90,6 +114,43 @@ void forward_via_sdpa_op(const at::Tensor& q, const at::Tensor& k, const at::Ten
   o.copy_(std::get<0>(outputs).transpose(1, 2));
 }
 
+// The backward's tensors, [b, N, h, d] views (Q, K, V, O, dO, dQ, dK, dV) and the [b, h, N] LSE.
+struct BackwardViews {
+  at::Tensor q, k, v, o, d_o, lse, dq, dk, dv;
+};
+
+// FA2's backward writing dQ, dK and dV in place. Without dropout the RNG state is never read; FA2
+// still takes the two tensors, so empty ones made once per prepare are passed.
+void backward_in_place(const BackwardViews& t, const at::Tensor& rng_seed,
+                       const at::Tensor& rng_offset, float softmax_scale, bool is_causal) {
+#if FLASHSCOPE_TORCH_MHA_FWD_DECLARED
+  std::optional<at::Tensor> dq = t.dq, dk = t.dk, dv = t.dv;
+  std::optional<at::Tensor> no_alibi_slopes;
+  pytorch_flash::mha_bwd(t.d_o, t.q, t.k, t.v, t.o, t.lse, dq, dk, dv, no_alibi_slopes,
+                         /*p_dropout=*/0.0f, softmax_scale, is_causal, /*window_size_left=*/-1,
+                         /*window_size_right=*/-1, /*softcap=*/0.0f, /*deterministic=*/false,
+                         rng_seed, rng_offset);
+#else
+  (void)t, (void)rng_seed, (void)rng_offset, (void)softmax_scale, (void)is_causal;
+  throw std::logic_error("pytorch_flash::mha_bwd is not declared for this PyTorch");
+#endif
+}
+
+// The public op allocates the gradients; the copies into ours are inside the timed region (the
+// variant "sdpa_op" says so in the results).
+void backward_via_sdpa_op(const BackwardViews& t, const at::Tensor& rng_seed,
+                          const at::Tensor& rng_offset, float softmax_scale, bool is_causal) {
+  const int64_t seq_len = t.q.size(1);
+  const auto grads = at::_scaled_dot_product_flash_attention_backward(
+      t.d_o.transpose(1, 2), t.q.transpose(1, 2), t.k.transpose(1, 2), t.v.transpose(1, 2),
+      t.o.transpose(1, 2), t.lse, /*cum_seq_q=*/at::Tensor(), /*cum_seq_k=*/at::Tensor(),
+      /*max_q=*/seq_len, /*max_k=*/seq_len, /*dropout_p=*/0.0, is_causal, rng_seed, rng_offset,
+      static_cast<double>(softmax_scale));
+  t.dq.copy_(std::get<0>(grads).transpose(1, 2));
+  t.dk.copy_(std::get<1>(grads).transpose(1, 2));
+  t.dv.copy_(std::get<2>(grads).transpose(1, 2));
+}
+
 class TorchFlashBaseline final : public BaselineAttention {
  public:
   explicit TorchFlashBaseline(TorchFlashEntry requested)
@@ -101,30 +162,38 @@ class TorchFlashBaseline final : public BaselineAttention {
   std::string_view name() const override { return "fa2"; }
 
   std::string description() const override {
+    if (prepared_ && shape_.pass == Pass::backward)
+      return std::string("FlashAttention-2 backward from PyTorch ") + TORCH_VERSION +
+             (backward_entry_ == TorchFlashEntry::in_place
+                  ? ", pytorch_flash::mha_bwd writing dQ, dK, dV in place"
+                  : ", at::_scaled_dot_product_flash_attention_backward + copies into dQ, dK, "
+                    "dV");
     return std::string("FlashAttention-2 from PyTorch ") + TORCH_VERSION +
            (entry_ == TorchFlashEntry::in_place
                 ? ", pytorch_flash::mha_fwd writing O in place"
                 : ", at::_scaled_dot_product_flash_attention + copy into O");
   }
 
-  std::string variant() const override { return std::string(torch_flash_entry_name(entry_)); }
+  std::string variant() const override {
+    return std::string(torch_flash_entry_name(
+        prepared_ && shape_.pass == Pass::backward ? backward_entry_ : entry_));
+  }
 
   void prepare(const Problem& shape) override {
     prepared_ = false;
     cached_pointers_ = {};
+    cached_backward_pointers_ = {};
     if (entry_ == TorchFlashEntry::in_place && !in_place_entry_available())
       throw BaselineUnavailable(
           std::string("PyTorch FA2 in place: this libtorch (") + TORCH_VERSION +
           ") exports no pytorch_flash::mha_fwd with the parameters flashscope was written for");
     if (const auto violation = problem_violation(shape))
       throw BaselineUnavailable("PyTorch FA2: " + *violation);
-    // FA2's backward (PyTorch's flash SDPA backward, backward-track.md §3) is not wired: it could
-    // not be built or checked where this was written (no libtorch). Backward rows say so rather
-    // than pair with anything else.
-    if (shape.pass != Pass::forward)
-      throw BaselineUnavailable(
-          "PyTorch FA2: flashscope times FA2's forward only; its backward (the flash SDPA "
-          "backward) is not wired yet, so backward rows have no FA2 baseline");
+    // The backward's entry follows the forward's choice: in place where this libtorch exports
+    // mha_bwd with the declared parameters, else the public op and three copies.
+    backward_entry_ = entry_ == TorchFlashEntry::in_place && !in_place_backward_available()
+                          ? TorchFlashEntry::sdpa_op
+                          : entry_;
     // FlashAttention-2 has no FP8 kernels: e4m3 problems have no FA2 row (fp8-track.md §3).
     if (element_bytes(shape.dtype) != 2)
       throw BaselineUnavailable("PyTorch FA2 runs fp16 and bf16 only, not " +
@@ -146,7 +215,34 @@ class TorchFlashBaseline final : public BaselineAttention {
     scalar_type_ = shape.dtype == DType::BF16 ? at::kBFloat16 : at::kHalf;
     device_ = static_cast<c10::DeviceIndex>(device);
     softmax_scale_ = 1.0f / std::sqrt(static_cast<float>(shape.d_head));
+    if (shape.pass == Pass::backward) {
+      const auto rng_options = at::TensorOptions().dtype(at::kLong).device(at::kCUDA, device_);
+      rng_seed_ = at::zeros({}, rng_options);
+      rng_offset_ = at::zeros({}, rng_options);
+    }
     prepared_ = true;
+  }
+
+  void run_backward(const BaselineBackwardBuffers& buffers, cudaStream_t stream) override {
+    if (!prepared_ || shape_.pass != Pass::backward)
+      throw std::logic_error("PyTorch FA2: run_backward() before a backward prepare()");
+    const std::array<const void*, 9> pointers{buffers.q,  buffers.k,   buffers.v,
+                                              buffers.o,  buffers.d_o, buffers.lse,
+                                              buffers.dq, buffers.dk,  buffers.dv};
+    try {
+      if (pointers != cached_backward_pointers_) wrap_backward(pointers);
+      const c10::cuda::CUDAStreamGuard stream_guard(
+          c10::cuda::getStreamFromExternal(stream, device_));
+      if (backward_entry_ == TorchFlashEntry::in_place)
+        backward_in_place(backward_views_, rng_seed_, rng_offset_, softmax_scale_, shape_.causal);
+      else
+        backward_via_sdpa_op(backward_views_, rng_seed_, rng_offset_, softmax_scale_,
+                             shape_.causal);
+    } catch (const c10::Error& error) {
+      throw std::runtime_error("PyTorch flash attention backward (" +
+                               std::string(torch_flash_entry_name(backward_entry_)) +
+                               ") failed: " + error.what_without_backtrace());
+    }
   }
 
   void run(const void* q, const void* k, const void* v, void* o, cudaStream_t stream) override {
@@ -183,7 +279,30 @@ class TorchFlashBaseline final : public BaselineAttention {
     cached_pointers_ = pointers;
   }
 
+  void wrap_backward(const std::array<const void*, 9>& pointers) {
+    const auto options = at::TensorOptions().dtype(scalar_type_).device(at::kCUDA, device_);
+    const std::array<int64_t, 4> q_sizes{shape_.batch, shape_.seq_len, shape_.heads, shape_.d_head};
+    const std::array<int64_t, 4> kv_sizes{shape_.batch, shape_.seq_len, shape_.heads_kv,
+                                          shape_.d_head};
+    const auto view = [&](const void* pointer, const std::array<int64_t, 4>& sizes) {
+      return at::from_blob(const_cast<void*>(pointer), sizes, options);
+    };
+    BackwardViews& t = backward_views_;
+    t.q = view(pointers[0], q_sizes);
+    t.k = view(pointers[1], kv_sizes);
+    t.v = view(pointers[2], kv_sizes);
+    t.o = view(pointers[3], q_sizes);
+    t.d_o = view(pointers[4], q_sizes);
+    const std::array<int64_t, 3> lse_sizes{shape_.batch, shape_.heads, shape_.seq_len};
+    t.lse = at::from_blob(const_cast<void*>(pointers[5]), lse_sizes, options.dtype(at::kFloat));
+    t.dq = view(pointers[6], q_sizes);
+    t.dk = view(pointers[7], kv_sizes);
+    t.dv = view(pointers[8], kv_sizes);
+    cached_backward_pointers_ = pointers;
+  }
+
   TorchFlashEntry entry_;  // as requested, with automatic resolved
+  TorchFlashEntry backward_entry_ = TorchFlashEntry::sdpa_op;  // what run_backward() calls
   bool prepared_ = false;
   Problem shape_;
   at::ScalarType scalar_type_ = at::kHalf;
@@ -191,6 +310,9 @@ class TorchFlashBaseline final : public BaselineAttention {
   float softmax_scale_ = 1.0f;
   std::array<at::Tensor, 4> views_;
   std::array<const void*, 4> cached_pointers_{};
+  BackwardViews backward_views_;
+  std::array<const void*, 9> cached_backward_pointers_{};
+  at::Tensor rng_seed_, rng_offset_;  // FA2's RNG state arguments, unread without dropout
 };
 
 }  // namespace
