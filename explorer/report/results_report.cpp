@@ -790,35 +790,73 @@ std::string step_block(const RowSet& all, int step) {
   return any ? out : "";
 }
 
-// A backward step's block (docs/versions/B1.md, ...): its fastest row per dtype at N = 4096,
-// d_head 128 and no mask, in the run that measured it most, with its % of cuDNN's backward of
-// that run (a backward row is paired with the backward baselines only). Until a sweep has
-// measured the step, the block says so and how to measure it.
+// % of a baseline by time with the row's 95 % interval when the sweep paired them in interleaved
+// rounds ("99.1 % [98.9, 99.3]"), else by medians.
+std::string percent_of_baseline_text(const RowSet& set, const ResultRow& row, Baseline baseline) {
+  std::string text = percent_text(set.percent_of_baseline(row, baseline));
+  const auto& [low, high] = baseline == Baseline::fa2
+                                ? std::pair{row.pct_fa2_low, row.pct_fa2_high}
+                                : std::pair{row.pct_cudnn_low, row.pct_cudnn_high};
+  if (low && high) text += " [" + fixed(*low, 1) + ", " + fixed(*high, 1) + "]";
+  return text;
+}
+
+// The harmonic mean of percentages (the bars' "harmonic mean over N"), or none when any is missing.
+std::optional<double> harmonic_mean(const std::vector<std::optional<double>>& values) {
+  if (values.empty()) return std::nullopt;
+  double reciprocal_sum = 0;
+  for (const std::optional<double>& value : values) {
+    if (!value || *value <= 0) return std::nullopt;
+    reciprocal_sum += 1.0 / *value;
+  }
+  return static_cast<double>(values.size()) / reciprocal_sum;
+}
+
+// A backward step's block (docs/versions/B1.md, ...): at d_head 128, per dtype and mask, its
+// fastest row at every N of the run that measured it most, with % of FA2's and cuDNN's backward
+// of that run (a backward row is paired with the backward baselines only), and the harmonic mean
+// over those N where every N has the baseline. Until a sweep has measured the step, the block says
+// so and how to measure it.
 std::string backward_step_block(const RowSet& all, int step) {
   const auto wanted = [step](const ResultRow& row) {
     return row.step_number() == step && row.problem.pass == Pass::backward &&
-           row.problem.seq_len == kHeadlineSeqLen && row.problem.d_head == 128 &&
-           !row.problem.causal;
+           row.problem.d_head == 128;
   };
   const std::string run = busiest_run(all, wanted);
   if (run.empty())
     return "No sweep rows of step " + step_name(step) + " in the shipped dataset yet: `explorer " +
            "--csv --pass backward --steps " + std::to_string(step) +
-           "` measures it beside cuDNN's backward (docs/profiling.md, \"The pass axis\").\n";
+           "` measures it beside FA2's and cuDNN's backward (docs/profiling.md, \"The pass " +
+           "axis\").\n";
   const RowSet set(rows_of_run(all, run));
-  std::map<std::string, const ResultRow*> fastest;
+  // (dtype, causal) -> N -> the fastest usable row
+  std::map<std::pair<std::string, bool>, std::map<int, const ResultRow*>> fastest;
   for (const ResultRow* row : set.rows()) {
     if (!is_usable(*row) || !wanted(*row)) continue;
-    const ResultRow*& best = fastest[std::string(dtype_lower_name(row->problem.dtype))];
+    const ResultRow*& best = fastest[{std::string(dtype_lower_name(row->problem.dtype)),
+                                      row->problem.causal}][row->problem.seq_len];
     if (best == nullptr || row->median_ms < best->median_ms) best = row;
   }
   std::string out =
-      "| dtype | config (fastest at N = 4096, d_head 128, non-causal) | time (ms) | TFLOP/s | "
-      "% cuDNN backward |\n| --- | --- | ---: | ---: | ---: |\n";
-  for (const auto& [dtype, row] : fastest)
-    out += "| " + dtype + " | " + config_cell(*row) + " | " + fixed(row->median_ms, 3) + " | " +
-           fixed(row->tflops, 1) + " | " +
-           percent_text(set.percent_of_baseline(*row, Baseline::cudnn)) + " |\n";
+      "| dtype | mask | N | config | time (ms) | TFLOP/s | % FA2 backward [95 % CI] | % cuDNN "
+      "backward [95 % CI] |\n| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |\n";
+  for (const auto& [workload, by_n] : fastest) {
+    const auto& [dtype, causal] = workload;
+    const std::string mask = causal ? "causal" : "none";
+    std::vector<std::optional<double>> of_fa2, of_cudnn;
+    for (const auto& [n, row] : by_n) {
+      of_fa2.push_back(set.percent_of_baseline(*row, Baseline::fa2));
+      of_cudnn.push_back(set.percent_of_baseline(*row, Baseline::cudnn));
+      out += "| " + dtype + " | " + mask + " | " + std::to_string(n) + " | " + config_cell(*row) +
+             " | " + fixed(row->median_ms, 3) + " | " + fixed(row->tflops, 1) + " | " +
+             percent_of_baseline_text(set, *row, Baseline::fa2) + " | " +
+             percent_of_baseline_text(set, *row, Baseline::cudnn) + " |\n";
+    }
+    if (by_n.size() > 1)
+      out += "| " + dtype + " | " + mask + " | harmonic mean over N | | | | " +
+             percent_text(harmonic_mean(of_fa2)) + " | " + percent_text(harmonic_mean(of_cudnn)) +
+             " |\n";
+  }
   return out;
 }
 

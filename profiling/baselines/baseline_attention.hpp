@@ -65,6 +65,16 @@ class BaselineAttention {
     (void)stream;
     throw std::logic_error(std::string(name()) + ": run_backward() without a backward prepare()");
   }
+
+  // Writes the gradients of the last run_backward() into `buffers` where the baseline computes
+  // them into memory of its own (a framework op that allocates its results and has no out= form).
+  // The harness calls it after the checked launch only, never between timed launches, so the
+  // copies are neither timed nor skipped by the check. Default: nothing (written in place).
+  virtual void deliver_backward_outputs(const BaselineBackwardBuffers& buffers,
+                                        cudaStream_t stream) {
+    (void)buffers;
+    (void)stream;
+  }
 };
 
 class BaselineUnavailable : public std::runtime_error {

@@ -709,6 +709,9 @@ const std::vector<ResultColumnSpec>& column_table() {
       {FLASHSCOPE_OPTIONAL_COLUMN(int, temperature_max_c, true, "temperature max (C)")},
       {ResultColumn::clock_reasons, "clock_reasons", true, "clock held by",
        &write_text<&ResultRow::clock_reasons>, &read_text<&ResultRow::clock_reasons>, nullptr},
+      {ResultColumn::reference_variant, "reference_variant", true, "reference variant",
+       &write_text<&ResultRow::reference_variant>, &read_text<&ResultRow::reference_variant>,
+       nullptr},
   };
   return table;
 }
@@ -718,7 +721,7 @@ const std::vector<ResultColumnSpec>& column_table() {
 #undef FLASHSCOPE_MEASUREMENT_COLUMN
 #undef FLASHSCOPE_AXIS_COLUMN
 
-constexpr std::size_t kColumnCount = static_cast<std::size_t>(ResultColumn::clock_reasons) + 1;
+constexpr std::size_t kColumnCount = static_cast<std::size_t>(ResultColumn::reference_variant) + 1;
 
 // The step and status columns first: the rules of the config, dtype, measurement and
 // reference_pass columns depend on them.

@@ -169,6 +169,9 @@ struct ResultRow {
   std::optional<double> power_limit_w;  // the enforced power limit
   std::optional<int> temperature_max_c;
   std::string clock_reasons;  // what held the clock down: "power cap", "HW slowdown", ... (" + ")
+  // A reference row's way in (BaselineAttention::variant()): FA2 "in_place" / "sdpa_op", cuDNN
+  // "unified" / "composite" (flashscope's own graph) or "torch_cudnn" (PyTorch's cuDNN backward).
+  std::string reference_variant;
   std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
 
   std::optional<int> step_number() const { return subject.step(); }  // kernels only
@@ -260,6 +263,7 @@ enum class ResultColumn : int {
   power_limit_w,
   temperature_max_c,
   clock_reasons,
+  reference_variant,
 };
 
 // One column: the single place that knows its header name, whether older files may lack it,

@@ -16,6 +16,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <streambuf>
 
 #include "kernels/common/cuda_check.hpp"
@@ -325,6 +326,7 @@ class UnitRunner {
 
   // Set when a fault lost the CUDA context: the reason; the worker ends after its rows.
   std::optional<std::string> throw_after_;
+  std::set<std::string> described_references_;  // "variant: description" lines already logged
 
   // "worker: 70 measurements in 31.2 s: inputs ... (CUPTI session kept)"
   std::string time_summary() const {
@@ -387,17 +389,29 @@ class UnitRunner {
     row.input_seed = inputs.seed();
 
     std::function<void(cudaStream_t)> launch;
+    // After the checked launch only: a baseline's gradients into our buffers (untimed).
+    std::function<void(cudaStream_t)> deliver_checked_outputs;
     const bool backward = item.problem.pass == Pass::backward;
     if (item.is_baseline()) {
       const Baseline which = *item.subject.which_baseline();
       BaselineAttention& baseline = baseline_named(std::string(baseline_key(which)));
       baseline.prepare(item.problem);  // BaselineUnavailable: the row is skipped with the reason
-      if (which == Baseline::fa2) row.fa2_entry_point = baseline.variant();
-      if (backward)
+      row.reference_variant = baseline.variant();
+      if (which == Baseline::fa2) row.fa2_entry_point = row.reference_variant;
+      // What exactly runs, once per way in (the cuDNN version PyTorch carries, an engine, ...).
+      if (described_references_.insert(row.reference_variant + ": " + baseline.description())
+              .second)
+        log_ << "reference " << baseline.name() << " (" << row.reference_variant
+             << "): " << baseline.description() << "\n";
+      if (backward) {
         launch = [&baseline, buffers = inputs.backward_buffers()](cudaStream_t stream) {
           baseline.run_backward(buffers, stream);
         };
-      else
+        deliver_checked_outputs = [&baseline,
+                                   buffers = inputs.backward_buffers()](cudaStream_t stream) {
+          baseline.deliver_backward_outputs(buffers, stream);
+        };
+      } else
         launch = [&baseline, &inputs](cudaStream_t stream) {
           baseline.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
         };
@@ -441,6 +455,7 @@ class UnitRunner {
     const PhaseClock::Scope check_scope(phases_, PhaseClock::check);
     inputs.poison_outputs(stream_);
     launch(stream_);
+    if (deliver_checked_outputs) deliver_checked_outputs(stream_);
     FS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const CheckOutcome verdict = inputs.check(stream_);
     row.verdict = verdict.passed ? Verdict::pass : Verdict::fail;

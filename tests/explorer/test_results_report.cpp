@@ -396,7 +396,8 @@ TEST_CASE("per-N and vs-previous blocks carry the rows' intervals and say when a
 }
 
 TEST_CASE(
-    "a backward step's block reads its backward rows and cuDNN's backward, never a forward row") {
+    "a backward step's block reads its backward rows and the backward baselines, never a forward "
+    "row") {
   Rows rows;
   constexpr const char* kB2 =
       "(FP16, 128, 64, 128, 8): async+eager+swizzled+load_0_0_0_tiles+buffer";
@@ -407,13 +408,28 @@ TEST_CASE(
   REQUIRE(blocks.count("step-B2") == 1);
   CHECK(blocks.at("step-B2").find("No sweep rows of step B2") == 0);
   CHECK(blocks.at("step-B2").find("--pass backward --steps 102") != std::string::npos);
-  // B2's backward row beside cuDNN's backward (200 TFLOP/s) and a faster forward cuDNN row.
-  rows.add("B2", kB2, 150, "run").problem.pass = Pass::backward;
-  rows.add("cudnn", "", 200, "run").problem.pass = Pass::backward;
+  // B2's backward rows at two N beside FA2's and cuDNN's backward, and a faster forward cuDNN row.
+  const auto backward = [&](const std::string& step, const std::string& config, double tflops,
+                            int seq_len) {
+    ResultRow& row = rows.add(step, config, tflops, "run");
+    row.problem.pass = Pass::backward;
+    row.problem.seq_len = seq_len;
+  };
+  backward("B2", kB2, 150, 4096);
+  backward("cudnn", "", 200, 4096);
+  backward("fa2", "", 300, 4096);
+  backward("B2", kB2, 150, 1024);
+  backward("fa2", "", 100, 1024);
   blocks = report_blocks(rows.set());
   const std::string& block = blocks.at("step-B2");
   CAPTURE(block);
-  CHECK(block.find(std::string("`") + kB2 + "` | 6.667 | 150.0 | 75.0 % |") != std::string::npos);
+  CHECK(block.find(std::string("| fp16 | none | 4096 | `") + kB2 +
+                   "` | 6.667 | 150.0 | 50.0 % | 75.0 % |") != std::string::npos);
+  CHECK(block.find(std::string("| fp16 | none | 1024 | `") + kB2 +
+                   "` | 6.667 | 150.0 | 150.0 % | – |") != std::string::npos);
+  // The harmonic mean of 150 % and 50 % is 75 %; cuDNN's is missing at N = 1024, so none.
+  CHECK(block.find("| fp16 | none | harmonic mean over N | | | | 75.0 % | – |") !=
+        std::string::npos);
   CHECK(blocks.at("step-B2@test-device") == block);
   CHECK(blocks.at("step-B1").find("No sweep rows of step B1") == 0);
 }

@@ -601,7 +601,8 @@ TEST_CASE("a file without the provenance and clock columns still reads, warnings
                                                               "power_max_w",
                                                               "power_limit_w",
                                                               "temperature_max_c",
-                                                              "clock_reasons"});
+                                                              "clock_reasons",
+                                                              "reference_variant"});
   ResultRow suspicious = measured_kernel_row();
   suspicious.l2_hit_pct = 101.024;
   const std::string old_text =
