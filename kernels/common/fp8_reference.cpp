@@ -293,4 +293,83 @@ std::string Verdict::summary() const {
   return text;
 }
 
+namespace {
+
+bool is_power_of_two(std::size_t n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
+
+// splitmix64's finalizer: a well-mixed 64-bit hash of (seed, index).
+std::uint64_t mix(std::uint64_t seed, std::uint64_t index) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void check_rotation(const std::vector<double>& values, const std::vector<int>& signs,
+                    const char* what) {
+  if (!is_power_of_two(signs.size()))
+    throw std::invalid_argument(
+        std::string(what) + ": the row length (d_head) must be a power of " +
+        "two for the fast Walsh-Hadamard transform, not " + std::to_string(signs.size()));
+  for (std::size_t i = 0; i < signs.size(); ++i)
+    if (signs[i] != 1 && signs[i] != -1)
+      throw std::invalid_argument(std::string(what) + ": sign " + std::to_string(i) + " is " +
+                                  std::to_string(signs[i]) + ", not +1 or -1");
+  if (values.size() % signs.size() != 0)
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(values.size()) +
+                                " values are not a whole number of rows of " +
+                                std::to_string(signs.size()));
+}
+
+// In place, unnormalized: row <- H · row (Sylvester order: H_2d = [[H, H], [H, -H]]).
+void walsh_hadamard(double* row, std::size_t d) {
+  for (std::size_t half = 1; half < d; half *= 2)
+    for (std::size_t start = 0; start < d; start += 2 * half)
+      for (std::size_t i = start; i < start + half; ++i) {
+        const double a = row[i], b = row[i + half];
+        row[i] = a + b;
+        row[i + half] = a - b;
+      }
+}
+
+}  // namespace
+
+std::vector<int> rotation_signs(int d_head, std::uint64_t seed) {
+  if (d_head <= 0 || !is_power_of_two(static_cast<std::size_t>(d_head)))
+    throw std::invalid_argument("fp8::rotation_signs: d_head must be a power of two, not " +
+                                std::to_string(d_head));
+  std::vector<int> signs(static_cast<std::size_t>(d_head));
+  for (std::size_t i = 0; i < signs.size(); ++i)
+    signs[i] = (mix(seed, i) >> 63) ? -1 : 1;
+  return signs;
+}
+
+void rotate_rows(std::vector<double>& values, const std::vector<int>& signs) {
+  check_rotation(values, signs, "fp8::rotate_rows");
+  const std::size_t d = signs.size();
+  const double norm = 1.0 / std::sqrt(static_cast<double>(d));
+  for (std::size_t start = 0; start < values.size(); start += d) {
+    double* row = values.data() + start;
+    for (std::size_t i = 0; i < d; ++i)
+      row[i] *= signs[i];
+    walsh_hadamard(row, d);
+    for (std::size_t i = 0; i < d; ++i)
+      row[i] *= norm;
+  }
+}
+
+void unrotate_rows(std::vector<double>& values, const std::vector<int>& signs) {
+  check_rotation(values, signs, "fp8::unrotate_rows");
+  const std::size_t d = signs.size();
+  const double norm = 1.0 / std::sqrt(static_cast<double>(d));
+  for (std::size_t start = 0; start < values.size(); start += d) {
+    double* row = values.data() + start;
+    walsh_hadamard(row, d);
+    for (std::size_t i = 0; i < d; ++i)
+      row[i] *= norm * signs[i];
+  }
+}
+
 }  // namespace flashscope::fp8

@@ -70,6 +70,29 @@ QuantizedTensor quantize_per_head(const std::vector<double>& values, int batch, 
 // Every element's descale x decode(code), in fp64.
 std::vector<double> dequantize(const QuantizedTensor& tensor);
 
+// ---- Incoherent processing (fp8-track.md §4.2) -------------------------------------------------
+//
+// The rotation R = H · diag(signs) / sqrt(d): H the d x d Sylvester Walsh–Hadamard matrix (entries
+// ±1, H Hᵀ = d I), signs ±1 per channel. R is orthogonal, so rotating every row of Q and of K by
+// the same R leaves Q·Kᵀ, and with it the attention, unchanged, while one large channel of a row is
+// spread over all d channels before the row is rounded to e4m3.
+
+// The ±1 signs of the rotation for `d_head` channels: a pure function of (d_head, seed), each sign
+// the top bit of a 64-bit hash of (seed, channel). Throws std::invalid_argument unless d_head is a
+// power of two (the fast transform's rule).
+std::vector<int> rotation_signs(int d_head, std::uint64_t seed);
+
+// Every `signs.size()`-long row of `values` (a [..., d] tensor, rows contiguous) becomes
+// R · row = H · (signs ∘ row) / sqrt(d), by the fast Walsh–Hadamard transform: d · log2(d)
+// additions and subtractions a row instead of d² multiply-adds. Applying it twice with the same
+// signs is not the identity (R is not symmetric); unrotate_rows() is its inverse. Throws
+// std::invalid_argument for a length that is not a power of two, a sign other than ±1, or a size
+// that is not a whole number of rows.
+void rotate_rows(std::vector<double>& values, const std::vector<int>& signs);
+// The inverse: row = signs ∘ (H · rotated) / sqrt(d) (Rᵀ, since H is symmetric and diag(signs)
+// is its own inverse).
+void unrotate_rows(std::vector<double>& values, const std::vector<int>& signs);
+
 // ---- References and the rule (fp8-track.md §2) -------------------------------------------------
 
 // The quantized inputs of one forward problem: Q with `problem.heads` heads, K and V with

@@ -3,6 +3,7 @@
 // worked by hand and the rule.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -347,4 +348,74 @@ TEST_CASE("the rule's floor and the references' argument checks") {
   CHECK_THROWS_WITH_AS(fp8::reference_low_precision(fp8_problem(1, 4, 1, 4), {t, t, t}),
                        doctest::Contains("q is not a quantized [batch, seq_len, heads, d_head]"),
                        std::invalid_argument);
+}
+
+TEST_CASE("the rotation of §4.2 is orthogonal: norms and Q·Kᵀ are kept, unrotate inverts it") {
+  constexpr int kD = 64, kRows = 12;
+  const std::vector<int> signs = fp8::rotation_signs(kD, 2026);
+  // The signs are a pure function of (d, seed), and both signs occur.
+  CHECK(signs == fp8::rotation_signs(kD, 2026));
+  CHECK(signs != fp8::rotation_signs(kD, 2027));
+  const auto negative = std::count(signs.begin(), signs.end(), -1);
+  CHECK(negative > 8);
+  CHECK(negative < kD - 8);
+
+  const std::vector<double> q = normal_values(kRows * kD, 1), k = normal_values(kRows * kD, 2);
+  std::vector<double> q_rotated = q, k_rotated = k;
+  fp8::rotate_rows(q_rotated, signs);
+  fp8::rotate_rows(k_rotated, signs);
+  const auto dot = [](const std::vector<double>& a, int i, const std::vector<double>& b, int j) {
+    double sum = 0;
+    for (int c = 0; c < kD; ++c)
+      sum += a[i * kD + c] * b[j * kD + c];
+    return sum;
+  };
+  for (int i = 0; i < kRows; ++i) {
+    CHECK(dot(q_rotated, i, q_rotated, i) == doctest::Approx(dot(q, i, q, i)).epsilon(1e-12));
+    for (int j = 0; j < kRows; ++j)
+      CHECK(dot(q_rotated, i, k_rotated, j) ==
+            doctest::Approx(dot(q, i, k, j)).epsilon(1e-10).scale(1.0));
+  }
+  // The rotation changes the rows (it is no identity) and unrotate_rows brings them back.
+  CHECK(std::fabs(q_rotated[0] - q[0]) > 1e-6);
+  fp8::unrotate_rows(q_rotated, signs);
+  for (std::size_t i = 0; i < q.size(); ++i)
+    CHECK(q_rotated[i] == doctest::Approx(q[i]).epsilon(1e-12));
+}
+
+TEST_CASE("the rotation spreads one large channel over all of them") {
+  // A row that is one channel of 64: every rotated entry has magnitude 64 / sqrt(64) = 8, so the
+  // row's amax, which sets its e4m3 scale, drops by sqrt(d); the fast transform agrees with the
+  // d x d Sylvester matrix H_{ij} = (-1)^popcount(i & j).
+  constexpr int kD = 64;
+  const std::vector<int> signs = fp8::rotation_signs(kD, 7);
+  for (int channel : {0, 5, 63}) {
+    std::vector<double> row(kD, 0.0);
+    row[channel] = 64.0;
+    fp8::rotate_rows(row, signs);
+    for (int i = 0; i < kD; ++i) {
+      const int parity = __builtin_popcount(static_cast<unsigned>(i & channel)) & 1;
+      CHECK(row[i] == doctest::Approx((parity ? -8.0 : 8.0) * signs[channel]));
+    }
+  }
+}
+
+TEST_CASE("the rotation refuses what it cannot rotate, naming the value and the rule") {
+  CHECK_THROWS_WITH_AS(fp8::rotation_signs(96, 1),
+                       "fp8::rotation_signs: d_head must be a power of two, not 96",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(fp8::rotation_signs(0, 1),
+                       "fp8::rotation_signs: d_head must be a power of two, not 0",
+                       std::invalid_argument);
+  std::vector<double> values(10, 1.0);
+  CHECK_THROWS_WITH_AS(fp8::rotate_rows(values, {1, -1, 1, 1}),
+                       "fp8::rotate_rows: 10 values are not a whole number of rows of 4",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(fp8::rotate_rows(values, {1, -1, 1}),
+                       "fp8::rotate_rows: the row length (d_head) must be a power of two for the "
+                       "fast Walsh-Hadamard transform, not 3",
+                       std::invalid_argument);
+  std::vector<double> eight(8, 1.0);
+  CHECK_THROWS_WITH_AS(fp8::unrotate_rows(eight, {1, 0, 1, 1}),
+                       "fp8::unrotate_rows: sign 1 is 0, not +1 or -1", std::invalid_argument);
 }
