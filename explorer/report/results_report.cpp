@@ -826,8 +826,8 @@ std::string backward_step_block(const RowSet& all, int step) {
   if (run.empty())
     return "No sweep rows of step " + step_name(step) + " in the shipped dataset yet: `explorer " +
            "--csv --pass backward --steps " + std::to_string(step) +
-           "` measures it beside FA2's and cuDNN's backward (docs/profiling.md, \"The pass " +
-           "axis\").\n";
+           "` measures it beside FA2's and cuDNN's backward (docs/profiling.md, \"The pass axis\")."
+           "\n";
   const RowSet set(rows_of_run(all, run));
   // (dtype, causal) -> N -> the fastest usable row
   std::map<std::pair<std::string, bool>, std::map<int, const ResultRow*>> fastest;
