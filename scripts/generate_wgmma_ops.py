@@ -25,13 +25,14 @@ HEADER = """\
 // wgmma.mma_async m64nNk16 with fp32 accumulators for fp16 and bf16 inputs (PTX ISA, "Asynchronous
 // Warpgroup Level Matrix Multiply-Accumulate"), one wrapper per N = 16, 32, ..., 256.
 //
-//   WgmmaOp<dtype, N>::ss<kTransposeB>(d, desc_a, desc_b, accumulate)  A and B from SMEM descriptors
-//   WgmmaOp<dtype, N>::rs<kTransposeB>(d, a, desc_b, accumulate)       A from registers
+//   WgmmaOp<dtype, N>::ss<kTransposeB[, kTransposeA]>(d, desc_a, desc_b, accumulate)  A, B in SMEM
+//   WgmmaOp<dtype, N>::rs<kTransposeB>(d, a, desc_b, accumulate)  A from registers
 //
 // d is the warpgroup's 64 x N fp32 accumulator tile as each thread holds it: d[j][0..3] is the
 // mma.sync m16n8 C fragment of 8-column block j within the warp's 16 rows. a is the m16n8k16 A
 // fragment of the warp's 16 rows. `accumulate` false computes D = A·B (the scale-d predicate), true
-// D += A·B. kTransposeB = 1 reads B as MN-major (for 16-bit types only). Every call must sit between
+// D += A·B. kTransposeB = 1 reads B as MN-major, kTransposeA = 1 (default 0; SMEM A only) reads A as
+// M-major (both for 16-bit types only). Every call must sit between
 // ptx::wgmma_fence() and ptx::wgmma_commit_group(); the accumulators must not be touched until
 // ptx::wgmma_wait_group() says the group is complete.
 #pragma once
@@ -66,13 +67,13 @@ def accumulator_operands(n):
 def wrapper(dtype_enum, ptx_type, n):
     regs = n // 2
     instruction = f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type}"
-    ss_tail = (f"%{regs}, %{regs + 1}, p, 1, 1, 0, %{regs + 3};")
+    ss_tail = (f"%{regs}, %{regs + 1}, p, 1, 1, %{regs + 4}, %{regs + 3};")
     rs_tail = (f"{{%{regs}, %{regs + 1}, %{regs + 2}, %{regs + 3}}}, %{regs + 4}, p, 1, 1, "
                f"%{regs + 6};")
     return f"""
 template <>
 struct WgmmaOp<DType::{dtype_enum}, {n}> {{
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[{n // 8}][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {{
     asm volatile(
@@ -84,7 +85,8 @@ struct WgmmaOp<DType::{dtype_enum}, {n}> {{
         "{ss_tail}\\n"
         "}}\\n"
         : {accumulator_operands(n).lstrip()}
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }}
 
   template <int kTransposeB>

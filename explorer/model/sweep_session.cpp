@@ -34,8 +34,10 @@ std::vector<StepTrack> group_by_track(std::vector<RunnableStep> steps) {
   std::vector<StepTrack> tracks;
   for (RunnableStep& step : steps) {
     const std::string_view name = track_name(step.step);
-    if (tracks.empty() || tracks.back().name != name)
-      tracks.push_back({std::string(name), std::string(track_arch(step.step)), {}});
+    if (tracks.empty() || tracks.back().name != name) tracks.push_back({std::string(name), "", {}});
+    // A track's arch is its newest step's: the backward track starts with Ampere steps (B1, B2)
+    // and goes on with Hopper ones (B3+).
+    tracks.back().arch = std::string(track_arch(step.step));
     tracks.back().steps.push_back(std::move(step));
   }
   return tracks;

@@ -53,7 +53,7 @@ struct RunnableStep {
 // Backward: the backward steps B1, B2, ..., numbered from 101).
 struct StepTrack {
   std::string name;  // "Ampere", "Hopper", "Backward"
-  std::string arch;  // what the track's kernels need: "sm_80+", "sm_90a"
+  std::string arch;  // what the track's newest kernels need: "sm_80+", "sm_90a"
   std::vector<RunnableStep> steps;
 };
 std::string_view track_name(int step);

@@ -166,4 +166,30 @@ inline std::optional<std::string> backward_b2(int step, const KernelConfig& c) {
   return std::nullopt;
 }
 
+// Step B3 (backward-track.md §4): two warpgroups of 64 keys each (the M of every wgmma), one
+// query block of 64 rows at a time in a ring of `stages` buffers; a warpgroup holds dK and dV of
+// its 64 keys x d_head in fp32 registers (d_head registers a thread) beside Sᵀ and dPᵀ (B_r). The
+// kernel's layout.cuh asserts the same at compile time.
+inline std::optional<std::string> backward_b3(int step, const KernelConfig& c) {
+  const std::string name = "step " + backward_step_name(step);
+  if (c.d_head == 256)
+    return name +
+           " keeps dK and dV of a warpgroup's 64 keys x d_head in fp32 registers: 256 registers a "
+           "thread at d_head = 256, more than the 255 a thread can have (d_head 64 and 128 run)";
+  if (c.d_head != 64 && c.d_head != 128)
+    return name + " runs d_head 64 and 128, not " + std::to_string(c.d_head);
+  if (c.n_warps != 8 || c.B_c != 128)
+    return name + " gives each of two warpgroups 64 keys of the KV block: B_c must be 128 and " +
+           "n_warps 8, not " + std::to_string(c.B_c) + " and " + std::to_string(c.n_warps);
+  if (c.B_r != 64)
+    return name + " works on 64-query blocks: B_r must be 64, not " + std::to_string(c.B_r) +
+           " (a warpgroup holds Sᵀ and dPᵀ of its 64 keys x B_r queries beside dK and dV)";
+  if (c.stages < 2 || c.stages > 3)
+    return name + " keeps 2 or 3 query blocks in flight: stages must be 2 or 3, not " +
+           std::to_string(c.stages);
+  if (c.consumer_regs != 0)
+    return name + " has no producer warpgroup to take registers from: no regs_N";
+  return std::nullopt;
+}
+
 }  // namespace flashscope::step_rules

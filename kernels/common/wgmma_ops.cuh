@@ -3,15 +3,16 @@
 // wgmma.mma_async m64nNk16 with fp32 accumulators for fp16 and bf16 inputs (PTX ISA, "Asynchronous
 // Warpgroup Level Matrix Multiply-Accumulate"), one wrapper per N = 16, 32, ..., 256.
 //
-//   WgmmaOp<dtype, N>::ss<kTransposeB>(d, desc_a, desc_b, accumulate)  A and B from SMEM
-//   descriptors WgmmaOp<dtype, N>::rs<kTransposeB>(d, a, desc_b, accumulate)       A from registers
+//   WgmmaOp<dtype, N>::ss<kTransposeB[, kTransposeA]>(d, desc_a, desc_b, accumulate)  A, B in SMEM
+//   WgmmaOp<dtype, N>::rs<kTransposeB>(d, a, desc_b, accumulate)  A from registers
 //
 // d is the warpgroup's 64 x N fp32 accumulator tile as each thread holds it: d[j][0..3] is the
 // mma.sync m16n8 C fragment of 8-column block j within the warp's 16 rows. a is the m16n8k16 A
 // fragment of the warp's 16 rows. `accumulate` false computes D = A·B (the scale-d predicate), true
-// D += A·B. kTransposeB = 1 reads B as MN-major (for 16-bit types only). Every call must sit
-// between ptx::wgmma_fence() and ptx::wgmma_commit_group(); the accumulators must not be touched
-// until ptx::wgmma_wait_group() says the group is complete.
+// D += A·B. kTransposeB = 1 reads B as MN-major, kTransposeA = 1 (default 0; SMEM A only) reads A
+// as M-major (both for 16-bit types only). Every call must sit between ptx::wgmma_fence() and
+// ptx::wgmma_commit_group(); the accumulators must not be touched until ptx::wgmma_wait_group()
+// says the group is complete.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,7 @@ struct WgmmaOp;  // specialised below for every supported (dtype, N)
 
 template <>
 struct WgmmaOp<DType::FP16, 16> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[2][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -34,11 +35,12 @@ struct WgmmaOp<DType::FP16, 16> {
         "setp.ne.b32 p, %10, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16\n"
         "{%0, %1, %2, %3, %4, %5, %6, %7},\n"
-        "%8, %9, p, 1, 1, 0, %11;\n"
+        "%8, %9, p, 1, 1, %12, %11;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -61,7 +63,7 @@ struct WgmmaOp<DType::FP16, 16> {
 
 template <>
 struct WgmmaOp<DType::BF16, 16> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[2][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -70,11 +72,12 @@ struct WgmmaOp<DType::BF16, 16> {
         "setp.ne.b32 p, %10, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16\n"
         "{%0, %1, %2, %3, %4, %5, %6, %7},\n"
-        "%8, %9, p, 1, 1, 0, %11;\n"
+        "%8, %9, p, 1, 1, %12, %11;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -97,7 +100,7 @@ struct WgmmaOp<DType::BF16, 16> {
 
 template <>
 struct WgmmaOp<DType::FP16, 32> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[4][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -106,12 +109,13 @@ struct WgmmaOp<DType::FP16, 32> {
         "setp.ne.b32 p, %18, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16\n"
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15},\n"
-        "%16, %17, p, 1, 1, 0, %19;\n"
+        "%16, %17, p, 1, 1, %20, %19;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
           "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -135,7 +139,7 @@ struct WgmmaOp<DType::FP16, 32> {
 
 template <>
 struct WgmmaOp<DType::BF16, 32> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[4][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -144,12 +148,13 @@ struct WgmmaOp<DType::BF16, 32> {
         "setp.ne.b32 p, %18, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16\n"
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15},\n"
-        "%16, %17, p, 1, 1, 0, %19;\n"
+        "%16, %17, p, 1, 1, %20, %19;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
           "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -173,7 +178,7 @@ struct WgmmaOp<DType::BF16, 32> {
 
 template <>
 struct WgmmaOp<DType::FP16, 48> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[6][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -183,13 +188,14 @@ struct WgmmaOp<DType::FP16, 48> {
         "wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16\n"
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
         "%19, %20, %21, %22, %23},\n"
-        "%24, %25, p, 1, 1, 0, %27;\n"
+        "%24, %25, p, 1, 1, %28, %27;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
           "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
           "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -215,7 +221,7 @@ struct WgmmaOp<DType::FP16, 48> {
 
 template <>
 struct WgmmaOp<DType::BF16, 48> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[6][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -225,13 +231,14 @@ struct WgmmaOp<DType::BF16, 48> {
         "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16\n"
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
         "%19, %20, %21, %22, %23},\n"
-        "%24, %25, p, 1, 1, 0, %27;\n"
+        "%24, %25, p, 1, 1, %28, %27;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
           "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
           "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -257,7 +264,7 @@ struct WgmmaOp<DType::BF16, 48> {
 
 template <>
 struct WgmmaOp<DType::FP16, 64> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[8][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -267,7 +274,7 @@ struct WgmmaOp<DType::FP16, 64> {
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16\n"
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31},\n"
-        "%32, %33, p, 1, 1, 0, %35;\n"
+        "%32, %33, p, 1, 1, %36, %35;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -275,7 +282,8 @@ struct WgmmaOp<DType::FP16, 64> {
           "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
           "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
           "+f"(d[7][2]), "+f"(d[7][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -303,7 +311,7 @@ struct WgmmaOp<DType::FP16, 64> {
 
 template <>
 struct WgmmaOp<DType::BF16, 64> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[8][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -313,7 +321,7 @@ struct WgmmaOp<DType::BF16, 64> {
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16\n"
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31},\n"
-        "%32, %33, p, 1, 1, 0, %35;\n"
+        "%32, %33, p, 1, 1, %36, %35;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -321,7 +329,8 @@ struct WgmmaOp<DType::BF16, 64> {
           "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
           "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
           "+f"(d[7][2]), "+f"(d[7][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -349,7 +358,7 @@ struct WgmmaOp<DType::BF16, 64> {
 
 template <>
 struct WgmmaOp<DType::FP16, 80> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[10][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -360,7 +369,7 @@ struct WgmmaOp<DType::FP16, 80> {
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39},\n"
-        "%40, %41, p, 1, 1, 0, %43;\n"
+        "%40, %41, p, 1, 1, %44, %43;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -369,7 +378,8 @@ struct WgmmaOp<DType::FP16, 80> {
           "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
           "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
           "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -399,7 +409,7 @@ struct WgmmaOp<DType::FP16, 80> {
 
 template <>
 struct WgmmaOp<DType::BF16, 80> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[10][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -410,7 +420,7 @@ struct WgmmaOp<DType::BF16, 80> {
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39},\n"
-        "%40, %41, p, 1, 1, 0, %43;\n"
+        "%40, %41, p, 1, 1, %44, %43;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -419,7 +429,8 @@ struct WgmmaOp<DType::BF16, 80> {
           "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
           "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
           "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -449,7 +460,7 @@ struct WgmmaOp<DType::BF16, 80> {
 
 template <>
 struct WgmmaOp<DType::FP16, 96> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[12][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -460,7 +471,7 @@ struct WgmmaOp<DType::FP16, 96> {
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47},\n"
-        "%48, %49, p, 1, 1, 0, %51;\n"
+        "%48, %49, p, 1, 1, %52, %51;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -471,7 +482,8 @@ struct WgmmaOp<DType::FP16, 96> {
           "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]),
           "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]),
           "+f"(d[11][2]), "+f"(d[11][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -503,7 +515,7 @@ struct WgmmaOp<DType::FP16, 96> {
 
 template <>
 struct WgmmaOp<DType::BF16, 96> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[12][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -514,7 +526,7 @@ struct WgmmaOp<DType::BF16, 96> {
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47},\n"
-        "%48, %49, p, 1, 1, 0, %51;\n"
+        "%48, %49, p, 1, 1, %52, %51;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -525,7 +537,8 @@ struct WgmmaOp<DType::BF16, 96> {
           "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]),
           "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]),
           "+f"(d[11][2]), "+f"(d[11][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -557,7 +570,7 @@ struct WgmmaOp<DType::BF16, 96> {
 
 template <>
 struct WgmmaOp<DType::FP16, 112> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[14][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -569,7 +582,7 @@ struct WgmmaOp<DType::FP16, 112> {
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55},\n"
-        "%56, %57, p, 1, 1, 0, %59;\n"
+        "%56, %57, p, 1, 1, %60, %59;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -581,7 +594,8 @@ struct WgmmaOp<DType::FP16, 112> {
           "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]),
           "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]),
           "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -615,7 +629,7 @@ struct WgmmaOp<DType::FP16, 112> {
 
 template <>
 struct WgmmaOp<DType::BF16, 112> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[14][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -627,7 +641,7 @@ struct WgmmaOp<DType::BF16, 112> {
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55},\n"
-        "%56, %57, p, 1, 1, 0, %59;\n"
+        "%56, %57, p, 1, 1, %60, %59;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -639,7 +653,8 @@ struct WgmmaOp<DType::BF16, 112> {
           "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]),
           "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]),
           "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -673,7 +688,7 @@ struct WgmmaOp<DType::BF16, 112> {
 
 template <>
 struct WgmmaOp<DType::FP16, 128> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[16][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -685,7 +700,7 @@ struct WgmmaOp<DType::FP16, 128> {
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55, %56, %57, %58, %59, %60, %61, %62, %63},\n"
-        "%64, %65, p, 1, 1, 0, %67;\n"
+        "%64, %65, p, 1, 1, %68, %67;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -699,7 +714,8 @@ struct WgmmaOp<DType::FP16, 128> {
           "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
           "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]),
           "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -735,7 +751,7 @@ struct WgmmaOp<DType::FP16, 128> {
 
 template <>
 struct WgmmaOp<DType::BF16, 128> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[16][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -747,7 +763,7 @@ struct WgmmaOp<DType::BF16, 128> {
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55, %56, %57, %58, %59, %60, %61, %62, %63},\n"
-        "%64, %65, p, 1, 1, 0, %67;\n"
+        "%64, %65, p, 1, 1, %68, %67;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -761,7 +777,8 @@ struct WgmmaOp<DType::BF16, 128> {
           "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
           "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]),
           "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -797,7 +814,7 @@ struct WgmmaOp<DType::BF16, 128> {
 
 template <>
 struct WgmmaOp<DType::FP16, 144> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[18][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -809,7 +826,7 @@ struct WgmmaOp<DType::FP16, 144> {
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71},\n"
-        "%72, %73, p, 1, 1, 0, %75;\n"
+        "%72, %73, p, 1, 1, %76, %75;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -825,7 +842,8 @@ struct WgmmaOp<DType::FP16, 144> {
           "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]), "+f"(d[16][0]), "+f"(d[16][1]),
           "+f"(d[16][2]), "+f"(d[16][3]), "+f"(d[17][0]), "+f"(d[17][1]), "+f"(d[17][2]),
           "+f"(d[17][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -863,7 +881,7 @@ struct WgmmaOp<DType::FP16, 144> {
 
 template <>
 struct WgmmaOp<DType::BF16, 144> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[18][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -875,7 +893,7 @@ struct WgmmaOp<DType::BF16, 144> {
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71},\n"
-        "%72, %73, p, 1, 1, 0, %75;\n"
+        "%72, %73, p, 1, 1, %76, %75;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -891,7 +909,8 @@ struct WgmmaOp<DType::BF16, 144> {
           "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]), "+f"(d[16][0]), "+f"(d[16][1]),
           "+f"(d[16][2]), "+f"(d[16][3]), "+f"(d[17][0]), "+f"(d[17][1]), "+f"(d[17][2]),
           "+f"(d[17][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -929,7 +948,7 @@ struct WgmmaOp<DType::BF16, 144> {
 
 template <>
 struct WgmmaOp<DType::FP16, 160> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[20][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -942,7 +961,7 @@ struct WgmmaOp<DType::FP16, 160> {
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, "
         "%73, %74, %75, %76, %77, %78, %79},\n"
-        "%80, %81, p, 1, 1, 0, %83;\n"
+        "%80, %81, p, 1, 1, %84, %83;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -959,7 +978,8 @@ struct WgmmaOp<DType::FP16, 160> {
           "+f"(d[16][2]), "+f"(d[16][3]), "+f"(d[17][0]), "+f"(d[17][1]), "+f"(d[17][2]),
           "+f"(d[17][3]), "+f"(d[18][0]), "+f"(d[18][1]), "+f"(d[18][2]), "+f"(d[18][3]),
           "+f"(d[19][0]), "+f"(d[19][1]), "+f"(d[19][2]), "+f"(d[19][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -999,7 +1019,7 @@ struct WgmmaOp<DType::FP16, 160> {
 
 template <>
 struct WgmmaOp<DType::BF16, 160> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[20][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1012,7 +1032,7 @@ struct WgmmaOp<DType::BF16, 160> {
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, "
         "%73, %74, %75, %76, %77, %78, %79},\n"
-        "%80, %81, p, 1, 1, 0, %83;\n"
+        "%80, %81, p, 1, 1, %84, %83;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1029,7 +1049,8 @@ struct WgmmaOp<DType::BF16, 160> {
           "+f"(d[16][2]), "+f"(d[16][3]), "+f"(d[17][0]), "+f"(d[17][1]), "+f"(d[17][2]),
           "+f"(d[17][3]), "+f"(d[18][0]), "+f"(d[18][1]), "+f"(d[18][2]), "+f"(d[18][3]),
           "+f"(d[19][0]), "+f"(d[19][1]), "+f"(d[19][2]), "+f"(d[19][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1069,7 +1090,7 @@ struct WgmmaOp<DType::BF16, 160> {
 
 template <>
 struct WgmmaOp<DType::FP16, 176> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[22][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1082,7 +1103,7 @@ struct WgmmaOp<DType::FP16, 176> {
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, "
         "%73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87},\n"
-        "%88, %89, p, 1, 1, 0, %91;\n"
+        "%88, %89, p, 1, 1, %92, %91;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1101,7 +1122,8 @@ struct WgmmaOp<DType::FP16, 176> {
           "+f"(d[19][0]), "+f"(d[19][1]), "+f"(d[19][2]), "+f"(d[19][3]), "+f"(d[20][0]),
           "+f"(d[20][1]), "+f"(d[20][2]), "+f"(d[20][3]), "+f"(d[21][0]), "+f"(d[21][1]),
           "+f"(d[21][2]), "+f"(d[21][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1143,7 +1165,7 @@ struct WgmmaOp<DType::FP16, 176> {
 
 template <>
 struct WgmmaOp<DType::BF16, 176> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[22][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1156,7 +1178,7 @@ struct WgmmaOp<DType::BF16, 176> {
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, "
         "%73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87},\n"
-        "%88, %89, p, 1, 1, 0, %91;\n"
+        "%88, %89, p, 1, 1, %92, %91;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1175,7 +1197,8 @@ struct WgmmaOp<DType::BF16, 176> {
           "+f"(d[19][0]), "+f"(d[19][1]), "+f"(d[19][2]), "+f"(d[19][3]), "+f"(d[20][0]),
           "+f"(d[20][1]), "+f"(d[20][2]), "+f"(d[20][3]), "+f"(d[21][0]), "+f"(d[21][1]),
           "+f"(d[21][2]), "+f"(d[21][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1217,7 +1240,7 @@ struct WgmmaOp<DType::BF16, 176> {
 
 template <>
 struct WgmmaOp<DType::FP16, 192> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[24][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1231,7 +1254,7 @@ struct WgmmaOp<DType::FP16, 192> {
         "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, "
         "%73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, "
         "%91, %92, %93, %94, %95},\n"
-        "%96, %97, p, 1, 1, 0, %99;\n"
+        "%96, %97, p, 1, 1, %100, %99;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1251,7 +1274,8 @@ struct WgmmaOp<DType::FP16, 192> {
           "+f"(d[20][1]), "+f"(d[20][2]), "+f"(d[20][3]), "+f"(d[21][0]), "+f"(d[21][1]),
           "+f"(d[21][2]), "+f"(d[21][3]), "+f"(d[22][0]), "+f"(d[22][1]), "+f"(d[22][2]),
           "+f"(d[22][3]), "+f"(d[23][0]), "+f"(d[23][1]), "+f"(d[23][2]), "+f"(d[23][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1295,7 +1319,7 @@ struct WgmmaOp<DType::FP16, 192> {
 
 template <>
 struct WgmmaOp<DType::BF16, 192> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[24][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1309,7 +1333,7 @@ struct WgmmaOp<DType::BF16, 192> {
         "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, "
         "%73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, "
         "%91, %92, %93, %94, %95},\n"
-        "%96, %97, p, 1, 1, 0, %99;\n"
+        "%96, %97, p, 1, 1, %100, %99;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1329,7 +1353,8 @@ struct WgmmaOp<DType::BF16, 192> {
           "+f"(d[20][1]), "+f"(d[20][2]), "+f"(d[20][3]), "+f"(d[21][0]), "+f"(d[21][1]),
           "+f"(d[21][2]), "+f"(d[21][3]), "+f"(d[22][0]), "+f"(d[22][1]), "+f"(d[22][2]),
           "+f"(d[22][3]), "+f"(d[23][0]), "+f"(d[23][1]), "+f"(d[23][2]), "+f"(d[23][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1373,7 +1398,7 @@ struct WgmmaOp<DType::BF16, 192> {
 
 template <>
 struct WgmmaOp<DType::FP16, 208> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[26][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1387,7 +1412,7 @@ struct WgmmaOp<DType::FP16, 208> {
         "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, "
         "%73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, "
         "%91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103},\n"
-        "%104, %105, p, 1, 1, 0, %107;\n"
+        "%104, %105, p, 1, 1, %108, %107;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1409,7 +1434,8 @@ struct WgmmaOp<DType::FP16, 208> {
           "+f"(d[22][3]), "+f"(d[23][0]), "+f"(d[23][1]), "+f"(d[23][2]), "+f"(d[23][3]),
           "+f"(d[24][0]), "+f"(d[24][1]), "+f"(d[24][2]), "+f"(d[24][3]), "+f"(d[25][0]),
           "+f"(d[25][1]), "+f"(d[25][2]), "+f"(d[25][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1455,7 +1481,7 @@ struct WgmmaOp<DType::FP16, 208> {
 
 template <>
 struct WgmmaOp<DType::BF16, 208> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[26][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1469,7 +1495,7 @@ struct WgmmaOp<DType::BF16, 208> {
         "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, "
         "%73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, "
         "%91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103},\n"
-        "%104, %105, p, 1, 1, 0, %107;\n"
+        "%104, %105, p, 1, 1, %108, %107;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1491,7 +1517,8 @@ struct WgmmaOp<DType::BF16, 208> {
           "+f"(d[22][3]), "+f"(d[23][0]), "+f"(d[23][1]), "+f"(d[23][2]), "+f"(d[23][3]),
           "+f"(d[24][0]), "+f"(d[24][1]), "+f"(d[24][2]), "+f"(d[24][3]), "+f"(d[25][0]),
           "+f"(d[25][1]), "+f"(d[25][2]), "+f"(d[25][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1537,7 +1564,7 @@ struct WgmmaOp<DType::BF16, 208> {
 
 template <>
 struct WgmmaOp<DType::FP16, 224> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[28][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1552,7 +1579,7 @@ struct WgmmaOp<DType::FP16, 224> {
         "%73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, "
         "%91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, "
         "%107, %108, %109, %110, %111},\n"
-        "%112, %113, p, 1, 1, 0, %115;\n"
+        "%112, %113, p, 1, 1, %116, %115;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1576,7 +1603,8 @@ struct WgmmaOp<DType::FP16, 224> {
           "+f"(d[25][1]), "+f"(d[25][2]), "+f"(d[25][3]), "+f"(d[26][0]), "+f"(d[26][1]),
           "+f"(d[26][2]), "+f"(d[26][3]), "+f"(d[27][0]), "+f"(d[27][1]), "+f"(d[27][2]),
           "+f"(d[27][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1625,7 +1653,7 @@ struct WgmmaOp<DType::FP16, 224> {
 
 template <>
 struct WgmmaOp<DType::BF16, 224> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[28][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1640,7 +1668,7 @@ struct WgmmaOp<DType::BF16, 224> {
         "%73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, "
         "%91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, "
         "%107, %108, %109, %110, %111},\n"
-        "%112, %113, p, 1, 1, 0, %115;\n"
+        "%112, %113, p, 1, 1, %116, %115;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1664,7 +1692,8 @@ struct WgmmaOp<DType::BF16, 224> {
           "+f"(d[25][1]), "+f"(d[25][2]), "+f"(d[25][3]), "+f"(d[26][0]), "+f"(d[26][1]),
           "+f"(d[26][2]), "+f"(d[26][3]), "+f"(d[27][0]), "+f"(d[27][1]), "+f"(d[27][2]),
           "+f"(d[27][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1713,7 +1742,7 @@ struct WgmmaOp<DType::BF16, 224> {
 
 template <>
 struct WgmmaOp<DType::FP16, 240> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[30][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1728,7 +1757,7 @@ struct WgmmaOp<DType::FP16, 240> {
         "%73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, "
         "%91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, "
         "%107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119},\n"
-        "%120, %121, p, 1, 1, 0, %123;\n"
+        "%120, %121, p, 1, 1, %124, %123;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1753,7 +1782,8 @@ struct WgmmaOp<DType::FP16, 240> {
           "+f"(d[26][2]), "+f"(d[26][3]), "+f"(d[27][0]), "+f"(d[27][1]), "+f"(d[27][2]),
           "+f"(d[27][3]), "+f"(d[28][0]), "+f"(d[28][1]), "+f"(d[28][2]), "+f"(d[28][3]),
           "+f"(d[29][0]), "+f"(d[29][1]), "+f"(d[29][2]), "+f"(d[29][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1803,7 +1833,7 @@ struct WgmmaOp<DType::FP16, 240> {
 
 template <>
 struct WgmmaOp<DType::BF16, 240> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[30][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1818,7 +1848,7 @@ struct WgmmaOp<DType::BF16, 240> {
         "%73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, "
         "%91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, "
         "%107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119},\n"
-        "%120, %121, p, 1, 1, 0, %123;\n"
+        "%120, %121, p, 1, 1, %124, %123;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1843,7 +1873,8 @@ struct WgmmaOp<DType::BF16, 240> {
           "+f"(d[26][2]), "+f"(d[26][3]), "+f"(d[27][0]), "+f"(d[27][1]), "+f"(d[27][2]),
           "+f"(d[27][3]), "+f"(d[28][0]), "+f"(d[28][1]), "+f"(d[28][2]), "+f"(d[28][3]),
           "+f"(d[29][0]), "+f"(d[29][1]), "+f"(d[29][2]), "+f"(d[29][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1893,7 +1924,7 @@ struct WgmmaOp<DType::BF16, 240> {
 
 template <>
 struct WgmmaOp<DType::FP16, 256> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[32][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -1909,7 +1940,7 @@ struct WgmmaOp<DType::FP16, 256> {
         "%91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, "
         "%107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, "
         "%122, %123, %124, %125, %126, %127},\n"
-        "%128, %129, p, 1, 1, 0, %131;\n"
+        "%128, %129, p, 1, 1, %132, %131;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -1936,7 +1967,8 @@ struct WgmmaOp<DType::FP16, 256> {
           "+f"(d[29][0]), "+f"(d[29][1]), "+f"(d[29][2]), "+f"(d[29][3]), "+f"(d[30][0]),
           "+f"(d[30][1]), "+f"(d[30][2]), "+f"(d[30][3]), "+f"(d[31][0]), "+f"(d[31][1]),
           "+f"(d[31][2]), "+f"(d[31][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
@@ -1989,7 +2021,7 @@ struct WgmmaOp<DType::FP16, 256> {
 
 template <>
 struct WgmmaOp<DType::BF16, 256> {
-  template <int kTransposeB>
+  template <int kTransposeB, int kTransposeA = 0>
   __device__ __forceinline__ static void ss(float (&d)[32][4], std::uint64_t desc_a,
                                             std::uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -2005,7 +2037,7 @@ struct WgmmaOp<DType::BF16, 256> {
         "%91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, "
         "%107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, "
         "%122, %123, %124, %125, %126, %127},\n"
-        "%128, %129, p, 1, 1, 0, %131;\n"
+        "%128, %129, p, 1, 1, %132, %131;\n"
         "}\n"
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
           "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -2032,7 +2064,8 @@ struct WgmmaOp<DType::BF16, 256> {
           "+f"(d[29][0]), "+f"(d[29][1]), "+f"(d[29][2]), "+f"(d[29][3]), "+f"(d[30][0]),
           "+f"(d[30][1]), "+f"(d[30][2]), "+f"(d[30][3]), "+f"(d[31][0]), "+f"(d[31][1]),
           "+f"(d[31][2]), "+f"(d[31][3])
-        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB));
+        : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransposeB),
+          "n"(kTransposeA));
   }
 
   template <int kTransposeB>
