@@ -1,9 +1,9 @@
 // Flash Attention 2 forward, step 27 (docs/versions/27.md): conditional rescaling of O. Step 26
 // (grouped-query attention by packing, docs/versions/26.md) rescales every row of O and its sum l
 // by exp(m_old - m_new) after every KV block, even when the row maximum did not change. Step 27
-// moves a row's reference maximum only when the block's maximum exceeds it by more than 2^8 in
-// the exp2 domain (FlashAttention-4's conditional rescaling); until then exp2 keeps the stale
-// maximum, P stays at most 256, and O and l keep their reference. The warp votes
+// moves a row's reference maximum only when the block's maximum exceeds it by more than 8 in the
+// exp2 domain, a factor 2^8 (FlashAttention-4's conditional rescaling); until then exp2 keeps the
+// stale maximum, P stays at most 256, and O and l keep their reference. The warp votes
 // (online_softmax.cuh): when none of its rows moves its maximum, it skips the exp2 of the factors
 // and the multiplies of its O registers after P·V of the previous block completes. O / l and the
 // log-sum-exp stay exact, since O and l share the reference. Everything else is step 26.
