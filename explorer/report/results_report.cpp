@@ -813,7 +813,8 @@ std::optional<double> harmonic_mean(const std::vector<std::optional<double>>& va
 }
 
 // A backward step's block (docs/versions/B1.md, ...): at d_head 128, per dtype and mask, its
-// fastest row at every N of the run that measured it most, with % of FA2's and cuDNN's backward
+// fastest row at every N of the run that compared it with a baseline most (else of the run that
+// measured it most), with % of FA2's and cuDNN's backward
 // of that run (a backward row is paired with the backward baselines only), and the harmonic mean
 // over those N where every N has the baseline. Until a sweep has measured the step, the block says
 // so and how to measure it.
@@ -822,7 +823,11 @@ std::string backward_step_block(const RowSet& all, int step) {
     return row.step_number() == step && row.problem.pass == Pass::backward &&
            row.problem.d_head == 128;
   };
-  const std::string run = busiest_run(all, wanted);
+  // The run that compared the step with a baseline most, else the one that measured it most.
+  std::string run = busiest_run(all, [&wanted](const ResultRow& row) {
+    return wanted(row) && (row.pct_fa2 || row.pct_cudnn);
+  });
+  if (run.empty()) run = busiest_run(all, wanted);
   if (run.empty())
     return "No sweep rows of step " + step_name(step) + " in the shipped dataset yet: `explorer " +
            "--csv --pass backward --steps " + std::to_string(step) +
