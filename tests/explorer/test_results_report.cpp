@@ -433,3 +433,30 @@ TEST_CASE(
   CHECK(blocks.at("step-B2@test-device") == block);
   CHECK(blocks.at("step-B1").find("No sweep rows of step B1") == 0);
 }
+
+TEST_CASE("a backward step's block reads the run that compared it with a baseline") {
+  Rows rows;
+  constexpr const char* kB3 = "(FP16, 128, 64, 128, 8): stages_3";
+  const auto backward = [&](double tflops, int seq_len, const std::string& run) -> ResultRow& {
+    ResultRow& row = rows.add("B3", kB3, tflops, run);
+    row.problem.pass = Pass::backward;
+    row.problem.seq_len = seq_len;
+    return row;
+  };
+  // Run "many": three N, no baseline. Run "paired": one N, paired with cuDNN in its rounds.
+  backward(400, 1024, "many");
+  backward(410, 2048, "many");
+  backward(420, 4096, "many");
+  backward(430, 4096, "paired").pct_cudnn = 80.0;
+  auto blocks = report_blocks(rows.set());
+  std::string block = blocks.at("step-B3");
+  CAPTURE(block);
+  CHECK(block.find("| 430.0 | – | 80.0 % |") != std::string::npos);
+  CHECK(block.find("420.0") == std::string::npos);
+  // Without any paired row, the run that measured the step most.
+  rows.storage.back().pct_cudnn.reset();
+  blocks = report_blocks(rows.set());
+  block = blocks.at("step-B3");
+  CHECK(block.find("| 410.0 |") != std::string::npos);
+  CHECK(block.find("430.0") == std::string::npos);
+}
