@@ -125,12 +125,15 @@ constexpr int kHopperSmemAlignment = 1024;
 constexpr int kHopperBarrierBytes = 256;
 constexpr int kMaxRegistersPerSm = 65536;
 
-constexpr int consumer_warpgroups(const KernelConfig& c) {
-  return c.B_r / kWarpgroupRows;
+// A forward consumer warpgroup owns 64 query rows of the B_r-row tile; a backward one owns 64 keys
+// of the B_c-key KV block (its dK and dV rows; backward-track.md §4, B3 on).
+constexpr int consumer_warpgroups(const KernelConfig& c, Pass pass = Pass::forward) {
+  return (pass == Pass::forward ? c.B_r : c.B_c) / kWarpgroupRows;
 }
-// 1 when the CTA has a producer warpgroup (steps 19+: n_warps = 4 · (consumers + 1)), else 0.
-constexpr int producer_warpgroups(const KernelConfig& c) {
-  return c.n_warps / kWarpgroupWarps - consumer_warpgroups(c);
+// 1 when the CTA has a producer warpgroup (steps 19+ and B4+: n_warps = 4 · (consumers + 1)),
+// else 0.
+constexpr int producer_warpgroups(const KernelConfig& c, Pass pass = Pass::forward) {
+  return c.n_warps / kWarpgroupWarps - consumer_warpgroups(c, pass);
 }
 // Registers per thread a kernel of `threads` threads starts with under __launch_bounds__(threads,
 // 1): the register file shared out, in setmaxnreg's steps of 8 (168 for 384 threads).
@@ -143,10 +146,10 @@ constexpr int entry_registers(int threads) {
 // above the entry allocation must be paid for by the producer's shrinking below it (else the inc
 // waits forever): at most entry − consumers · (consumer_regs − entry), and at most 40 since it
 // only issues copies.
-constexpr int producer_regs(const KernelConfig& c) {
+constexpr int producer_regs(const KernelConfig& c, Pass pass = Pass::forward) {
   if (c.consumer_regs == 0) return 0;
   const int entry = entry_registers(32 * c.n_warps);
-  const int left = entry - consumer_warpgroups(c) * (c.consumer_regs - entry);
+  const int left = entry - consumer_warpgroups(c, pass) * (c.consumer_regs - entry);
   const int rounded = left / 8 * 8;
   return rounded > 40 ? 40 : rounded;
 }
@@ -172,7 +175,9 @@ constexpr int ctas_per_sm(const KernelConfig& c, int max_smem_per_sm_bytes) {
 // ---- Compile-time validity (spec §2.1) ------------------------------------------------------
 
 // The rules of a Hopper config (hopper-track.md §2); "" when it satisfies them.
-constexpr const char* hopper_config_violation(const KernelConfig& c) {
+// A backward config's warpgroups split the B_c keys of its KV block instead of the B_r query rows
+// (backward-track.md §1.2), so there B_c is the multiple of 64 and B_r the N of a wgmma.
+constexpr const char* hopper_config_violation(const KernelConfig& c, Pass pass = Pass::forward) {
   if (c.async_copy || c.eager_load_blocks || c.swizzled || c.Q_mma_load_K_fragments != 0 ||
       c.K_mma_load_K_fragments != 0 || c.V_mma_load_K_fragments != 0 || c.mma_double_buffer_loads ||
       c.optimized_softmax)
@@ -181,22 +186,33 @@ constexpr const char* hopper_config_violation(const KernelConfig& c) {
   if (c.stages > 4) return "stages must be 1–4 (K/V buffers in flight)";
   if (c.n_warps % kWarpgroupWarps != 0 || c.n_warps < 4 || c.n_warps > 16)
     return "n_warps must be whole warpgroups (a multiple of 4) from 4 to 16";
-  if (c.B_r % kWarpgroupRows != 0 || c.B_r < 64 || c.B_r > 192)
-    return "B_r must be 64 x consumer warpgroups: 64, 128 or 192";
-  if (producer_warpgroups(c) != 0 && producer_warpgroups(c) != 1)
-    return "n_warps must be 4 x B_r / 64 (consumer warpgroups only) or 4 x (B_r / 64 + 1) (one "
-           "producer warpgroup more)";
-  if (c.B_c < 16 || c.B_c > 256 || c.B_c % 16 != 0)
-    return "B_c must be a multiple of 16 from 16 to 256 (the N of one wgmma)";
+  if (pass == Pass::forward) {
+    if (c.B_r % kWarpgroupRows != 0 || c.B_r < 64 || c.B_r > 192)
+      return "B_r must be 64 x consumer warpgroups: 64, 128 or 192";
+    if (producer_warpgroups(c) != 0 && producer_warpgroups(c) != 1)
+      return "n_warps must be 4 x B_r / 64 (consumer warpgroups only) or 4 x (B_r / 64 + 1) (one "
+             "producer warpgroup more)";
+    if (c.B_c < 16 || c.B_c > 256 || c.B_c % 16 != 0)
+      return "B_c must be a multiple of 16 from 16 to 256 (the N of one wgmma)";
+  } else {
+    if (c.B_c % kWarpgroupRows != 0 || c.B_c < 64 || c.B_c > 192)
+      return "B_c must be 64 x consumer warpgroups: 64, 128 or 192 (backward: a warpgroup owns 64 "
+             "keys)";
+    if (producer_warpgroups(c, pass) != 0 && producer_warpgroups(c, pass) != 1)
+      return "n_warps must be 4 x B_c / 64 (consumer warpgroups only) or 4 x (B_c / 64 + 1) (one "
+             "producer warpgroup more; backward)";
+    if (c.B_r < 16 || c.B_r > 256 || c.B_r % 16 != 0)
+      return "B_r must be a multiple of 16 from 16 to 256 (backward: the N of one wgmma)";
+  }
   if (c.consumer_regs != 0) {
-    if (producer_warpgroups(c) != 1)
+    if (producer_warpgroups(c, pass) != 1)
       return "consumer_regs (setmaxnreg) needs a producer warpgroup to take registers from";
     if (c.consumer_regs % 8 != 0 || c.consumer_regs < 24 || c.consumer_regs > 256)
       return "consumer_regs must be a multiple of 8 from 24 to 256 (setmaxnreg)";
     if (c.consumer_regs < entry_registers(32 * c.n_warps))
       return "consumer_regs must be at least the registers a thread starts with (setmaxnreg.inc "
              "only grows an allocation)";
-    if (producer_regs(c) < 24)
+    if (producer_regs(c, pass) < 24)
       return "consumer_regs needs more registers than the producer warpgroup can give back "
              "(it keeps at least 24 per thread; setmaxnreg.inc would wait forever)";
   }
@@ -222,7 +238,7 @@ constexpr const char* static_config_violation(const KernelConfig& c, Pass pass =
   if (c.n_warps <= 0) return "n_warps must be positive";
   if (c.stages < 0) return "stages must be 0 (Ampere) or 1–4 (Hopper)";
   if (c.consumer_regs < 0) return "consumer_regs must be 0 or a register count";
-  if (is_hopper_config(c)) return hopper_config_violation(c);
+  if (is_hopper_config(c)) return hopper_config_violation(c, pass);
   if (c.consumer_regs != 0) return "consumer_regs needs a Hopper config (stages >= 1)";
   if (pass == Pass::forward) {
     if (c.B_r <= 0 || c.B_r % (16 * c.n_warps) != 0)

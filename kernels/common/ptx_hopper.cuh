@@ -144,6 +144,19 @@ __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, std::uint32
       : "memory");
 }
 
+// Adds `bytes` (a multiple of 16) of fp32 values in SMEM at `source` element-wise to global memory
+// at `destination` (both 16-byte aligned) through the bulk-copy engine: one instruction for what
+// would take bytes / 8 vector `red`s (UBLKRED in SASS). Each element's add is atomic, as a
+// `red`'s is; the operation joins the issuing thread's bulk group (tma_store_commit,
+// tma_store_wait_read), and its source may be rewritten once the group's reads are done.
+__device__ __forceinline__ void bulk_reduce_add_f32(float* destination, std::uint32_t source,
+                                                    std::uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(destination)),
+               "r"(source), "r"(bytes)
+               : "memory");
+}
+
 __device__ __forceinline__ void tma_store_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }

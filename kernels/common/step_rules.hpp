@@ -192,4 +192,31 @@ inline std::optional<std::string> backward_b3(int step, const KernelConfig& c) {
   return std::nullopt;
 }
 
+// Step B4 (backward-track.md §4): B3's two consumer warpgroups of 64 keys and a producer
+// warpgroup (n_warps 12), registers moved from the producer to the consumers with setmaxnreg
+// (regs_N the producer can pay for), and each consumer's B_r x 64 fp32 dQ block staged in shared
+// memory beside B3's tiles. The kernel's layout.cuh asserts the same at compile time.
+inline std::optional<std::string> backward_b4(int step, const KernelConfig& c) {
+  const std::string name = "step " + backward_step_name(step);
+  if (c.d_head == 256)
+    return name +
+           " keeps dK and dV of a warpgroup's 64 keys x d_head in fp32 registers: 256 registers a "
+           "thread at d_head = 256, more than the 255 a thread can have (d_head 64 and 128 run)";
+  if (c.d_head != 64 && c.d_head != 128)
+    return name + " runs d_head 64 and 128, not " + std::to_string(c.d_head);
+  if (c.n_warps != 12 || c.B_c != 128)
+    return name + " has a producer warpgroup and two consumer warpgroups of 64 keys: B_c must be " +
+           "128 and n_warps 12, not " + std::to_string(c.B_c) + " and " + std::to_string(c.n_warps);
+  if (c.B_r != 64)
+    return name + " works on 64-query blocks: B_r must be 64, not " + std::to_string(c.B_r) +
+           " (a warpgroup holds Sᵀ and dPᵀ of its 64 keys x B_r queries beside dK and dV)";
+  if (c.stages < 2 || c.stages > 3)
+    return name + " keeps 2 or 3 query blocks in flight: stages must be 2 or 3, not " +
+           std::to_string(c.stages);
+  if (c.consumer_regs == 0 || producer_regs(c, Pass::backward) < 24)
+    return name + " moves registers from its producer warpgroup to the consumers: regs_N with N " +
+           "from 168 to 240 (the producer keeps 168 - 2 x (N - 168), at least 24)";
+  return std::nullopt;
+}
+
 }  // namespace flashscope::step_rules

@@ -349,6 +349,28 @@ TEST_CASE("Hopper derived quantities") {
   CHECK(producer_warpgroups(hopper(128, 128, 8, 2)) == 0);
 }
 
+TEST_CASE("a Hopper backward config's warpgroups split the keys") {
+  // B3: two consumer warpgroups of 64 keys, no producer; B4: a producer warpgroup more, whose
+  // registers the consumers take (backward-track.md §1.2).
+  const KernelConfig b3 = hopper(64, 128, 8, 3);
+  const KernelConfig b4 = hopper(64, 128, 12, 3, 240);
+  CHECK(consumer_warpgroups(b4, Pass::backward) == 2);
+  CHECK(producer_warpgroups(b4, Pass::backward) == 1);
+  CHECK(producer_warpgroups(b3, Pass::backward) == 0);
+  CHECK(producer_regs(b4, Pass::backward) == 24);
+  CHECK(is_statically_valid(b3, Pass::backward));
+  CHECK(is_statically_valid(b4, Pass::backward));
+  // Read as a forward config, 64 query rows are one consumer: 12 warps would be two producers.
+  CHECK_FALSE(is_statically_valid(b4));
+  CHECK(std::string(static_config_violation(hopper(64, 128, 16, 3, 240), Pass::backward))
+            .find("one producer warpgroup more; backward") != std::string::npos);
+  CHECK(std::string(static_config_violation(hopper(64, 96, 8, 3), Pass::backward))
+            .find("B_c must be 64 x consumer warpgroups") != std::string::npos);
+  // 248 would leave the producer 168 - 2 x 80 = 8 registers.
+  CHECK(std::string(static_config_violation(hopper(64, 128, 12, 3, 248), Pass::backward))
+            .find("more registers than the producer warpgroup can give back") != std::string::npos);
+}
+
 TEST_CASE("FLOP counts") {
   CHECK(matmul_flops(16, 16, 4096, 128) == doctest::Approx(4.0 * 16 * 16 * 4096.0 * 4096 * 128));
   CHECK(seed_attention_flops(1, 1, 2, 128) == doctest::Approx(4.0 * 4 * 128 + 6.0 * 4));
