@@ -36,6 +36,12 @@ constexpr OwedRows kOwed[] = {
     {27, "bf16",
      "step 27 landed with its fp16 sweep only (results/h100/step27-vs-26-d128.csv); the session's "
      "device time ran out before bf16 (docs/versions/27.md)"},
+    {28, "fp16",
+     "step 28 (FP8) landed after one short sweep (bf16 and e4m3 at d_head 128 and 256, N = 1024, "
+     "4096, 8192; numbers in docs/versions/28.md); its 16-bit path is step 27's kernel"},
+    {28, "bf16",
+     "step 28 (FP8) landed after one short sweep (bf16 and e4m3 at d_head 128 and 256, N = 1024, "
+     "4096, 8192; numbers in docs/versions/28.md); its 16-bit path is step 27's kernel"},
 };
 
 const OwedRows* owed(int step, const std::string& dtype) {
