@@ -293,6 +293,10 @@ ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& 
   args.kv_seq_stride = tensors.k.strides[1];
   args.kv_head_stride = tensors.k.strides[2];
   args.softmax_lse = tensors.softmax_lse;
+  // descale_violation has checked that they are contiguous [batch, heads] device arrays.
+  args.q_descale = tensors.q_descale ? tensors.q_descale->data : nullptr;
+  args.k_descale = tensors.k_descale ? tensors.k_descale->data : nullptr;
+  args.v_descale = tensors.v_descale ? tensors.v_descale->data : nullptr;
   return args;
 }
 

@@ -206,7 +206,11 @@ int run_check_mode(const CheckCli& cli) {
             << to_short_form(report.kernel->config) << "\n  problem " << problem_label(s)
             << " B=" << s.batch << " H=" << s.heads << " d=" << s.d_head << ", inputs N(0, "
             << cli.input_scale << "²), seed " << report.seed << "\n";
-  if (report.backward) {
+  if (report.fp8) {
+    // e4m3 inputs: against the exact answer to the quantized problem (fp8-track.md §2).
+    std::cout << "  fp8-track.md §2: " << (report.fp8->passed ? "PASS" : "FAIL") << "  "
+              << report.fp8->summary() << "\n";
+  } else if (report.backward) {
     // One line per gradient: each is judged on its own (backward-track.md §2).
     const BackwardCorrectnessVerdict& backward = *report.backward;
     std::cout << "  backward-track.md §2: " << (backward.passed ? "PASS" : "FAIL") << "\n"

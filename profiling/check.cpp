@@ -189,6 +189,88 @@ void run_backward_check(const CheckRequest& request, const KernelEntry& entry,
   }
 }
 
+// The forward of e4m3 inputs (fp8-track.md §2): inputs quantized on the device per (sample,
+// head), O (bf16) poisoned, one launch, then both references on the CPU from the same codes and
+// descales: R_ref in fp64, R_lp in the FP8 kernel's precisions. CPU work grows with
+// batch x heads x seq_len² x d_head: check small problems (--batch, --heads).
+void run_fp8_check(const CheckRequest& request, const KernelEntry& entry,
+                   const DeviceDescription& device, CheckReport& report) {
+  const Problem& problem = request.problem;
+  if (!request.dump_dir.empty())
+    throw std::invalid_argument("--dump writes 16-bit tensors only; e4m3 checks have no dump yet");
+  const auto q_count = static_cast<std::size_t>(problem.query_elements());
+  const auto kv_count = static_cast<std::size_t>(problem.key_value_elements());
+  const auto q_heads = static_cast<std::size_t>(problem.batch) * problem.heads;
+  const auto kv_heads = static_cast<std::size_t>(problem.batch) * problem.heads_kv;
+  const DeviceBuffer q(q_count), k(kv_count), v(kv_count);
+  const DeviceBuffer o(q_count * element_bytes(output_dtype(problem.dtype)));
+  const DeviceBuffer q_descale(q_heads * sizeof(float)), k_descale(kv_heads * sizeof(float)),
+      v_descale(kv_heads * sizeof(float));
+  const std::array<std::int64_t, 4> q_dims{problem.batch, problem.seq_len, problem.heads,
+                                           problem.d_head};
+  const std::array<std::int64_t, 4> kv_dims{problem.batch, problem.seq_len, problem.heads_kv,
+                                            problem.d_head};
+  const auto view = [&](const void* data, DType dtype, const std::array<std::int64_t, 4>& dims) {
+    return TensorView{data, dtype, MemoryLocation::device, dims, contiguous_strides(dims)};
+  };
+  const auto descale_view = [&](const DeviceBuffer& buffer, int heads) {
+    return DescaleView{static_cast<const float*>(buffer.get()),
+                       MemoryLocation::device,
+                       {problem.batch, heads},
+                       {heads, 1}};
+  };
+  AttentionTensors tensors{view(q.get(), problem.dtype, q_dims),
+                           view(k.get(), problem.dtype, kv_dims),
+                           view(v.get(), problem.dtype, kv_dims),
+                           view(o.get(), output_dtype(problem.dtype), q_dims), problem.causal};
+  tensors.q_descale = descale_view(q_descale, problem.heads);
+  tensors.k_descale = descale_view(k_descale, problem.heads_kv);
+  tensors.v_descale = descale_view(v_descale, problem.heads_kv);
+  validate_launch(entry, tensors, device.compute_capability, request.device);
+
+  // Seeds 3s, 3s + 1, 3s + 2 as for 16-bit inputs.
+  fill_random_e4m3(q.get(), static_cast<float*>(q_descale.get()), problem.batch, problem.seq_len,
+                   problem.heads, problem.d_head, request.seed * 3 + 0, request.input_scale);
+  fill_random_e4m3(k.get(), static_cast<float*>(k_descale.get()), problem.batch, problem.seq_len,
+                   problem.heads_kv, problem.d_head, request.seed * 3 + 1, request.input_scale);
+  fill_random_e4m3(v.get(), static_cast<float*>(v_descale.get()), problem.batch, problem.seq_len,
+                   problem.heads_kv, problem.d_head, request.seed * 3 + 2, request.input_scale);
+  poison_output(o.get(), output_dtype(problem.dtype), problem.query_elements());
+  FS_CUDA_CHECK(entry.launch(make_forward_args(entry, tensors), nullptr));
+  FS_CUDA_CHECK(cudaDeviceSynchronize());
+
+  const auto download = [&](const DeviceBuffer& buffer, int heads, std::size_t count,
+                            const DeviceBuffer& descales) {
+    fp8::QuantizedTensor tensor;
+    tensor.batch = problem.batch;
+    tensor.seq_len = problem.seq_len;
+    tensor.heads = heads;
+    tensor.d_head = problem.d_head;
+    tensor.block_rows = problem.seq_len;
+    tensor.codes.resize(count);
+    tensor.descales.resize(static_cast<std::size_t>(problem.batch) * heads);
+    FS_CUDA_CHECK(cudaMemcpy(tensor.codes.data(), buffer.get(), count, cudaMemcpyDeviceToHost));
+    FS_CUDA_CHECK(cudaMemcpy(tensor.descales.data(), descales.get(),
+                             tensor.descales.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return tensor;
+  };
+  const fp8::QuantizedInputs inputs{download(q, problem.heads, q_count, q_descale),
+                                    download(k, problem.heads_kv, kv_count, k_descale),
+                                    download(v, problem.heads_kv, kv_count, v_descale)};
+  std::vector<std::uint16_t> o_bits(q_count);
+  FS_CUDA_CHECK(
+      cudaMemcpy(o_bits.data(), o.get(), q_count * sizeof(std::uint16_t), cudaMemcpyDeviceToHost));
+  std::vector<double> o_values(q_count);
+  for (std::size_t i = 0; i < q_count; ++i) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(o_bits[i]) << 16;  // bf16 -> fp32
+    float value;
+    std::memcpy(&value, &bits, sizeof(value));
+    o_values[i] = value;
+  }
+  report.fp8 = fp8::check(o_values, fp8::reference_exact(problem, inputs),
+                          fp8::reference_low_precision(problem, inputs));
+}
+
 }  // namespace
 
 CheckReport run_check(const CheckRequest& request) {
@@ -203,6 +285,10 @@ CheckReport run_check(const CheckRequest& request) {
   report.seed = request.seed;
   if (request.problem.pass == Pass::backward) {
     run_backward_check(request, entry, device, report);
+    return report;
+  }
+  if (request.problem.dtype == DType::E4M3) {
+    run_fp8_check(request, entry, device, report);
     return report;
   }
   const Problem& problem = request.problem;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/common/config.hpp"
+#include "kernels/common/fp8_reference.hpp"
 #include "kernels/common/problem.hpp"
 #include "kernels/common/reference.hpp"
 #include "kernels/common/reference_backward.hpp"
@@ -38,9 +39,15 @@ struct CheckReport {
   CorrectnessVerdict verdict;  // a forward check's
   // A backward check's: dQ, dK and dV, each under backward-track.md §2.
   std::optional<BackwardCorrectnessVerdict> backward;
+  // An e4m3 check's: fp8-track.md §2 against the exact answer R_ref and R_lp (then `verdict` is
+  // left unset).
+  std::optional<fp8::Verdict> fp8;
   std::vector<std::string> dumped_files;
 
-  bool passed() const { return backward ? backward->passed : verdict.passed; }
+  bool passed() const {
+    if (fp8) return fp8->passed;
+    return backward ? backward->passed : verdict.passed;
+  }
 };
 
 // The kernel a request names. Throws std::invalid_argument (a bad problem, a config of another

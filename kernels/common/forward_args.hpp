@@ -39,6 +39,13 @@ struct ForwardArgs {
   // s = Q·Kᵀ / sqrt(d_head), fp32 [batch, n_heads, seq_len] contiguous. The backward pass
   // recomputes P = exp(s - L) from it (docs/spec/backward-track.md §1).
   float* softmax_lse;
+  // The fp32 descales of e4m3 inputs (docs/spec/fp8-track.md §1), nullptr for 16-bit inputs: one
+  // per (sample, head), contiguous [batch, n_heads] for Q and [batch, n_kv_heads] for K and V; an
+  // element's real value is its descale x its stored value. Only steps whose descriptor lists
+  // DType::E4M3 read them.
+  const float* q_descale;
+  const float* k_descale;
+  const float* v_descale;
 };
 
 }  // namespace flashscope

@@ -2,6 +2,7 @@
 // purpose: it must be obviously right, not fast.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cmath>
 #include <cstdio>
@@ -168,6 +169,60 @@ __global__ void random_normal_kernel(typename Element<kDType>::type* data, std::
   }
 }
 
+// e4m3 inputs (docs/spec/fp8-track.md §1): random_normal_kernel's values in fp32, quantized per
+// (sample, head) as fp8::quantize does: amax = max |x|, codes = x · 448 / amax rounded to nearest
+// and saturating (cvt.rn.satfinite), descale = amax / 448 (1 for an all-zero head).
+__device__ __forceinline__ float normal_value(std::uint64_t mixed_seed, std::int64_t i,
+                                              float scale) {
+  const std::uint64_t bits = splitmix64(mixed_seed ^ static_cast<std::uint64_t>(i));
+  const float u1 = (static_cast<float>(bits >> 40) + 1.f) * (1.f / 16777217.f);  // (0, 1]
+  const float u2 = static_cast<float>((bits >> 16) & 0xFFFFFF) * (1.f / 16777216.f);
+  return sqrtf(-2.f * logf(u1)) * cospif(2.f * u2) * scale;
+}
+
+// One block per (head, sample): its amax and descale.
+__global__ void e4m3_descale_kernel(float* descales, int seq_len, int heads, int d_head,
+                                    std::uint64_t seed, float scale) {
+  const int head = static_cast<int>(blockIdx.x);
+  const int sample = static_cast<int>(blockIdx.y);
+  const std::uint64_t mixed_seed = splitmix64(seed);
+  float amax = 0.f;
+  const std::int64_t per_head = static_cast<std::int64_t>(seq_len) * d_head;
+  for (std::int64_t j = threadIdx.x; j < per_head; j += blockDim.x) {
+    const std::int64_t position = j / d_head;
+    const std::int64_t i =
+        ((static_cast<std::int64_t>(sample) * seq_len + position) * heads + head) * d_head +
+        j % d_head;
+    amax = fmaxf(amax, fabsf(normal_value(mixed_seed, i, scale)));
+  }
+  __shared__ float partial[256];
+  partial[threadIdx.x] = amax;
+  __syncthreads();
+  for (int width = blockDim.x / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width)
+      partial[threadIdx.x] = fmaxf(partial[threadIdx.x], partial[threadIdx.x + width]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    descales[sample * heads + head] = partial[0] > 0.f ? partial[0] / 448.f : 1.f;
+}
+
+__global__ void e4m3_quantize_kernel(std::uint8_t* codes, const float* descales, std::int64_t count,
+                                     int seq_len, int heads, int d_head, std::uint64_t seed,
+                                     float scale) {
+  const std::uint64_t mixed_seed = splitmix64(seed);
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t row = i / d_head;  // (sample · seq_len + position) · heads + head
+    const int head = static_cast<int>(row % heads);
+    const std::int64_t sample = row / heads / seq_len;
+    const float descale = descales[sample * heads + head];
+    const float scaled = normal_value(mixed_seed, i, scale) / descale;
+    // Nearest, ties to even, saturating (cvt.rn.satfinite on sm_89+, emulated on sm_80).
+    codes[i] = static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(scaled, __NV_SATFINITE, __NV_E4M3));
+  }
+}
+
 __global__ void poison_kernel(std::uint16_t* data, std::int64_t count) {
   // 0x7FFF is a quiet NaN in both fp16 and bf16.
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
@@ -287,6 +342,17 @@ void fill_random_normal(void* data, DType dtype, std::int64_t count, std::uint64
   else
     random_normal_kernel<DType::BF16><<<grid_for(count), 256, 0, stream>>>(
         static_cast<__nv_bfloat16*>(data), count, seed, scale);
+  FS_CUDA_CHECK(cudaGetLastError());
+}
+
+void fill_random_e4m3(void* codes, float* descales, int batch, int seq_len, int heads, int d_head,
+                      std::uint64_t seed, float scale, cudaStream_t stream) {
+  e4m3_descale_kernel<<<dim3(static_cast<unsigned>(heads), static_cast<unsigned>(batch)), 256, 0,
+                        stream>>>(descales, seq_len, heads, d_head, seed, scale);
+  FS_CUDA_CHECK(cudaGetLastError());
+  const std::int64_t count = static_cast<std::int64_t>(batch) * seq_len * heads * d_head;
+  e4m3_quantize_kernel<<<grid_for(count), 256, 0, stream>>>(
+      static_cast<std::uint8_t*>(codes), descales, count, seq_len, heads, d_head, seed, scale);
   FS_CUDA_CHECK(cudaGetLastError());
 }
 

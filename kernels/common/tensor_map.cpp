@@ -47,14 +47,17 @@ TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head, const ForwardAr
 
 TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head,
                                         const AttentionTensorLayout& layout, int box_rows) {
-  // The box is kTmaBoxColumns 16-bit elements, one 128-byte swizzle row; an 8-bit tensor would
-  // need a 128-column box for the same row, which the 16-bit steps' tiles do not use.
-  if (element_bytes(dtype) != 2)
-    reject(std::string(dtype_lower_name(dtype)) +
-           " tensors have no map here: the box is 64 16-bit columns (one 128-byte swizzle row)");
+  // The box is one 128-byte swizzle row: kTmaBoxColumns 16-bit elements, or kTmaBoxColumns8Bit
+  // 8-bit ones (the FP8 track, docs/spec/fp8-track.md §4.1). An 8-bit d_head of 64 is half a row:
+  // its box reaches past d_head, and the TMA unit fills those columns with zeros.
+  const int element_size = element_bytes(dtype);
+  const int box_columns = element_size == 2 ? kTmaBoxColumns : kTmaBoxColumns8Bit;
+  if (element_size != 2 && element_size != 1)
+    reject(std::string(dtype_lower_name(dtype)) + " tensors have no map here");
   if (d_head <= 0 || d_head % kTmaBoxColumns != 0)
     reject("d_head " + std::to_string(d_head) + " is not a positive multiple of the " +
-           std::to_string(kTmaBoxColumns) + "-column box");
+           std::to_string(kTmaBoxColumns) + "-column box (of 16-bit elements; half the " +
+           std::to_string(kTmaBoxColumns8Bit) + "-column box of 8-bit ones)");
   if (box_rows < 1 || box_rows > kTmaMaxBoxRows)
     reject("a box of " + std::to_string(box_rows) + " rows is outside 1–" +
            std::to_string(kTmaMaxBoxRows));
@@ -64,8 +67,9 @@ TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head,
   const std::int64_t strides[3] = {layout.head_stride, layout.seq_stride, layout.batch_stride};
   const char* const names[3] = {"head", "sequence", "batch"};
   TensorMapSpec spec;
-  spec.data_type =
-      dtype == DType::FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  spec.data_type = dtype == DType::FP16   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                   : dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                          : CU_TENSOR_MAP_DATA_TYPE_UINT8;
   spec.dims = {static_cast<cuuint64_t>(d_head), static_cast<cuuint64_t>(layout.heads),
                static_cast<cuuint64_t>(layout.seq_len), static_cast<cuuint64_t>(layout.batch)};
   for (int i = 0; i < 3; ++i) {
@@ -79,7 +83,7 @@ TensorMapSpec attention_tensor_map_spec(DType dtype, int d_head,
   if (layout.head_stride < d_head)
     reject("the head stride (" + std::to_string(layout.head_stride) +
            " elements) is shorter than d_head = " + std::to_string(d_head));
-  spec.box = {static_cast<cuuint32_t>(kTmaBoxColumns), 1, static_cast<cuuint32_t>(box_rows), 1};
+  spec.box = {static_cast<cuuint32_t>(box_columns), 1, static_cast<cuuint32_t>(box_rows), 1};
   return spec;
 }
 

@@ -21,6 +21,8 @@ namespace flashscope {
 
 // 64 16-bit elements: the widest box row the 128-byte swizzle allows.
 inline constexpr int kTmaBoxColumns = 64;
+// 128 8-bit elements (e4m3): the same 128 bytes.
+inline constexpr int kTmaBoxColumns8Bit = 128;
 inline constexpr int kTmaMaxBoxRows = 256;
 
 struct TensorMapSpec {

@@ -88,6 +88,17 @@ TEST_CASE("a TMA tensor map is the tensor's real 4-D extent with 64-column boxes
         CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
 }
 
+TEST_CASE("an e4m3 tensor map has 128-column boxes: the same 128-byte row") {
+  // The FP8 path of step 28 (docs/spec/fp8-track.md §4.1): bytes, strides in bytes = elements.
+  const TensorMapSpec spec =
+      attention_tensor_map_spec(DType::E4M3, 128, args_for(2, 1024, 16), 128);
+  CHECK(spec.data_type == CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  CHECK(spec.strides_bytes == std::array<cuuint64_t, 3>{128, 16 * 128, 1024 * 16 * 128});
+  CHECK(spec.box == std::array<cuuint32_t, 4>{128, 1, 128, 1});
+  // d_head 64 is half a box row: the box reaches past d_head, and TMA fills the rest with zeros.
+  CHECK(attention_tensor_map_spec(DType::E4M3, 64, args_for(2, 1024, 16, 64), 128).box[0] == 128);
+}
+
 TEST_CASE("every TMA rule a layout or box breaks is named") {
   CHECK(tensor_map_error(args_for(1, 1024, 16), 0).find("box of 0 rows is outside 1–256") !=
         std::string::npos);

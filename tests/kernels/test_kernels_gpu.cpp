@@ -108,6 +108,9 @@ TEST_CASE("every built kernel passes the §1.4 rule on the shape matrix") {
   for (std::size_t c = 0; c < cases.size(); ++c)
     for (const KernelEntry* entry : entries) {
       if (entry->step < cases[c].first_step) continue;
+      // e4m3 kernels (the FP8 track) are judged by fp8-track.md §2's CPU references, which this
+      // shape matrix is too large for: `explorer check --dtype e4m3` runs them on small problems.
+      if (needs_descales(entry->config.dtype)) continue;
       for (const Problem& problem : workloads_for(*entry, shape_for(*entry, cases[c])))
         groups[{static_cast<int>(c), problem}].push_back(entry);
     }

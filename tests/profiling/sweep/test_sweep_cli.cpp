@@ -1098,14 +1098,14 @@ TEST_CASE("without a GPU, explorer --csv fails with a clear message and writes n
   CHECK(bad_option.exit_code == 2);
   CHECK(contains(bad_option.output,
                  "explorer --csv: --dtypes: 'fp32' is not a dtype: fp16, bf16 or e4m3 (fp8)"));
-  // e4m3 (short name fp8) is a dtype no step runs yet: every step refuses it by name, from its
-  // descriptor, before a GPU is looked for (docs/spec/fp8-track.md).
+  // e4m3 (short name fp8) runs on the FP8 steps only (28): every other step refuses it by name,
+  // from its descriptor, before a GPU is looked for (docs/spec/fp8-track.md).
   const ProcessResult fp8 = run_explorer_without_gpu("--csv --dtypes fp8 --steps 7,25", true);
   CHECK(fp8.exit_code == 2);
   CHECK(contains(fp8.output, "nothing to measure"));
   CHECK(contains(fp8.output,
                  "step 7 runs fp16 and bf16 inputs only, not e4m3; e4m3 (FP8) input "
-                 "runs on no step"));
+                 "runs on step 28"));
   CHECK(contains(fp8.output, "step 25 runs fp16 and bf16 inputs only, not e4m3"));
   CHECK_FALSE(contains(fp8.output, "CUDA"));
   // Rules that need no GPU are named before one is looked for (issue 36): a length no kernel's
