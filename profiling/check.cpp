@@ -239,39 +239,52 @@ void run_fp8_check(const CheckRequest& request, const KernelEntry& entry,
   FS_CUDA_CHECK(entry.launch(make_forward_args(entry, tensors), nullptr));
   FS_CUDA_CHECK(cudaDeviceSynchronize());
 
-  const auto download = [&](const DeviceBuffer& buffer, int heads, std::size_t count,
-                            const DeviceBuffer& descales) {
-    fp8::QuantizedTensor tensor;
-    tensor.batch = problem.batch;
-    tensor.seq_len = problem.seq_len;
-    tensor.heads = heads;
-    tensor.d_head = problem.d_head;
-    tensor.block_rows = problem.seq_len;
-    tensor.codes.resize(count);
-    tensor.descales.resize(static_cast<std::size_t>(problem.batch) * heads);
-    FS_CUDA_CHECK(cudaMemcpy(tensor.codes.data(), buffer.get(), count, cudaMemcpyDeviceToHost));
-    FS_CUDA_CHECK(cudaMemcpy(tensor.descales.data(), descales.get(),
-                             tensor.descales.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    return tensor;
-  };
-  const fp8::QuantizedInputs inputs{download(q, problem.heads, q_count, q_descale),
-                                    download(k, problem.heads_kv, kv_count, k_descale),
-                                    download(v, problem.heads_kv, kv_count, v_descale)};
-  std::vector<std::uint16_t> o_bits(q_count);
-  FS_CUDA_CHECK(
-      cudaMemcpy(o_bits.data(), o.get(), q_count * sizeof(std::uint16_t), cudaMemcpyDeviceToHost));
-  std::vector<double> o_values(q_count);
-  for (std::size_t i = 0; i < q_count; ++i) {
-    const std::uint32_t bits = static_cast<std::uint32_t>(o_bits[i]) << 16;  // bf16 -> fp32
-    float value;
-    std::memcpy(&value, &bits, sizeof(value));
-    o_values[i] = value;
-  }
+  const fp8::QuantizedInputs inputs = download_e4m3_inputs(
+      problem, q.get(), k.get(), v.get(), static_cast<const float*>(q_descale.get()),
+      static_cast<const float*>(k_descale.get()), static_cast<const float*>(v_descale.get()));
+  const std::vector<double> o_values = download_bf16(o.get(), problem.query_elements());
   report.fp8 = fp8::check(o_values, fp8::reference_exact(problem, inputs),
                           fp8::reference_low_precision(problem, inputs));
 }
 
 }  // namespace
+
+fp8::QuantizedInputs download_e4m3_inputs(const Problem& problem, const void* q, const void* k,
+                                          const void* v, const float* q_descale,
+                                          const float* k_descale, const float* v_descale) {
+  const auto download = [&](const void* codes, int heads, const float* descales) {
+    fp8::QuantizedTensor tensor;
+    tensor.batch = problem.batch;
+    tensor.seq_len = problem.seq_len;
+    tensor.heads = heads;
+    tensor.d_head = problem.d_head;
+    tensor.block_rows = problem.seq_len;  // one descale per (sample, head): fp8-track.md §1
+    tensor.codes.resize(static_cast<std::size_t>(problem.batch) * problem.seq_len * heads *
+                        problem.d_head);
+    tensor.descales.resize(static_cast<std::size_t>(problem.batch) * heads);
+    FS_CUDA_CHECK(
+        cudaMemcpy(tensor.codes.data(), codes, tensor.codes.size(), cudaMemcpyDeviceToHost));
+    FS_CUDA_CHECK(cudaMemcpy(tensor.descales.data(), descales,
+                             tensor.descales.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return tensor;
+  };
+  return {download(q, problem.heads, q_descale), download(k, problem.heads_kv, k_descale),
+          download(v, problem.heads_kv, v_descale)};
+}
+
+std::vector<double> download_bf16(const void* data, std::int64_t count) {
+  std::vector<std::uint16_t> bits(static_cast<std::size_t>(count));
+  FS_CUDA_CHECK(
+      cudaMemcpy(bits.data(), data, bits.size() * sizeof(std::uint16_t), cudaMemcpyDeviceToHost));
+  std::vector<double> values(bits.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) {
+    const std::uint32_t widened = static_cast<std::uint32_t>(bits[i]) << 16;  // bf16 -> fp32
+    float value;
+    std::memcpy(&value, &widened, sizeof(value));
+    values[i] = value;
+  }
+  return values;
+}
 
 CheckReport run_check(const CheckRequest& request) {
   const KernelEntry& entry = resolve_check_kernel(request, built_kernels());

@@ -70,6 +70,15 @@ constexpr std::uint64_t check_d_o_seed(std::uint64_t seed) {
   return seed | (std::uint64_t{1} << 63);
 }
 
+// e4m3 inputs on the device (codes [batch, seq_len, heads, d_head], one descale per (sample,
+// head)) copied back as fp8_reference.hpp's references read them: Q with problem.heads heads, K
+// and V with problem.heads_kv. Synchronous (cudaMemcpy). Throws CudaError.
+fp8::QuantizedInputs download_e4m3_inputs(const Problem& problem, const void* q, const void* k,
+                                          const void* v, const float* q_descale,
+                                          const float* k_descale, const float* v_descale);
+// `count` bf16 values on the device (an FP8 step's O), widened exactly to double.
+std::vector<double> download_bf16(const void* data, std::int64_t count);
+
 // Runs the check on the device. Throws NoCudaDevice, LaunchValidationError, CudaError.
 CheckReport run_check(const CheckRequest& request);
 

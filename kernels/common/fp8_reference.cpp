@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/common/reference.hpp"
 
@@ -191,61 +192,204 @@ std::vector<double> reference_exact(const Problem& problem, const QuantizedInput
                             dequantize(inputs.v));
 }
 
-std::vector<double> reference_low_precision(const Problem& problem, const QuantizedInputs& inputs) {
-  check_inputs("fp8::reference_low_precision", problem, inputs);
+namespace {
+
+// The value of every e4m3 code, so the references index a table instead of decoding each element
+// again (and never hold a decoded copy of a sweep-sized tensor).
+struct DecodeTable {
+  float value[256];
+  DecodeTable() {
+    for (int code = 0; code < 256; ++code)
+      value[code] = static_cast<float>(decode(static_cast<std::uint8_t>(code)));
+  }
+};
+
+// Query row i of head h of sample b, computed as reference_low_precision states (fp32 products of
+// stored codes, P x 2^8 rounded to e4m3, bf16 output) into out[0, d_head). `scores` holds
+// seq_len floats, `accumulator` d_head.
+void low_precision_row(const Problem& problem, const QuantizedInputs& inputs,
+                       const DecodeTable& table, int b, int h, int i, std::vector<float>& scores,
+                       std::vector<float>& accumulator, double* out) {
   const int n = problem.seq_len;
   const int d = problem.d_head;
-  const int group = problem.group_size();
+  const int h_kv = h / problem.group_size();
   const float softmax_scale = 1.0f / std::sqrt(static_cast<float>(d));
-  const auto q_at = [&](int b, int s, int h) {
-    return ((static_cast<std::size_t>(b) * n + s) * problem.heads + h) * d;
+  const std::uint8_t* q_row =
+      &inputs.q.codes[((static_cast<std::size_t>(b) * n + i) * problem.heads + h) * d];
+  const auto kv_row = [&](const QuantizedTensor& t, int j) {
+    return &t.codes[((static_cast<std::size_t>(b) * n + j) * problem.heads_kv + h_kv) * d];
   };
-  const auto kv_at = [&](int b, int s, int h) {
-    return ((static_cast<std::size_t>(b) * n + s) * problem.heads_kv + h / group) * d;
+  const int keys = problem.causal ? i + 1 : n;
+  const float q_descale = inputs.q.descale_at(b, i, h);
+  float row_max = -INFINITY;
+  for (int j = 0; j < keys; ++j) {
+    // Products of two e4m3 values are exact in fp32 (4 + 4 significant bits), so only the fp32
+    // accumulation rounds, as on the tensor cores.
+    const std::uint8_t* k_row = kv_row(inputs.k, j);
+    float dot = 0;
+    for (int c = 0; c < d; ++c)
+      dot += table.value[q_row[c]] * table.value[k_row[c]];
+    scores[j] = dot * (q_descale * inputs.k.descale_at(b, j, h_kv) * softmax_scale);
+    row_max = std::max(row_max, scores[j]);
+  }
+  float row_sum = 0;
+  std::fill(accumulator.begin(), accumulator.end(), 0.0f);
+  for (int j = 0; j < keys; ++j) {
+    const float p = std::exp(scores[j] - row_max);
+    row_sum += p;
+    const auto p_stored =
+        static_cast<float>(round_to_e4m3(static_cast<double>(p) * kProbabilityScale));
+    const float v_descale = inputs.v.descale_at(b, j, h_kv);
+    const std::uint8_t* v_row = kv_row(inputs.v, j);
+    for (int c = 0; c < d; ++c)
+      accumulator[c] += p_stored * (table.value[v_row[c]] * v_descale);
+  }
+  const float normalizer = static_cast<float>(kProbabilityScale) * row_sum;
+  for (int c = 0; c < d; ++c)
+    out[c] = round_to_bf16(accumulator[c] / normalizer);
+}
+
+// Query row i of head h of sample b in fp64 on the dequantized inputs, as cpu_attention_fp64
+// computes it, into out[0, d_head).
+void exact_row(const Problem& problem, const QuantizedInputs& inputs, const DecodeTable& table,
+               int b, int h, int i, std::vector<double>& scores, double* out) {
+  const int n = problem.seq_len;
+  const int d = problem.d_head;
+  const int h_kv = h / problem.group_size();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const std::size_t q_offset = ((static_cast<std::size_t>(b) * n + i) * problem.heads + h) * d;
+  const auto kv_offset = [&](int j) {
+    return ((static_cast<std::size_t>(b) * n + j) * problem.heads_kv + h_kv) * d;
   };
-  // The codes' values: products of two e4m3 values are exact in fp32 (4 + 4 significant bits),
-  // so only the fp32 accumulation rounds, as on the tensor cores.
-  const auto stored = [](const QuantizedTensor& t) {
-    std::vector<float> out(t.codes.size());
-    for (std::size_t i = 0; i < out.size(); ++i)
-      out[i] = static_cast<float>(decode(t.codes[i]));
-    return out;
-  };
-  const std::vector<float> q = stored(inputs.q), k = stored(inputs.k), v = stored(inputs.v);
+  const double q_descale = inputs.q.descale_at(b, i, h);
+  const int keys = problem.causal ? i + 1 : n;
+  double row_max = -INFINITY;
+  for (int j = 0; j < keys; ++j) {
+    const double k_descale = inputs.k.descale_at(b, j, h_kv);
+    const std::size_t k_offset = kv_offset(j);
+    double dot = 0;
+    for (int c = 0; c < d; ++c)
+      dot += q_descale * table.value[inputs.q.codes[q_offset + c]] *
+             (k_descale * table.value[inputs.k.codes[k_offset + c]]);
+    scores[j] = dot * scale;
+    row_max = std::max(row_max, scores[j]);
+  }
+  double row_sum = 0;
+  for (int j = 0; j < keys; ++j)
+    row_sum += scores[j] = std::exp(scores[j] - row_max);
+  std::fill(out, out + d, 0.0);
+  for (int j = 0; j < keys; ++j) {
+    const double p = scores[j] / row_sum;
+    const double v_descale = inputs.v.descale_at(b, j, h_kv);
+    const std::size_t v_offset = kv_offset(j);
+    for (int c = 0; c < d; ++c)
+      out[c] += p * (v_descale * table.value[inputs.v.codes[v_offset + c]]);
+  }
+}
+
+void check_sample(const char* what, const Problem& problem, const RowSample& sample) {
+  for (const QueryRow& row : sample.rows)
+    if (row.batch_index < 0 || row.batch_index >= problem.batch || row.head < 0 ||
+        row.head >= problem.heads || row.position < 0 || row.position >= problem.seq_len)
+      throw std::invalid_argument(
+          std::string(what) + ": query row (sample " + std::to_string(row.batch_index) + ", head " +
+          std::to_string(row.head) + ", position " + std::to_string(row.position) +
+          ") is outside the problem's " + std::to_string(problem.batch) + " x " +
+          std::to_string(problem.heads) + " x " + std::to_string(problem.seq_len));
+}
+
+}  // namespace
+
+std::vector<double> reference_low_precision(const Problem& problem, const QuantizedInputs& inputs) {
+  check_inputs("fp8::reference_low_precision", problem, inputs);
+  const DecodeTable table;
   std::vector<double> o(static_cast<std::size_t>(problem.query_elements()));
-  std::vector<float> scores(static_cast<std::size_t>(n));
-  std::vector<float> accumulator(static_cast<std::size_t>(d));
+  std::vector<float> scores(static_cast<std::size_t>(problem.seq_len));
+  std::vector<float> accumulator(static_cast<std::size_t>(problem.d_head));
   for (int b = 0; b < problem.batch; ++b)
-    for (int h = 0; h < problem.heads; ++h) {
-      const int h_kv = h / group;
-      for (int i = 0; i < n; ++i) {
-        const int keys = problem.causal ? i + 1 : n;
-        const float q_descale = inputs.q.descale_at(b, i, h);
-        float row_max = -INFINITY;
-        for (int j = 0; j < keys; ++j) {
-          float dot = 0;
-          for (int c = 0; c < d; ++c)
-            dot += q[q_at(b, i, h) + c] * k[kv_at(b, j, h) + c];
-          scores[j] = dot * (q_descale * inputs.k.descale_at(b, j, h_kv) * softmax_scale);
-          row_max = std::max(row_max, scores[j]);
-        }
-        float row_sum = 0;
-        std::fill(accumulator.begin(), accumulator.end(), 0.0f);
-        for (int j = 0; j < keys; ++j) {
-          const float p = std::exp(scores[j] - row_max);
-          row_sum += p;
-          const auto p_stored =
-              static_cast<float>(round_to_e4m3(static_cast<double>(p) * kProbabilityScale));
-          const float v_descale = inputs.v.descale_at(b, j, h_kv);
-          for (int c = 0; c < d; ++c)
-            accumulator[c] += p_stored * (v[kv_at(b, j, h) + c] * v_descale);
-        }
-        const float normalizer = static_cast<float>(kProbabilityScale) * row_sum;
-        for (int c = 0; c < d; ++c)
-          o[q_at(b, i, h) + c] = round_to_bf16(accumulator[c] / normalizer);
-      }
-    }
+    for (int i = 0; i < problem.seq_len; ++i)
+      for (int h = 0; h < problem.heads; ++h)
+        low_precision_row(
+            problem, inputs, table, b, h, i, scores, accumulator,
+            &o[((static_cast<std::size_t>(b) * problem.seq_len + i) * problem.heads + h) *
+               problem.d_head]);
   return o;
+}
+
+RowSample spread_rows(const Problem& problem, int rows_per_head) {
+  RowSample sample;
+  if (rows_per_head <= 0) return sample;
+  // The first and the last (sample, head) pair, so both ends of every stride are read; in each,
+  // positions spread evenly from 0 to seq_len - 1 (the first and last rows of the sequence, and
+  // with the mask rows that see one key and rows that see all of them).
+  const std::pair<int, int> heads[] = {{0, 0}, {problem.batch - 1, problem.heads - 1}};
+  const int count = std::min(rows_per_head, problem.seq_len);
+  for (const auto& [b, h] : heads) {
+    for (int r = 0; r < count; ++r) {
+      const int position =
+          count == 1
+              ? 0
+              : static_cast<int>(static_cast<long long>(r) * (problem.seq_len - 1) / (count - 1));
+      sample.rows.push_back({b, h, position});
+    }
+    if (problem.batch == 1 && problem.heads == 1) break;  // one pair only
+  }
+  return sample;
+}
+
+std::vector<double> reference_exact_rows(const Problem& problem, const QuantizedInputs& inputs,
+                                         const RowSample& sample) {
+  check_inputs("fp8::reference_exact_rows", problem, inputs);
+  check_sample("fp8::reference_exact_rows", problem, sample);
+  const DecodeTable table;
+  const auto d = static_cast<std::size_t>(problem.d_head);
+  std::vector<double> o(sample.rows.size() * d);
+  std::vector<double> scores(static_cast<std::size_t>(problem.seq_len));
+  for (std::size_t r = 0; r < sample.rows.size(); ++r) {
+    const QueryRow& row = sample.rows[r];
+    exact_row(problem, inputs, table, row.batch_index, row.head, row.position, scores, &o[r * d]);
+  }
+  return o;
+}
+
+std::vector<double> reference_low_precision_rows(const Problem& problem,
+                                                 const QuantizedInputs& inputs,
+                                                 const RowSample& sample) {
+  check_inputs("fp8::reference_low_precision_rows", problem, inputs);
+  check_sample("fp8::reference_low_precision_rows", problem, sample);
+  const DecodeTable table;
+  const auto d = static_cast<std::size_t>(problem.d_head);
+  std::vector<double> o(sample.rows.size() * d);
+  std::vector<float> scores(static_cast<std::size_t>(problem.seq_len));
+  std::vector<float> accumulator(d);
+  for (std::size_t r = 0; r < sample.rows.size(); ++r) {
+    const QueryRow& row = sample.rows[r];
+    low_precision_row(problem, inputs, table, row.batch_index, row.head, row.position, scores,
+                      accumulator, &o[r * d]);
+  }
+  return o;
+}
+
+std::vector<double> gather_rows(const Problem& problem, const std::vector<double>& o,
+                                const RowSample& sample) {
+  check_sample("fp8::gather_rows", problem, sample);
+  if (o.size() != static_cast<std::size_t>(problem.query_elements()))
+    throw std::invalid_argument(
+        "fp8::gather_rows: o must hold batch x seq_len x heads x d_head = " +
+        std::to_string(problem.query_elements()) + " elements");
+  const auto d = static_cast<std::size_t>(problem.d_head);
+  std::vector<double> out;
+  out.reserve(sample.rows.size() * d);
+  for (const QueryRow& row : sample.rows) {
+    const std::size_t offset =
+        ((static_cast<std::size_t>(row.batch_index) * problem.seq_len + row.position) *
+             problem.heads +
+         row.head) *
+        d;
+    out.insert(out.end(), o.begin() + static_cast<std::ptrdiff_t>(offset),
+               o.begin() + static_cast<std::ptrdiff_t>(offset + d));
+  }
+  return out;
 }
 
 double error_floor(double max_abs_reference) {

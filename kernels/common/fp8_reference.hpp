@@ -111,6 +111,29 @@ std::vector<double> reference_exact(const Problem& problem, const QuantizedInput
 // the second GEMM); O = Σ P' x V (codes x v descale, fp32) / (2^8 x row sum), rounded to bf16.
 std::vector<double> reference_low_precision(const Problem& problem, const QuantizedInputs& inputs);
 
+// A sample of query rows: the references below compute only these, so a sweep-sized problem
+// (where the whole CPU reference would take minutes) is still checked before it is timed, on
+// rows spread over the sequence and over its first and last (sample, head) pair.
+struct QueryRow {
+  int batch_index = 0, head = 0, position = 0;
+};
+struct RowSample {
+  std::vector<QueryRow> rows;
+};
+// `rows_per_head` positions spread evenly from 0 to seq_len - 1 in (sample 0, head 0) and in
+// (the last sample, the last head).
+RowSample spread_rows(const Problem& problem, int rows_per_head);
+// reference_exact and reference_low_precision at the sample's rows only, row after row
+// ([rows, d_head]); each row equals the full reference's. Throw for a row outside the problem.
+std::vector<double> reference_exact_rows(const Problem& problem, const QuantizedInputs& inputs,
+                                         const RowSample& sample);
+std::vector<double> reference_low_precision_rows(const Problem& problem,
+                                                 const QuantizedInputs& inputs,
+                                                 const RowSample& sample);
+// The sample's rows of a full [batch, seq_len, heads, d_head] output, in the same order.
+std::vector<double> gather_rows(const Problem& problem, const std::vector<double>& o,
+                                const RowSample& sample);
+
 // The factor P is scaled by before its e4m3 rounding: probabilities in [0, 1] become [0, 256],
 // inside e4m3's range and clear of its subnormals for every p >= 2^-14.
 inline constexpr double kProbabilityScale = 256.0;

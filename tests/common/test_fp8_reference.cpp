@@ -329,6 +329,45 @@ TEST_CASE("the FP8 rule: R_lp passes, an error beyond twice its gap plus the flo
   }
 }
 
+TEST_CASE("the row-sampled references equal the full ones at their rows, bit for bit") {
+  // Two samples, grouped K/V heads, causal and not: the sweep checks e4m3 rows on such samples.
+  for (const bool causal : {false, true}) {
+    Problem p = fp8_problem(2, 96, 4, 64, causal);
+    p.heads_kv = 2;
+    const std::size_t q_count = static_cast<std::size_t>(p.query_elements());
+    const std::size_t kv_count = static_cast<std::size_t>(p.key_value_elements());
+    const fp8::QuantizedInputs inputs{
+        fp8::quantize_per_head(normal_values(q_count, 11), 2, 96, p.heads, 64),
+        fp8::quantize_per_head(normal_values(kv_count, 12), 2, 96, p.heads_kv, 64),
+        fp8::quantize_per_head(normal_values(kv_count, 13), 2, 96, p.heads_kv, 64)};
+    const fp8::RowSample sample = fp8::spread_rows(p, 5);
+    REQUIRE(sample.rows.size() == 10);
+    // Positions 0 and seq_len - 1 in sample 0 head 0 and in the last sample's last head.
+    CHECK(sample.rows.front().position == 0);
+    CHECK(sample.rows[4].position == 95);
+    CHECK(sample.rows[5].batch_index == 1);
+    CHECK(sample.rows[5].head == 3);
+    const std::vector<double> exact = fp8::reference_exact(p, inputs);
+    const std::vector<double> low = fp8::reference_low_precision(p, inputs);
+    CHECK(fp8::reference_exact_rows(p, inputs, sample) == fp8::gather_rows(p, exact, sample));
+    CHECK(fp8::reference_low_precision_rows(p, inputs, sample) == fp8::gather_rows(p, low, sample));
+  }
+  // One (sample, head) pair: its rows are not listed twice.
+  CHECK(fp8::spread_rows(fp8_problem(1, 8, 1, 16), 4).rows.size() == 4);
+  CHECK(fp8::spread_rows(fp8_problem(1, 3, 1, 16), 8).rows.size() == 3);
+  CHECK(fp8::spread_rows(fp8_problem(2, 8, 2, 16), 0).rows.empty());
+
+  const Problem p = fp8_problem(1, 4, 1, 4);
+  const fp8::QuantizedTensor t = fp8::quantize_per_head(std::vector<double>(16, 1.0), 1, 4, 1, 4);
+  fp8::RowSample outside;
+  outside.rows.push_back({0, 0, 4});
+  CHECK_THROWS_WITH_AS(fp8::reference_exact_rows(p, {t, t, t}, outside),
+                       doctest::Contains("position 4) is outside the problem's 1 x 1 x 4"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(fp8::gather_rows(p, std::vector<double>(3), fp8::spread_rows(p, 2)),
+                  std::invalid_argument);
+}
+
 TEST_CASE("the rule's floor and the references' argument checks") {
   CHECK(fp8::error_floor(1.0) == 0x1p-7);  // bf16 has 8 significant bits
   CHECK(fp8::error_floor(3.0) == 0x1p-6);

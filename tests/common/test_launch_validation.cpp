@@ -220,10 +220,15 @@ TEST_CASE("e4m3 inputs: O is bf16, and every 16-bit step refuses e4m3 by name") 
   t.o.dtype = DType::E4M3;
   CHECK(message(entry_for(7), t) == "O has dtype e4m3 but e4m3 inputs write bf16");
   // Well-formed e4m3 tensors reach the step's descriptor: steps 1-27 run fp16 and bf16 only, and
-  // name the FP8 steps.
+  // name the FP8 steps (those whose descriptors list e4m3: step 28 and any copied from it).
+  std::vector<int> fp8_steps;
+  for (const StepDescriptor& step : versions::kAll)
+    if (step.dtypes.contains(DType::E4M3)) fp8_steps.push_back(step.number);
+  REQUIRE_FALSE(fp8_steps.empty());
+  CHECK(fp8_steps.front() == 28);
   CHECK(message(entry_for(7), e4m3_tensors()) ==
-        "step 7 runs fp16 and bf16 inputs only, not e4m3; e4m3 (FP8) input runs on step 28 (their "
-        "kernels/versions/*/step.hpp declare it)");
+        "step 7 runs fp16 and bf16 inputs only, not e4m3; e4m3 (FP8) input runs on " +
+            configs::step_list_text(fp8_steps) + " (their kernels/versions/*/step.hpp declare it)");
   for (const StepDescriptor& step : versions::kAll) {
     if (step.dtypes.contains(DType::E4M3)) continue;
     Problem problem = multi_head_problem(DType::E4M3, 1, 1024, 16, *step.d_heads.begin());
