@@ -73,7 +73,7 @@ def test_config_short_form_round_trips(text):
     assert eval(repr(config), {"Config": Config}) == config
     assert pickle.loads(pickle.dumps(config)) == config
     assert hash(Config.parse(text)) == hash(config)
-    assert config.dtype in ("fp16", "bf16")
+    assert config.dtype in ("fp16", "bf16", "e4m3")
     assert config.short_form("features_only") in text
     assert config.short_form("without_d_head").startswith("(" + config.dtype.upper())
 
@@ -161,7 +161,7 @@ def test_config_rejects_unknown_styles_and_dtypes():
         config.short_form("tiny")
     with pytest.raises(ValueError, match=r"dtype \"fp32\" is not fp16, bf16 or e4m3 \(fp8\)"):
         config.with_dtype("fp32")
-    # fp8 is e4m3's short name: the config record takes it (no step runs it yet).
+    # fp8 is e4m3's short name: the config record takes it.
     assert config.with_dtype("fp8").dtype == "e4m3"
 
 

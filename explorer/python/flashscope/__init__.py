@@ -199,8 +199,8 @@ def forward(q, k, v, *, step=None, config=None, o=None, causal=False, stream=Non
     Only steps whose descriptor has `.writes_lse` write it (ValueError names them).
     q_descale, k_descale, v_descale: float32 CUDA arrays, [batch, heads] for q and [batch,
     heads_kv] for k and v, given exactly when the inputs are float8_e4m3fn: the real value is
-    descale x stored (docs/spec/fp8-track.md §1). e4m3 inputs write a bfloat16 o. No step runs
-    e4m3 yet: such a call is refused by name after these checks.
+    descale x stored (docs/spec/fp8-track.md §1). e4m3 inputs write a bfloat16 o. Step 28
+    runs e4m3; the other steps refuse it by name after these checks.
 
     Returns o, or (o, lse) with return_lse or lse given. Raises TypeError / ValueError naming the
     value and the rule it breaks.
