@@ -215,7 +215,10 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps, 1)
     ptx::prefetch_tensor_map(&maps.d_o);
     ptx::prefetch_tensor_map(&maps.k);
     ptx::prefetch_tensor_map(&maps.v);
-    queries.init(Sh::kConsumerWarps);
+    // Every consumer thread releases a slot (not one lane a warp): each thread's own loads of the
+    // slot's L and D vectors are then ordered before the producer's refill by its own arrival,
+    // an order compute-sanitizer's racecheck follows (docs/versions/B4.md, "Correctness").
+    queries.init(Sh::kConsumerThreads);
     ptx::mbarrier_init(KV_full, 1);
     ptx::fence_barrier_init();
     ptx::mbarrier_arrive_expect_tx(KV_full, 2 * Sh::kKVTileBytes);
@@ -376,7 +379,7 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps, 1)
       // P and dS were the A operands of dV and dK up to here: their registers stay theirs.
       fence_fragments(P);
       fence_fragments(dS);
-      if (lane == 0) queries.consumer_release(state);
+      queries.consumer_release(state);
       state.advance();
 
       // ---- dQ staged in shared memory and added by the copy engine ---------------------------
