@@ -677,7 +677,7 @@ SweepSummary run_sweep(const SweepOptions& options, const WorkerCommandLine& wor
   };
   const SweepSummary summary = run_sweep_on_devices(plan, devices, start_worker, observer, log);
   log << "sweep: " << summary.rows << " rows (" << summary.faults << " faults, " << summary.skipped
-      << " skipped, " << summary.failed_checks << " failed the §1.4 check) in "
+      << " skipped, " << summary.failed_checks << " failed their correctness check) in "
       << format_fixed(summary.seconds, 1) << " s, " << format_fixed(summary.rows_per_second(), 2)
       << " rows/s on " << devices.size() << " device" << (devices.size() == 1 ? "" : "s");
   if (summary.unrecorded_baselines > 0)
