@@ -34,7 +34,7 @@ fail() {
   exit 1
 }
 
-log "source $ROOT (commit $(git -C "$ROOT" rev-parse --short HEAD 2> /dev/null || echo unknown)), logs in $LOG_DIR"
+log "source $ROOT (commit ${FLASHSCOPE_GIT_COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2> /dev/null || echo unknown)}), logs in $LOG_DIR"
 prerequisites_ok=1
 "$PYTHON" - > "$LOG_DIR/prerequisites.txt" 2>&1 << 'EOF' || prerequisites_ok=0
 import sys, importlib.metadata as metadata
@@ -63,7 +63,13 @@ if "$PYTHON" -m venv --system-site-packages "$WORK/venv" > "$LOG_DIR/venv.log" 2
   ENV_PYTHON="$WORK/venv/bin/python"
   TARGET=()
   IMPORT_PATH=""
-  log "environment: virtualenv $WORK/venv (system site-packages visible)"
+  # When PYTHON is itself a virtualenv (the GPU hosts' python3 is /opt/torch/.venv's),
+  # --system-site-packages shows its base interpreter's packages, not that environment's
+  # (scikit-build-core, pybind11, PyTorch): a .pth file adds those after the new environment's own.
+  VENV_SITE=$("$ENV_PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  "$PYTHON" -c 'import sysconfig; p = sysconfig.get_paths(); print("\n".join(dict.fromkeys([p["purelib"], p["platlib"]])))' \
+    > "$VENV_SITE/flashscope-test-parent-env.pth"
+  log "environment: virtualenv $WORK/venv (system site-packages and $PYTHON's visible)"
 else
   ENV_PYTHON=$PYTHON
   TARGET=(--target "$WORK/site")
