@@ -1273,6 +1273,9 @@ PYBIND11_MODULE(_core, m) {
     // StepPicks::all() and gpu_pick_order list them.
     for (const KernelConfig& c : picks.progression_at_other_d_heads)
       out[py::str("progression_d" + std::to_string(c.d_head))] = c;
+    // The configs measured for a feature's cost ("variant_1", ...; B5's deterministic), last.
+    for (std::size_t i = 0; i < picks.variants.size(); ++i)
+      out[py::str("variant_" + std::to_string(i + 1))] = picks.variants[i];
     return out;
   });
   m.def("tune_set", &configs::tune_set, "The 80 configs of the auto-tune set, in product order");

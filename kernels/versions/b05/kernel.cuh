@@ -289,41 +289,55 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps, 1)
     // an order compute-sanitizer's racecheck follows (docs/versions/B4.md, "Correctness").
     queries.init(Sh::kConsumerThreads);
     ptx::mbarrier_init(KV_full, 1);
-    ptx::mbarrier_init(KV_empty, 1);  // consumer thread 0, once dK and dV have left the tiles
+    // Every consumer thread arrives once a unit, after its last access to K's and V's tiles (its
+    // dK and dV stores) and to the unit slot; thread 0 only once the TMA stores of dK and dV
+    // have read the tiles. Each thread's accesses are then ordered before the producer's next
+    // write by its own arrival, as the query slots' are.
+    ptx::mbarrier_init(KV_empty, Sh::kConsumerThreads);
     ptx::fence_barrier_init();
   }
   __syncthreads();  // the barriers are initialised before anyone waits on them; the last CTA
                     // barrier (each role is one branch below, as ptxas requires of setmaxnreg)
 
   if (warpgroup == 0) {
-    // ---- Producer: each unit's K and V, then its query blocks (Q, dO, L·log2(e), D) -----------
+    // ---- Producer: each unit's K and V and its query blocks (Q, dO, L·log2(e), D) -------------
     ptx::setmaxnreg_dec<Sh::kProducerRegisters>();
     if (tid == 0) {
       PipelineState state;
       int linear = static_cast<int>(blockIdx.x);
       for (int taken = 0;; ++taken) {
-        // The consumers are done with the last unit's K and V tiles (and have read its slot).
-        if (taken > 0) ptx::mbarrier_wait(KV_empty, (taken - 1) & 1);
         if (linear >= order.count()) {
+          // Once the consumers are done with the last unit (and have read its slot): stop them.
+          if (taken > 0) ptx::mbarrier_wait(KV_empty, (taken - 1) & 1);
           *unit_slot = -1;
           ptx::mbarrier_arrive(KV_full);  // no transaction: the consumers wake and stop
           break;
         }
-        *unit_slot = linear;
         const KvUnit unit = order.unit(linear);
         const int kv_start = unit.kv_block * C.B_c;
-        ptx::mbarrier_arrive_expect_tx(KV_full, 2 * Sh::kKVTileBytes);
-        const TileCoordinates kv_from{kv_start, unit.head, unit.sample};
-        load_tile<C, C.B_c>(K_address, &maps.k, KV_full, kv_from);
-        load_tile<C, C.B_c>(V_address, &maps.v, KV_full, kv_from);
-
-        const std::int64_t sequence =
-            static_cast<std::int64_t>(unit.sample) * args.n_heads + unit.head;
-        const float* const lse_sequence = workspace.row_lse2 + sequence * workspace.padded_len;
-        const float* const row_d_sequence = workspace.row_d + sequence * workspace.padded_len;
+        // The sequence's L·log2(e) and D vectors start here (one offset for both: the producer
+        // runs on 24 registers).
+        const std::int64_t vectors =
+            (static_cast<std::int64_t>(unit.sample) * args.n_heads + unit.head) *
+            workspace.padded_len;
         const int first_q_block = args.causal ? kv_start / C.B_r : 0;
         const int n_iterations = n_q_blocks - first_q_block;
+        // The unit and its K and V, once the consumers are done with the last unit's K and V
+        // tiles (its dK and dV have left them) and have read the last unit's slot.
+        const auto load_unit = [&] {
+          if (taken > 0) ptx::mbarrier_wait(KV_empty, (taken - 1) & 1);
+          *unit_slot = linear;
+          ptx::mbarrier_arrive_expect_tx(KV_full, 2 * Sh::kKVTileBytes);
+          const TileCoordinates kv_from{kv_start, unit.head, unit.sample};
+          load_tile<C, C.B_c>(K_address, &maps.k, KV_full, kv_from);
+          load_tile<C, C.B_c>(V_address, &maps.v, KV_full, kv_from);
+        };
+        // After the first unit, the first `stages` query blocks go out before K and V: their
+        // slots free up while the consumers finish the last unit, before its epilogue frees K's
+        // and V's tiles, so they are in flight (or landed) when the unit starts.
+        const int blocks_before_kv = taken == 0 ? 0 : min(Sh::kStages, n_iterations);
         for (int iteration = 0; iteration < n_iterations; ++iteration, state.advance()) {
+          if (iteration == blocks_before_kv) load_unit();
           const int q_block =
               C.deterministic ? n_q_blocks - 1 - iteration : first_q_block + iteration;
           const int q_start = q_block * C.B_r;
@@ -335,11 +349,12 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps, 1)
                               from);
           ptx::bulk_copy_global_to_shared(
               base_address + Sh::kLseVector + state.index * Sh::kVectorBytes,
-              lse_sequence + q_start, Sh::kVectorBytes, full);
+              workspace.row_lse2 + vectors + q_start, Sh::kVectorBytes, full);
           ptx::bulk_copy_global_to_shared(
               base_address + Sh::kRowDVector + state.index * Sh::kVectorBytes,
-              row_d_sequence + q_start, Sh::kVectorBytes, full);
+              workspace.row_d + vectors + q_start, Sh::kVectorBytes, full);
         }
+        if (blocks_before_kv == n_iterations) load_unit();
         // The next unit, asked for once this one's last query block is issued: late enough that
         // the units go to the CTAs in the order they run out of work (a CTA asking at the start
         // of a unit would reserve the next one a whole unit early), early enough that the
@@ -558,8 +573,8 @@ __global__ void __launch_bounds__(32 * StaticC::value.n_warps, 1)
         ptx::tma_store_commit();
         // The tiles are free for the next unit's K and V once the stores have read them.
         ptx::tma_store_wait_read<0>();
-        ptx::mbarrier_arrive(KV_empty);
       }
+      ptx::mbarrier_arrive(KV_empty);
     }
     // The CTA's shared memory stays until the copy engine has read it: the last dQ blocks.
     if (dq_issuer) ptx::tma_store_wait_read<0>();
