@@ -91,6 +91,7 @@ std::vector<KernelConfig> StepPicks::all() const {
   for (const auto& pick : {progression, seed_a100, seed_rtx3090, hopper, hopper_h100})
     if (pick) out.push_back(*pick);
   out.insert(out.end(), progression_at_other_d_heads.begin(), progression_at_other_d_heads.end());
+  out.insert(out.end(), variants.begin(), variants.end());
   return out;
 }
 
@@ -104,6 +105,8 @@ StepPicks step_picks(int step) {
   picks.hopper_h100 = optional_config(texts.hopper_h100);
   for (const std::string_view text : texts.progression_at_other_d_heads)
     if (!text.empty()) picks.progression_at_other_d_heads.push_back(parse_short_form(text));
+  for (const std::string_view text : texts.variants)
+    if (!text.empty()) picks.variants.push_back(parse_short_form(text));
   return picks;
 }
 

@@ -53,6 +53,8 @@ struct StepPicks {
   std::optional<KernelConfig> hopper_h100;   // measured on an H100, where recorded
   // The progression config at each other head dimension the step supports (steps 22+).
   std::vector<KernelConfig> progression_at_other_d_heads;
+  // Configs measured for what a feature costs (StepPickTexts::variants).
+  std::vector<KernelConfig> variants;
 
   // Every config above that is set, in this order (duplicates kept).
   std::vector<KernelConfig> all() const;

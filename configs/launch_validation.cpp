@@ -83,6 +83,15 @@ std::optional<std::string> unsupported_combination(int step, const KernelConfig&
   if (!descriptor->d_heads.contains(c.d_head))
     return configs::step_refusal_message(step,
                                          configs::problem_at_d_head(c.d_head, descriptor->pass));
+  if (c.deterministic && !descriptor->deterministic_dq) {
+    std::vector<int> with;
+    for (const StepDescriptor& other : versions::kEvery)
+      if (other.deterministic_dq) with.push_back(other.number);
+    return "step " + step_name(step) + " has no deterministic option; " + to_short_form(c) +
+           " asks for it (dQ added in a fixed order), which " + configs::step_list_text(with) +
+           " ha" + (with.size() == 1 ? "s" : "ve") +
+           " (their kernels/versions/*/step.hpp declare it)";
+  }
   return descriptor->rules(step, c);
 }
 

@@ -58,6 +58,7 @@ std::string identifier(const configs::Instantiation& item) {
   if (is_hopper_config(c)) {
     id += "_stages" + std::to_string(c.stages);
     if (c.consumer_regs != 0) id += "_regs" + std::to_string(c.consumer_regs);
+    if (c.deterministic) id += "_deterministic";
     return id;
   }
   if (c.async_copy) id += "_async";

@@ -281,12 +281,16 @@ std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& f
   std::tuple<bool, std::string, std::string, double, std::size_t> best_rank;
   for (const std::string& candidate : devices) {
     // Each file's usable measurements on the device, and its newest run start.
+    // The kernels' measurements apart: a re-run repeats kernels. Two sweeps that share only
+    // reference rows (FA2 and cuDNN at the same N) are no re-run, however small one of them is.
     std::vector<std::set<MeasurementKey>> keys(files.size());
+    std::vector<std::set<MeasurementKey>> kernel_keys(files.size());
     std::vector<std::string> newest(files.size());
     for (std::size_t i = 0; i < files.size(); ++i)
       for (const ResultRow& row : files[i].rows)
         if (row.device == candidate && !row.is_ceiling() && is_usable(row)) {
           keys[i].insert(key_of(row));
+          if (row.subject.is_kernel()) kernel_keys[i].insert(key_of(row));
           newest[i] = std::max(newest[i], run_start(row));
         }
     for (std::size_t i = 0; i < files.size(); ++i)
@@ -298,7 +302,13 @@ std::optional<ComparePair> default_compare_pair(const std::vector<ResultFile>& f
         if (shared == 0) continue;
         const double overlap = static_cast<double>(shared) /
                                static_cast<double>(std::min(keys[i].size(), keys[j].size()));
-        const bool rerun = overlap >= kRerunOverlap;
+        std::size_t shared_kernels = 0;
+        for (const MeasurementKey& key : kernel_keys[i])
+          shared_kernels += kernel_keys[j].count(key);
+        const std::size_t fewer_kernels = std::min(kernel_keys[i].size(), kernel_keys[j].size());
+        const bool rerun =
+            shared_kernels > 0 && static_cast<double>(shared_kernels) >=
+                                      kRerunOverlap * static_cast<double>(fewer_kernels);
         const auto rank = std::make_tuple(rerun, rerun ? std::min(newest[i], newest[j]) : "",
                                           rerun ? std::max(newest[i], newest[j]) : "",
                                           rerun ? 0.0 : overlap, shared);

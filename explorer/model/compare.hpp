@@ -79,12 +79,13 @@ std::optional<RatioSpread> ratio_spread(
 // The two files Compare opens on: two runs of the same kind, so that rows pair. Among the files
 // with rows on `device` (empty: any one device), the pairs that share a usable measurement (step,
 // config, dtype, shape, reference pass); of those the re-runs, pairs where at least half the
-// usable measurements of the smaller file are in the other (a sweep and a repeat of it, or of part
-// of it), and of the re-runs the two newest runs (by the UTC start in run_id; a file without one
-// counts as older than any that has it), then the pair sharing the most measurements. Without a
-// re-run, the pair with the largest such fraction, then the most shared (two unrelated sweeps
-// share a few reference rows: they are no re-run). A is the older file, B the newer. Nullopt
-// when no two files share a measurement: the view then says what to pick.
+// usable kernel measurements (FA2's and cuDNN's reference rows not counted) of the smaller file
+// are in the other (a sweep and a repeat of it, or of part of it), and of the re-runs the two
+// newest runs (by the UTC start in run_id; a file without one counts as older than any that has
+// it), then the pair sharing the most measurements. Without a re-run, the pair with the largest
+// such fraction, then the most shared (two unrelated sweeps share a few reference rows: they are no
+// re-run). A is the older file, B the newer. Nullopt when no two files share a measurement: the
+// view then says what to pick.
 struct ComparePair {
   std::size_t a = 0;
   std::size_t b = 0;

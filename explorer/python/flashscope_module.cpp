@@ -1085,7 +1085,8 @@ py::tuple config_fields(const KernelConfig& c) {
   return py::make_tuple(static_cast<int>(c.dtype), c.d_head, c.B_r, c.B_c, c.n_warps, c.async_copy,
                         c.eager_load_blocks, c.swizzled, c.Q_mma_load_K_fragments,
                         c.K_mma_load_K_fragments, c.V_mma_load_K_fragments,
-                        c.mma_double_buffer_loads, c.optimized_softmax, c.stages, c.consumer_regs);
+                        c.mma_double_buffer_loads, c.optimized_softmax, c.stages, c.consumer_regs,
+                        c.deterministic);
 }
 
 ShortFormStyle style_argument(const std::string& style) {
@@ -1170,12 +1171,13 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("optimized_softmax", &KernelConfig::optimized_softmax)
       .def_readonly("stages", &KernelConfig::stages)
       .def_readonly("consumer_regs", &KernelConfig::consumer_regs)
+      .def_readonly("deterministic", &KernelConfig::deterministic)
       .def_property_readonly("is_hopper", [](const KernelConfig& c) { return is_hopper_config(c); })
       .def_property_readonly("smem_bytes", [](const KernelConfig& c) { return smem_bytes(c); })
       .def_property_readonly("threads_per_block",
                              [](const KernelConfig& c) { return threads_per_block(c); })
       .def_property_readonly("fields", &config_fields,
-                             "The 15 fields in declaration order (dtype as 5 = FP16, 15 = BF16): "
+                             "The 16 fields in declaration order (dtype as 5 = FP16, 15 = BF16): "
                              "the order Config compares in");
 
   py::class_<DeviceArray>(m, "DeviceArray",
@@ -1271,6 +1273,9 @@ PYBIND11_MODULE(_core, m) {
     // StepPicks::all() and gpu_pick_order list them.
     for (const KernelConfig& c : picks.progression_at_other_d_heads)
       out[py::str("progression_d" + std::to_string(c.d_head))] = c;
+    // The configs measured for a feature's cost ("variant_1", ...; B5's deterministic), last.
+    for (std::size_t i = 0; i < picks.variants.size(); ++i)
+      out[py::str("variant_" + std::to_string(i + 1))] = picks.variants[i];
     return out;
   });
   m.def("tune_set", &configs::tune_set, "The 80 configs of the auto-tune set, in product order");

@@ -113,7 +113,7 @@ DType parse_dtype(std::string_view original, std::string_view item) {
                      " (case-insensitive) or a scalar-type number " + numbers);
 }
 
-constexpr std::array<std::string_view, 15> kFieldNames = {"dtype",
+constexpr std::array<std::string_view, 16> kFieldNames = {"dtype",
                                                           "d_head",
                                                           "B_r",
                                                           "B_c",
@@ -127,17 +127,22 @@ constexpr std::array<std::string_view, 15> kFieldNames = {"dtype",
                                                           "mma_double_buffer_loads",
                                                           "optimized_softmax",
                                                           "stages",
-                                                          "consumer_regs"};
-// The seed's record has the first 13 fields; flashscope's Hopper track appended the last two.
+                                                          "consumer_regs",
+                                                          "deterministic"};
+// The seed's record has the first 13 fields; flashscope's Hopper track appended stages and
+// consumer_regs, and the backward track's B5 deterministic (written only where it is set).
 constexpr std::size_t kSeedFieldCount = 13;
+constexpr std::size_t kHopperFieldCount = 15;
 
-// The 13 or 15 fields from already-split items; `strip_cast` removes a leading "(type)" per item.
+// The 13, 15 or 16 fields from already-split items; `strip_cast` removes a leading "(type)" per
+// item.
 KernelConfig config_from_items(std::string_view original, std::vector<std::string_view> items,
                                bool strip_cast) {
-  if (items.size() != kSeedFieldCount && items.size() != kFieldNames.size())
+  if (items.size() != kSeedFieldCount && items.size() != kHopperFieldCount &&
+      items.size() != kFieldNames.size())
     fail(original,
-         "expected 13 (seed) or 15 (with stages, consumer_regs) fields inside the "
-         "braces, found " +
+         "expected 13 (seed), 15 (with stages, consumer_regs) or 16 (and deterministic) fields "
+         "inside the braces, found " +
              std::to_string(items.size()));
   for (auto& item : items) {
     item = trim(item);
@@ -161,14 +166,18 @@ KernelConfig config_from_items(std::string_view original, std::vector<std::strin
   c.V_mma_load_K_fragments = parse_int(original, kFieldNames[10], items[10]);
   c.mma_double_buffer_loads = parse_bool(original, kFieldNames[11], items[11]);
   c.optimized_softmax = parse_bool(original, kFieldNames[12], items[12]);
-  if (items.size() == kFieldNames.size()) {
+  if (items.size() >= kHopperFieldCount) {
     c.stages = parse_int(original, kFieldNames[13], items[13]);
     c.consumer_regs = parse_int(original, kFieldNames[14], items[14]);
+    if (items.size() == kFieldNames.size())
+      c.deterministic = parse_bool(original, kFieldNames[15], items[15]);
     // What the short form cannot say is not a config: every record that parses must print and
     // re-parse to itself.
     if (c.stages < 0) fail(original, "stages must be 0 (Ampere) or a positive count (Hopper)");
     if (c.stages == 0 && c.consumer_regs != 0)
       fail(original, "consumer_regs needs a Hopper config (stages >= 1)");
+    if (c.stages == 0 && c.deterministic)
+      fail(original, "deterministic needs a Hopper config (stages >= 1)");
     if (c.stages > 0 &&
         (c.async_copy || c.eager_load_blocks || c.swizzled || c.Q_mma_load_K_fragments != 0 ||
          c.K_mma_load_K_fragments != 0 || c.V_mma_load_K_fragments != 0 ||
@@ -183,17 +192,18 @@ std::string_view braced_fields(std::string_view text) {
   const std::size_t open = text.find('{');
   const std::size_t close = text.rfind('}');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open)
-    fail(text, "expected FlashForwardKernelConfig{...} with 13 or 15 fields");
+    fail(text, "expected FlashForwardKernelConfig{...} with 13, 15 or 16 fields");
   const std::string_view head = trim(text.substr(0, open));
   if (!head.ends_with("KernelConfig"))
-    fail(text, "expected FlashForwardKernelConfig{...} with 13 or 15 fields");
+    fail(text, "expected FlashForwardKernelConfig{...} with 13, 15 or 16 fields");
   return text.substr(open + 1, close - open - 1);
 }
 
 // The feature tokens of a short form, for error messages.
 constexpr std::string_view kFeatureTokensHelp =
     "the features are async, eager, swizzled, load_Q_K_V_tiles (e.g. load_0_2_2_tiles), buffer "
-    "and opt_softmax (steps 1-16), or stages_N and regs_N (Hopper steps 17+)";
+    "and opt_softmax (steps 1-16), or stages_N, regs_N and deterministic (Hopper steps 17+; "
+    "deterministic on backward steps B5+)";
 
 // The feature a token sets, whatever its values: load_Q_K_V_tiles, stages_N, regs_N, else the
 // token itself.
@@ -206,7 +216,8 @@ std::string_view feature_kind(std::string_view token) {
 
 // Whether `token` names a feature (its values are checked where they are read).
 bool is_feature_token(std::string_view token) {
-  for (const std::string_view flag : {"async", "eager", "swizzled", "buffer", "opt_softmax"})
+  for (const std::string_view flag :
+       {"async", "eager", "swizzled", "buffer", "opt_softmax", "deterministic"})
     if (token == flag) return true;
   return token.starts_with("load_") || token.starts_with("stages_") || token.starts_with("regs_");
 }
@@ -266,6 +277,7 @@ std::string features_string(const KernelConfig& c) {
   if (is_hopper_config(c)) {
     append("stages_" + std::to_string(c.stages));
     if (c.consumer_regs != 0) append("regs_" + std::to_string(c.consumer_regs));
+    if (c.deterministic) append("deterministic");
     return out;
   }
   if (c.async_copy) append("async");
@@ -300,7 +312,10 @@ std::string to_cpp_literal(const KernelConfig& c) {
          std::to_string(c.K_mma_load_K_fragments) + ", " +
          std::to_string(c.V_mma_load_K_fragments) + ", " + flag(c.mma_double_buffer_loads) + ", " +
          flag(c.optimized_softmax) + ", " + std::to_string(c.stages) + ", " +
-         std::to_string(c.consumer_regs) + "}";
+         std::to_string(c.consumer_regs);
+  // The 16th field only where it is set: every other config's literal stays the 15 fields.
+  if (c.deterministic) out += ", true";
+  out += "}";
   return out;
 }
 
@@ -356,9 +371,10 @@ KernelConfig parse_short_form(std::string_view text) {
                        std::string(tokens[j]) + "\" and \"" + std::string(token) +
                        "\"); each feature appears at most once");
   }
-  // A stages_N token marks a Hopper config: its features are stages_N and an optional regs_N.
+  // A stages_N token marks a Hopper config: its features are stages_N, an optional regs_N and an
+  // optional deterministic.
   const auto hopper_token = std::find_if(tokens.begin(), tokens.end(), [](std::string_view t) {
-    return t.starts_with("stages_") || t.starts_with("regs_");
+    return t.starts_with("stages_") || t.starts_with("regs_") || t == "deterministic";
   });
   if (hopper_token != tokens.end()) {
     for (const std::string_view token : tokens) {
@@ -366,14 +382,18 @@ KernelConfig parse_short_form(std::string_view text) {
         c.stages = parse_int(text, "stages", token.substr(7));
       } else if (token.starts_with("regs_")) {
         c.consumer_regs = parse_int(text, "regs", token.substr(5));
+      } else if (token == "deterministic") {
+        c.deterministic = true;
       } else {
         fail(text, "\"" + std::string(token) +
-                       "\" is not a Hopper feature; a config with stages_N takes only stages_N "
-                       "and regs_N");
+                       "\" is not a Hopper feature; a config with stages_N takes only stages_N, "
+                       "regs_N and deterministic");
       }
     }
     if (c.stages <= 0)
-      fail(text, "a Hopper config needs a stages_N token with N >= 1 (regs_N alone is not one)");
+      fail(text,
+           "a Hopper config needs a stages_N token with N >= 1 (regs_N or deterministic alone is "
+           "not one)");
     return checked_fields(text, c);
   }
   const auto has = [&tokens](std::string_view token) {

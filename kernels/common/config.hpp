@@ -85,8 +85,13 @@ struct KernelConfig {
   // whose short form is therefore unchanged.
   int stages;         // K/V SMEM buffers in flight (1–4); >= 1 marks a Hopper config
   int consumer_regs;  // registers per consumer thread after setmaxnreg (0 = no reallocation)
+  // Backward Hopper steps that declare it (StepDescriptor::deterministic_dq, B5 on;
+  // backward-track.md §4): the contributions to each query block's dQ are added in one fixed order,
+  // so repeated runs give bit-identical gradients. false in every other config, whose short form
+  // and C++ literal are unchanged by it.
+  bool deterministic = false;
 
-  // Lexicographic over the 15 fields in declaration order; enums by value, false < true.
+  // Lexicographic over the 16 fields in declaration order; enums by value, false < true.
   constexpr auto operator<=>(const KernelConfig&) const = default;
 };
 
@@ -184,6 +189,8 @@ constexpr const char* hopper_config_violation(const KernelConfig& c, Pass pass =
     return "a Hopper config (stages >= 1) leaves the Ampere-only fields unset (no async, eager, "
            "swizzled, buffer or opt_softmax, load_0_0_0)";
   if (c.stages > 4) return "stages must be 1–4 (K/V buffers in flight)";
+  if (c.deterministic && pass == Pass::forward)
+    return "deterministic orders the backward's dQ additions; a forward config leaves it unset";
   if (c.n_warps % kWarpgroupWarps != 0 || c.n_warps < 4 || c.n_warps > 16)
     return "n_warps must be whole warpgroups (a multiple of 4) from 4 to 16";
   if (pass == Pass::forward) {
@@ -240,6 +247,8 @@ constexpr const char* static_config_violation(const KernelConfig& c, Pass pass =
   if (c.consumer_regs < 0) return "consumer_regs must be 0 or a register count";
   if (is_hopper_config(c)) return hopper_config_violation(c, pass);
   if (c.consumer_regs != 0) return "consumer_regs needs a Hopper config (stages >= 1)";
+  if (c.deterministic)
+    return "deterministic needs a Hopper config (stages >= 1; backward steps B5+)";
   if (pass == Pass::forward) {
     if (c.B_r <= 0 || c.B_r % (16 * c.n_warps) != 0)
       return "B_r must be a multiple of 16 * n_warps (each warp owns whole 16-row m-tiles)";
@@ -307,7 +316,8 @@ std::string escape_control_bytes(std::string_view text);
 // Every parse function below also applies config_field_problem.
 KernelConfig parse_short_form(std::string_view text);
 // `FlashForwardKernelConfig{5, 128, 64, 64, 4, 1, 1, 1, 0, 2, 0, 1, 1}` (true/false allowed): the
-// seed's 13 fields, or flashscope's 15 (`..., 1, 2, 240}` with stages and consumer_regs).
+// seed's 13 fields, or flashscope's 15 (`..., 1, 2, 240}` with stages and consumer_regs) or 16
+// (`..., 1, 2, 240, 1}`, with deterministic).
 KernelConfig parse_demangled_plain(std::string_view text);
 // `FlashForwardKernelConfig{(c10::ScalarType)5, (int)128, ..., (bool)1}`.
 KernelConfig parse_demangled_typed(std::string_view text);

@@ -16,7 +16,7 @@ int differing_fields(const KernelConfig& a, const KernelConfig& b) {
          (a.V_mma_load_K_fragments != b.V_mma_load_K_fragments) +
          (a.mma_double_buffer_loads != b.mma_double_buffer_loads) +
          (a.optimized_softmax != b.optimized_softmax) + (a.stages != b.stages) +
-         (a.consumer_regs != b.consumer_regs);
+         (a.consumer_regs != b.consumer_regs) + (a.deterministic != b.deterministic);
 }
 
 }  // namespace

@@ -108,6 +108,10 @@ struct StepPickTexts {
   // progression config's own ("" slots unused). The per-GPU picks above are all at that one
   // d_head: a pick at another d_head waits for a measurement.
   std::array<std::string_view, 4> progression_at_other_d_heads{};
+  // Configs measured beside the progression config to show what a config feature costs (B5's
+  // `deterministic`): the prog set builds them in each dtype and a prog sweep measures them; they
+  // never stand for the step (headline_config, the Python module's default kernel).
+  std::array<std::string_view, 2> variants{};
 };
 
 // A Hopper step's B_c and stages axes at one head dimension, where they differ from the step's
@@ -211,6 +215,10 @@ struct StepDescriptor {
   // blocks partial: rows past the end zero-filled on the way in, masked and not written back;
   // backward steps B1 and B2). Launch validation requires the multiples of a step without it.
   bool partial_blocks = false;
+  // Whether the kernel has the deterministic option (KernelConfig::deterministic: each query
+  // block's dQ contributions added in one fixed order; backward-track.md §4, B5). Launch
+  // validation refuses a deterministic config on a step without it, naming the steps that have it.
+  bool deterministic_dq = false;
   // Head counts a step with a compile-time GMEM row stride is instantiated for (step 16:
   // stride = d_head · heads); empty = any head count.
   IntList static_head_counts;

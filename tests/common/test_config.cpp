@@ -165,7 +165,7 @@ TEST_CASE("every parse error names the text and the problem") {
         std::string::npos);
   CHECK(parse_error("(FP16, 128, 64, 64, 4): async+load_0_a_0_tiles").find("K load \"a\"") !=
         std::string::npos);
-  CHECK(parse_error("FlashForwardKernelConfig{5, 128, 64}").find("expected 13 (seed) or 15") !=
+  CHECK(parse_error("FlashForwardKernelConfig{5, 128, 64}").find("expected 13 (seed), 15") !=
         std::string::npos);
   CHECK(parse_error("FlashForwardKernelConfig{5, 128, 64, 64, 4, 2, 1, 1, 0, 2, 2, 0, 1}")
             .find("is not a boolean") != std::string::npos);
@@ -175,7 +175,7 @@ TEST_CASE("every parse error names the text and the problem") {
             .find("lacks its (type) cast") != std::string::npos);
 }
 
-TEST_CASE("ordering is lexicographic over the 15 fields, FP16 before BF16, false before true") {
+TEST_CASE("ordering is lexicographic over the 16 fields, FP16 before BF16, false before true") {
   KernelConfig a = kStep7;
   KernelConfig b = kStep7;
   b.dtype = DType::BF16;
@@ -371,6 +371,36 @@ TEST_CASE("a Hopper backward config's warpgroups split the keys") {
             .find("more registers than the producer warpgroup can give back") != std::string::npos);
 }
 
+TEST_CASE("the deterministic feature: a backward Hopper config's, written last, 16 fields") {
+  // B5's variant (backward-track.md §4): the token after stages_N and regs_N, the 16th field.
+  KernelConfig b5 = hopper(64, 128, 12, 3, 240);
+  b5.deterministic = true;
+  CHECK(to_short_form(b5) == "(FP16, 128, 64, 128, 12): stages_3+regs_240+deterministic");
+  CHECK(parse_short_form("(FP16, 128, 64, 128, 12): deterministic+regs_240+stages_3") == b5);
+  CHECK(parse_config("KernelConfig{5, 128, 64, 128, 12, 0, 0, 0, 0, 0, 0, 0, 0, 3, 240, 1}") == b5);
+  CHECK(to_cpp_literal(b5).ends_with(", 3, 240, true}"));
+  // Every config without it keeps its 15-field literal and its short form.
+  CHECK(to_cpp_literal(hopper(64, 128, 12, 3, 240)).ends_with(", 3, 240}"));
+  CHECK(b5 != hopper(64, 128, 12, 3, 240));
+  CHECK(hopper(64, 128, 12, 3, 240) < b5);
+  // A backward Hopper config only: the forward and the Ampere track refuse it.
+  CHECK(is_statically_valid(b5, Pass::backward));
+  CHECK(std::string(static_config_violation(b5)).find("a forward config leaves it unset") !=
+        std::string::npos);
+  KernelConfig ampere = kStep7;
+  ampere.deterministic = true;
+  CHECK(std::string(static_config_violation(ampere, Pass::backward))
+            .find("deterministic needs a Hopper config") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 64, 128, 12): deterministic").find("needs a stages_N token") !=
+        std::string::npos);
+  CHECK(parse_error("(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles+deterministic")
+            .find("\"async\" is not a Hopper feature") != std::string::npos);
+  CHECK(parse_error("KernelConfig{5, 128, 64, 64, 4, 1, 1, 1, 0, 2, 2, 0, 1, 0, 0, 1}")
+            .find("deterministic needs a Hopper config") != std::string::npos);
+  CHECK(parse_error("(FP16, 128, 64, 128, 12): stages_3+deterministic+deterministic")
+            .find("given twice") != std::string::npos);
+}
+
 TEST_CASE("FLOP counts") {
   CHECK(matmul_flops(16, 16, 4096, 128) == doctest::Approx(4.0 * 16 * 16 * 4096.0 * 4096 * 128));
   CHECK(seed_attention_flops(1, 1, 2, 128) == doctest::Approx(4.0 * 4 * 128 + 6.0 * 4));
@@ -383,7 +413,7 @@ TEST_CASE("a token that is not a feature is an error naming it and the valid tok
       "bogus_flag");
   CHECK(bogus.find("\"bogus_flag\" is not a feature") != std::string::npos);
   CHECK(bogus.find("async, eager, swizzled, load_Q_K_V_tiles") != std::string::npos);
-  CHECK(bogus.find("stages_N and regs_N") != std::string::npos);
+  CHECK(bogus.find("stages_N, regs_N and deterministic") != std::string::npos);
   // A misspelling of a real feature, one on a Hopper config, and a token in front.
   CHECK(parse_error("(FP16, 128, 64, 64, 4): asynk+load_0_0_0_tiles")
             .find("\"asynk\" is not a feature") != std::string::npos);

@@ -345,3 +345,21 @@ TEST_CASE("a backward launch: partial blocks, its argument record and every refu
   // The device: B1 runs on sm_80 and newer.
   CHECK(backward_message(entry, t, 75).find("need SM 8.0 or newer") != std::string::npos);
 }
+
+TEST_CASE("the deterministic option: only on a step that declares it, named in the refusal") {
+  // B5 (step 105) declares it (StepDescriptor::deterministic_dq); B4 runs the same CTA without it,
+  // so a deterministic config there would silently not be one.
+  const KernelConfig deterministic =
+      parse_short_form("(FP16, 128, 64, 128, 12): stages_3+regs_240+deterministic");
+  CHECK_FALSE(unsupported_combination(105, deterministic).has_value());
+  const auto refusal = unsupported_combination(104, deterministic);
+  REQUIRE(refusal.has_value());
+  CHECK(refusal->find("step B4 has no deterministic option") != std::string::npos);
+  CHECK(refusal->find("step B5 has") != std::string::npos);
+  // The variant is one of B5's picks, so the prog set builds it.
+  const configs::StepPicks picks = configs::step_picks(105);
+  REQUIRE_FALSE(picks.variants.empty());
+  CHECK(picks.variants.front() == deterministic);
+  CHECK(picks.progression.has_value());
+  CHECK_FALSE(picks.progression->deterministic);
+}

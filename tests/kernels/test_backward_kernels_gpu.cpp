@@ -245,3 +245,91 @@ TEST_CASE("every built backward kernel passes backward-track.md §2 on the shape
           static_cast<int>(cases.size()) * (configs::step_descriptor(entry->step).causal ? 2 : 1));
   }
 }
+
+// The deterministic option (KernelConfig::deterministic, backward-track.md §4, B5): the same
+// inputs give the same gradient bits on every run. Each deterministic kernel runs one problem 10
+// times, with many KV blocks adding to each query block's dQ (16 KV blocks a sequence, 8
+// sequences: 128 work units, about one an SM), with and without the mask; dQ, dK and dV (and the
+// workspace) are poisoned before each run, and every run's bytes must equal the first's. The
+// first run also passes §2, so the bits compared are right ones. The same loop on the step's
+// default config (no `deterministic`) is printed, not checked: its dQ may or may not differ from
+// run to run, which is what the option is for.
+TEST_CASE("a deterministic backward kernel gives bit-identical gradients over 10 runs") {
+  std::vector<const KernelEntry*> entries;
+  for (const KernelEntry* entry : built_kernels().entries())
+    if (configs::step_descriptor(entry->step).pass == Pass::backward &&
+        configs::step_descriptor(entry->step).deterministic_dq)
+      entries.push_back(entry);
+  if (entries.empty()) {
+    skip_test_case("this build has no backward step with the deterministic option");
+    return;
+  }
+  const int cc = compute_capability();
+  const std::uint64_t seed = fresh_seed();
+  std::printf("deterministic test: seed %llu (set FLASHSCOPE_SEED to reproduce)\n",
+              static_cast<unsigned long long>(seed));
+  constexpr int kRuns = 10;
+  int checked_deterministic = 0;
+  for (const KernelEntry* entry : entries) {
+    if (entry->exact_compute_capability != 0 && entry->exact_compute_capability != cc) continue;
+    for (const bool causal : {false, true}) {
+      Problem problem =
+          multi_head_problem(entry->config.dtype, 2, 2000, 4, entry->config.d_head, causal);
+      problem.pass = Pass::backward;
+      CAPTURE(entry->display_name);
+      CAPTURE(problem_label(problem));
+      const BackwardProblemData data(problem, seed, 1.0f);
+      const BackwardTensors tensors = data.tensors();
+      validate_backward_launch(*entry, tensors, cc);
+      const std::size_t workspace_bytes =
+          entry->backward_workspace_bytes(make_backward_args(*entry, tensors, nullptr));
+      const DeviceBuffer workspace(std::max<std::size_t>(workspace_bytes, 1));
+      const auto bytes_of = [&](const DeviceTensor& tensor) {
+        std::vector<unsigned char> out(static_cast<std::size_t>(tensor.count()) *
+                                       element_bytes(problem.dtype));
+        FS_CUDA_CHECK(cudaMemcpy(out.data(), tensor.data(), out.size(), cudaMemcpyDeviceToHost));
+        return out;
+      };
+      std::vector<unsigned char> first[3];
+      int differing_runs[3] = {0, 0, 0};
+      for (int run = 0; run < kRuns; ++run) {
+        poison_output(data.dq.data(), problem.dtype, problem.query_elements());
+        poison_output(data.dk.data(), problem.dtype, problem.key_value_elements());
+        poison_output(data.dv.data(), problem.dtype, problem.key_value_elements());
+        FS_CUDA_CHECK(cudaMemset(workspace.get(), 0xFF, workspace_bytes));
+        FS_CUDA_CHECK(
+            entry->launch_backward(make_backward_args(*entry, tensors, workspace.get()), nullptr));
+        FS_CUDA_CHECK(cudaDeviceSynchronize());
+        const std::vector<unsigned char> now[3] = {bytes_of(data.dq), bytes_of(data.dk),
+                                                   bytes_of(data.dv)};
+        if (run == 0) {
+          if (entry->config.deterministic) {
+            const BackwardReferenceOutputs references(problem, problem.dtype, data.q.data(),
+                                                      data.k.data(), data.v.data(), data.o.data(),
+                                                      data.d_o.data(), data.lse_ptr());
+            const BackwardCorrectnessVerdict verdict =
+                references.check(data.dq.data(), data.dk.data(), data.dv.data());
+            CHECK_MESSAGE(verdict.passed, verdict.summary());
+          }
+          for (int g = 0; g < 3; ++g)
+            first[g] = now[g];
+          continue;
+        }
+        for (int g = 0; g < 3; ++g)
+          differing_runs[g] += now[g] != first[g];
+      }
+      std::printf(
+          "%-13s %-80s N=%d H=4 B=2 %-6s: runs 2-%d differing from run 1: dQ %d, dK %d, dV %d\n",
+          entry->config.deterministic ? "deterministic" : "default", entry->display_name.c_str(),
+          problem.seq_len, causal ? "causal" : "", kRuns, differing_runs[0], differing_runs[1],
+          differing_runs[2]);
+      if (entry->config.deterministic) {
+        CHECK(differing_runs[0] == 0);
+        CHECK(differing_runs[1] == 0);
+        CHECK(differing_runs[2] == 0);
+        ++checked_deterministic;
+      }
+    }
+  }
+  CHECK_MESSAGE(checked_deterministic > 0, "no deterministic backward kernel runs on this GPU");
+}
