@@ -33,6 +33,7 @@
 #include "kernels/versions/v26/step.hpp"
 #include "kernels/versions/v27/step.hpp"
 #include "kernels/versions/v28/step.hpp"
+#include "kernels/versions/v29/step.hpp"
 // The backward track (docs/spec/backward-track.md), numbered from kFirstBackward.
 #include "kernels/versions/b01/step.hpp"
 #include "kernels/versions/b02/step.hpp"
@@ -46,7 +47,7 @@ namespace flashscope::versions {
 inline constexpr std::array kAll = {
     kStep01, kStep02, kStep03, kStep04, kStep05, kStep06, kStep07, kStep08, kStep09, kStep10,
     kStep11, kStep12, kStep13, kStep14, kStep15, kStep16, kStep17, kStep18, kStep19, kStep20,
-    kStep21, kStep22, kStep23, kStep24, kStep25, kStep26, kStep27, kStep28,
+    kStep21, kStep22, kStep23, kStep24, kStep25, kStep26, kStep27, kStep28, kStep29,
 };
 
 inline constexpr int kFirst = 1;
