@@ -181,8 +181,9 @@ __device__ __forceinline__ float normal_value(std::uint64_t mixed_seed, std::int
 }
 
 // One block per (head, sample): its amax and descale.
+// keep_zero: an all-zero head writes 0 instead of 1, for e4m3_share_descale_kernel to skip.
 __global__ void e4m3_descale_kernel(float* descales, int seq_len, int heads, int d_head,
-                                    std::uint64_t seed, float scale) {
+                                    std::uint64_t seed, float scale, bool keep_zero) {
   const int head = static_cast<int>(blockIdx.x);
   const int sample = static_cast<int>(blockIdx.y);
   const std::uint64_t mixed_seed = splitmix64(seed);
@@ -204,7 +205,27 @@ __global__ void e4m3_descale_kernel(float* descales, int seq_len, int heads, int
     __syncthreads();
   }
   if (threadIdx.x == 0)
-    descales[sample * heads + head] = partial[0] > 0.f ? partial[0] / 448.f : 1.f;
+    descales[sample * heads + head] = partial[0] > 0.f || keep_zero ? partial[0] / 448.f : 1.f;
+}
+
+// One block: every one of the `count` per-(sample, head) descales becomes their maximum, the
+// descale of the tensor's amax (1 for an all-zero tensor). A descale is amax / 448, so the largest
+// is the whole tensor's.
+__global__ void e4m3_share_descale_kernel(float* descales, int count) {
+  float largest = 0.f;
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    largest = fmaxf(largest, descales[i]);
+  __shared__ float partial[256];
+  partial[threadIdx.x] = largest;
+  __syncthreads();
+  for (int width = blockDim.x / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width)
+      partial[threadIdx.x] = fmaxf(partial[threadIdx.x], partial[threadIdx.x + width]);
+    __syncthreads();
+  }
+  const float shared = partial[0] > 0.f ? partial[0] : 1.f;
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    descales[i] = shared;
 }
 
 __global__ void e4m3_quantize_kernel(std::uint8_t* codes, const float* descales, std::int64_t count,
@@ -346,10 +367,15 @@ void fill_random_normal(void* data, DType dtype, std::int64_t count, std::uint64
 }
 
 void fill_random_e4m3(void* codes, float* descales, int batch, int seq_len, int heads, int d_head,
-                      std::uint64_t seed, float scale, cudaStream_t stream) {
+                      std::uint64_t seed, float scale, cudaStream_t stream, E4m3Scaling scaling) {
+  const bool per_tensor = scaling == E4m3Scaling::per_tensor;
   e4m3_descale_kernel<<<dim3(static_cast<unsigned>(heads), static_cast<unsigned>(batch)), 256, 0,
-                        stream>>>(descales, seq_len, heads, d_head, seed, scale);
+                        stream>>>(descales, seq_len, heads, d_head, seed, scale, per_tensor);
   FS_CUDA_CHECK(cudaGetLastError());
+  if (per_tensor) {
+    e4m3_share_descale_kernel<<<1, 256, 0, stream>>>(descales, batch * heads);
+    FS_CUDA_CHECK(cudaGetLastError());
+  }
   const std::int64_t count = static_cast<std::int64_t>(batch) * seq_len * heads * d_head;
   e4m3_quantize_kernel<<<grid_for(count), 256, 0, stream>>>(
       static_cast<std::uint8_t*>(codes), descales, count, seq_len, heads, d_head, seed, scale);
