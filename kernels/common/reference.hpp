@@ -52,6 +52,10 @@ enum class E4m3Scaling { per_head, per_tensor };
 void fill_random_e4m3(void* codes, float* descales, int batch, int seq_len, int heads, int d_head,
                       std::uint64_t seed, float scale, cudaStream_t stream = nullptr,
                       E4m3Scaling scaling = E4m3Scaling::per_head);
+// bf16 out[i] = descale x decode(codes[i]) for `count` e4m3 codes (device pointers): an FP8 output
+// (cuDNN's FP8 attention on Hopper writes O in e4m3) in the form the FP8 check reads.
+void dequantize_e4m3_to_bf16(const void* codes, float descale, void* out, std::int64_t count,
+                             cudaStream_t stream = nullptr);
 // Writes NaN into every element, so an element a kernel never wrote fails the check.
 void poison_output(void* data, DType dtype, std::int64_t count, cudaStream_t stream = nullptr);
 

@@ -244,6 +244,16 @@ __global__ void e4m3_quantize_kernel(std::uint8_t* codes, const float* descales,
   }
 }
 
+__global__ void dequantize_e4m3_kernel(const std::uint8_t* codes, float descale, __nv_bfloat16* out,
+                                       std::int64_t count) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    // Every e4m3 value is exact in fp16, and the product is rounded once, to bf16.
+    const __half value(__nv_cvt_fp8_to_halfraw(codes[i], __NV_E4M3));
+    out[i] = __float2bfloat16_rn(__half2float(value) * descale);
+  }
+}
+
 __global__ void poison_kernel(std::uint16_t* data, std::int64_t count) {
   // 0x7FFF is a quiet NaN in both fp16 and bf16.
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
@@ -379,6 +389,13 @@ void fill_random_e4m3(void* codes, float* descales, int batch, int seq_len, int 
   const std::int64_t count = static_cast<std::int64_t>(batch) * seq_len * heads * d_head;
   e4m3_quantize_kernel<<<grid_for(count), 256, 0, stream>>>(
       static_cast<std::uint8_t*>(codes), descales, count, seq_len, heads, d_head, seed, scale);
+  FS_CUDA_CHECK(cudaGetLastError());
+}
+
+void dequantize_e4m3_to_bf16(const void* codes, float descale, void* out, std::int64_t count,
+                             cudaStream_t stream) {
+  dequantize_e4m3_kernel<<<grid_for(count), 256, 0, stream>>>(
+      static_cast<const std::uint8_t*>(codes), descale, static_cast<__nv_bfloat16*>(out), count);
   FS_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -70,6 +70,9 @@ class WithBackwardFallback final : public BaselineAttention {
                 const BaselineDescales& descales, cudaStream_t stream) override {
     prepared().run_e4m3(q, k, v, o, descales, stream);
   }
+  void deliver_e4m3_output(void* o, cudaStream_t stream) override {
+    prepared().deliver_e4m3_output(o, stream);
+  }
   void run_backward(const BaselineBackwardBuffers& buffers, cudaStream_t stream) override {
     prepared().run_backward(buffers, stream);
   }

@@ -67,10 +67,10 @@ class BaselineAttention {
   virtual void run(const void* q, const void* k, const void* v, void* o, cudaStream_t stream) = 0;
 
   // The forward of a problem prepared with dtype e4m3: q, k, v hold e4m3 codes, o is bf16
-  // (output_dtype), `descales` their scales. A baseline without an FP8 forward refuses such a
-  // problem in prepare() (BaselineUnavailable), so this is only reached after an e4m3 prepare;
-  // it may throw BaselineUnavailable on its first call when the descales are ones it cannot take
-  // (the harness makes that call untimed, in its check).
+  // (output_dtype; deliver_e4m3_output says where it may land elsewhere), `descales` their scales.
+  // A baseline without an FP8 forward refuses such a problem in prepare() (BaselineUnavailable), so
+  // this is only reached after an e4m3 prepare; it may throw BaselineUnavailable on its first call
+  // when the descales are ones it cannot take (the harness makes that call untimed, in its check).
   virtual void run_e4m3(const void* q, const void* k, const void* v, void* o,
                         const BaselineDescales& descales, cudaStream_t stream) {
     (void)q;
@@ -80,6 +80,14 @@ class BaselineAttention {
     (void)descales;
     (void)stream;
     throw std::logic_error(std::string(name()) + ": run_e4m3() without an e4m3 prepare()");
+  }
+
+  // Writes O of the last run_e4m3() into `o` as bf16 where the baseline computes it in another
+  // form (cuDNN's FP8 attention on Hopper writes O in e4m3 into a buffer of its own). The harness
+  // calls it after the checked launch only, never between timed launches. Default: nothing.
+  virtual void deliver_e4m3_output(void* o, cudaStream_t stream) {
+    (void)o;
+    (void)stream;
   }
 
   // Enqueues one whole backward (everything after the forward) for a problem prepared with

@@ -24,6 +24,7 @@
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/fp8_reference.hpp"
+#include "kernels/common/reference.hpp"
 
 namespace flashscope {
 
@@ -570,10 +571,13 @@ std::string_view granularity_name(DescaleGranularity granularity) {
 // headers' unified SDPA_FWD operation has no FP8 attributes in 9.19), fp8-track.md §3:
 //   S = Q K^T (e4m3 in, fp32) -> * softmax scale -> * descale_q -> * descale_k -> [causal mask]
 //   -> softmax as in the 16-bit graph -> amax_s = amax(P) -> P8 = P * scale_s (e4m3)
-//   -> O32 = P8 V (fp32) -> * descale_s -> * descale_v -> amax_o = amax -> O = * scale_o (bf16).
-// scale_s is 2^8 and descale_s 2^-8, the scaling of step 28 (fp8-track.md §4.1), and scale_o 1 so
-// O is the attention itself in bf16. amax_s and amax_o are written to a buffer of the baseline's
-// and never read: the harness's scales come from its quantizer, not from a previous step's amax.
+//   -> O32 = P8 V (fp32) -> * descale_s -> * descale_v -> amax_o = amax -> O = * scale_o (e4m3).
+// scale_s is 2^8 and descale_s 2^-8, the scaling of step 28 (fp8-track.md §4.1). O is e4m3: cuDNN
+// 9.19 refuses a bf16 O for FP8 inputs on Hopper ("FP8 input with F16 output is only supported on
+// Blackwell", its log says), so scale_o is 1 / V's largest descale (bind_fp8) and the harness
+// reads O back as descale_o x O in bf16 (deliver_e4m3_output). amax_s and amax_o are written to
+// a buffer of the baseline's and never read: the harness's scales come from its quantizer, not
+// from a previous step's amax.
 OperationGraph build_fp8_composite_graph(cudnnHandle_t handle, const Problem& shape,
                                          DescaleGranularity granularity) {
   const AttentionLayout layout(shape);
@@ -584,8 +588,7 @@ OperationGraph build_fp8_composite_graph(cudnnHandle_t handle, const Problem& sh
   const auto& k_t = g.keep(
       make_tensor({"K^T", kUidK, e4m3, layout.k_transposed_dims, layout.k_transposed_strides}));
   const auto& v = g.keep(make_tensor({"V", kUidV, e4m3, layout.kv_dims, layout.kv_strides}));
-  const auto& o =
-      g.keep(make_tensor({"O", kUidO, CUDNN_DATA_BFLOAT16, layout.qo_dims, layout.qo_strides}));
+  const auto& o = g.keep(make_tensor({"O", kUidO, e4m3, layout.qo_dims, layout.qo_strides}));
   const auto& scale =
       g.keep(make_tensor({"scale", kUidScale, f32, kScalarDims, kScalarDims, false, true}));
   const auto descale = [&](const char* label, std::int64_t uid, std::int64_t heads) {
@@ -718,12 +721,13 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     if (cudnnGetVersion() != CUDNN_VERSION)
       text += " (headers " + version_text(CUDNN_VERSION) + ")";
     text += backward_ ? " SDPA backward, backend API"
-                      : (fp8_ ? " FP8 SDPA forward (e4m3 in, bf16 out), backend API"
+                      : (fp8_ ? " FP8 SDPA forward (e4m3 in and out), backend API"
                               : " SDPA forward, backend API");
     if (!plan_) return text + ", not prepared";
     if (fp8_)
       text += ", " + std::string(granularity_name(granularity_)) +
-              " descales, scale_s 2^8, descale_s 2^-8, scale_o 1, amax_s and amax_o discarded";
+              " descales, scale_s 2^8, descale_s 2^-8, O e4m3 with scale_o 1 / max V descale "
+              "(read back as bf16 after the checked launch only), amax_s and amax_o discarded";
     text += ", " + std::string(cudnn_sdpa_graph_name(built_graph_)) + " graph, engine " +
             std::to_string(engine_index_) + ", workspace " + std::to_string(workspace_bytes_) +
             " B";
@@ -839,6 +843,14 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     FS_CUDNN_CHECK(cudnnBackendExecute(handle_.get(), plan_->get(), variant_pack_->get()));
   }
 
+  // O = descale_o x the e4m3 O of the last run, rounded to bf16 (fp8-track.md §3: cuDNN's own O
+  // precision is what its row's check and error columns judge).
+  void deliver_e4m3_output(void* o, cudaStream_t stream) override {
+    if (!plan_ || !fp8_)
+      throw std::logic_error("cuDNN SDPA: deliver_e4m3_output() before an e4m3 prepare()");
+    dequantize_e4m3_to_bf16(o_fp8_.get(), descale_o_, o, fp8_shape_.query_elements(), stream);
+  }
+
   void run_backward(const BaselineBackwardBuffers& buffers, cudaStream_t stream) override {
     if (!plan_ || !backward_)
       throw std::logic_error("cuDNN SDPA: run_backward() before a successful backward prepare()");
@@ -925,8 +937,17 @@ class CudnnSdpaBaseline final : public BaselineAttention {
       std::array<float, kFp8Scalars * kFp8ScalarStride> values{};
       values[0 * kFp8ScalarStride] = static_cast<float>(fp8::kProbabilityScale);
       values[1 * kFp8ScalarStride] = static_cast<float>(1.0 / fp8::kProbabilityScale);
-      values[2 * kFp8ScalarStride] = 1.0f;
+      values[2 * kFp8ScalarStride] = 1.0f;  // scale_o: set from V's descales in bind_fp8
       FS_CUDA_CHECK(cudaMemcpy(raw, values.data(), sizeof values, cudaMemcpyHostToDevice));
+    }
+    // O in e4m3 (the Hopper engines write no other O for FP8 inputs), one byte per element.
+    const auto o_bytes = static_cast<std::size_t>(shape.query_elements());
+    if (o_fp8_bytes_ < o_bytes) {
+      o_fp8_.reset();
+      void* raw = nullptr;
+      FS_CUDA_CHECK(cudaMalloc(&raw, o_bytes));
+      o_fp8_.reset(raw);
+      o_fp8_bytes_ = o_bytes;
     }
     scale_ = 1.0f / std::sqrt(static_cast<float>(shape.d_head));
     causal_ = shape.causal;
@@ -935,14 +956,21 @@ class CudnnSdpaBaseline final : public BaselineAttention {
 
   // The per-tensor graph reads one descale per tensor: the first of each [batch, heads] array,
   // after checking that every (sample, head) has that same value, so that the graph computes the
-  // very problem the inputs describe. Anything else is refused with the values' spread.
+  // very problem the inputs describe. Anything else is refused with the values' spread. O's scale
+  // comes from V's descales: O is a convex combination of V's rows, so |O| <= 448 x the largest V
+  // descale, and scale_o = 1 / that descale puts O in e4m3's range without saturating it.
   void bind_fp8(const std::array<const void*, 7>& pointers, cudaStream_t stream) {
+    const auto download = [&](const void* device, std::int64_t count) {
+      std::vector<float> values(static_cast<std::size_t>(count));
+      FS_CUDA_CHECK(cudaMemcpyAsync(values.data(), device, sizeof(float) * values.size(),
+                                    cudaMemcpyDeviceToHost, stream));
+      FS_CUDA_CHECK(cudaStreamSynchronize(stream));
+      return values;
+    };
+    const Problem& s = fp8_shape_;
+    const std::vector<float> v_descales = download(pointers[6], std::int64_t{s.batch} * s.heads_kv);
     if (granularity_ == DescaleGranularity::per_tensor) {
-      const auto check_uniform = [&](const void* device, std::int64_t count, const char* name) {
-        std::vector<float> values(static_cast<std::size_t>(count));
-        FS_CUDA_CHECK(cudaMemcpyAsync(values.data(), device, sizeof(float) * values.size(),
-                                      cudaMemcpyDeviceToHost, stream));
-        FS_CUDA_CHECK(cudaStreamSynchronize(stream));
+      const auto check_uniform = [&](const std::vector<float>& values, const char* name) {
         const auto [low, high] = std::minmax_element(values.begin(), values.end());
         if (*low != *high)
           throw BaselineUnavailable(
@@ -952,11 +980,16 @@ class CudnnSdpaBaseline final : public BaselineAttention {
               "), and these inputs' " + name + " descales differ between (sample, head) pairs (" +
               std::to_string(*low) + " to " + std::to_string(*high) + ")");
       };
-      const Problem& s = fp8_shape_;
-      check_uniform(pointers[4], std::int64_t{s.batch} * s.heads, "Q");
-      check_uniform(pointers[5], std::int64_t{s.batch} * s.heads_kv, "K");
-      check_uniform(pointers[6], std::int64_t{s.batch} * s.heads_kv, "V");
+      check_uniform(download(pointers[4], std::int64_t{s.batch} * s.heads), "Q");
+      check_uniform(download(pointers[5], std::int64_t{s.batch} * s.heads_kv), "K");
+      check_uniform(v_descales, "V");
     }
+    const float largest_v = *std::max_element(v_descales.begin(), v_descales.end());
+    descale_o_ = largest_v > 0.f ? largest_v : 1.f;
+    const float scale_o = 1.0f / descale_o_;
+    FS_CUDA_CHECK(cudaMemcpyAsync(static_cast<float*>(fp8_scalars_.get()) + 2 * kFp8ScalarStride,
+                                  &scale_o, sizeof scale_o, cudaMemcpyHostToDevice, stream));
+    FS_CUDA_CHECK(cudaStreamSynchronize(stream));
     auto* scalars = static_cast<float*>(fp8_scalars_.get());
     std::vector<std::int64_t> uids{
         kUidQ,        kUidK,      kUidV,        kUidO,      kUidScale, kUidDescaleQ, kUidDescaleK,
@@ -965,6 +998,7 @@ class CudnnSdpaBaseline final : public BaselineAttention {
     std::vector<void*> data;
     for (const void* pointer : pointers)
       data.push_back(const_cast<void*>(pointer));
+    data[3] = o_fp8_.get();  // cuDNN writes e4m3 O here; deliver_e4m3_output converts it
     data.insert(data.begin() + 4, &scale_);
     for (std::size_t i = 0; i < kFp8Scalars; ++i)
       data.push_back(scalars + i * kFp8ScalarStride);
@@ -1094,6 +1128,9 @@ class CudnnSdpaBaseline final : public BaselineAttention {
   std::string per_head_reason_;
   Problem fp8_shape_{};
   DeviceBuffer fp8_scalars_;
+  DeviceBuffer o_fp8_;  // cuDNN's e4m3 O
+  std::size_t o_fp8_bytes_ = 0;
+  float descale_o_ = 1.0f;
   std::array<const void*, 7> bound_fp8_pointers_{};
 
   std::optional<BackendDescriptor> variant_pack_;

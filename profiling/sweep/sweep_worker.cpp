@@ -481,12 +481,15 @@ class UnitRunner {
                                    buffers = inputs.backward_buffers()](cudaStream_t stream) {
           baseline.deliver_backward_outputs(buffers, stream);
         };
-      } else if (needs_descales(item.problem.dtype))
+      } else if (needs_descales(item.problem.dtype)) {
         launch = [&baseline, &inputs](cudaStream_t stream) {
           baseline.run_e4m3(inputs.q(), inputs.k(), inputs.v(), inputs.o(), inputs.descales(),
                             stream);
         };
-      else
+        deliver_checked_outputs = [&baseline, &inputs](cudaStream_t stream) {
+          baseline.deliver_e4m3_output(inputs.o(), stream);
+        };
+      } else
         launch = [&baseline, &inputs](cudaStream_t stream) {
           baseline.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
         };
