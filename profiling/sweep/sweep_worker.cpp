@@ -92,15 +92,16 @@ class InputSet {
         v_(bytes(problem.key_value_elements())),
         o_(static_cast<std::size_t>(problem.query_elements()) *
            element_bytes(output_dtype(problem.dtype))) {
-    // The same derivation as `explorer check --seed`, so a row's input_seed reproduces its inputs.
+    // The same derivation as `explorer check --seed`, so a row's input_seed reproduces its inputs
+    // (e4m3: their values; check quantizes them per (sample, head), the sweep per tensor).
     const DType dtype = problem.dtype;
     if (needs_descales(dtype)) {
       // e4m3 (fp8-track.md §1): quantized on the device with their descales, [batch, heads]
       // arrays as the steps take them, all holding the tensor's one descale (amax over the
       // whole tensor): cuDNN's FP8 attention takes one descale per tensor (fp8-track.md §3), and
-      // with these it runs the very problem the steps run. For N(0, 1) inputs the per-tensor amax
-      // is within a few % of each head's, and e4m3's relative precision does not depend on the
-      // scale outside its subnormals. Its references are fp8_reference.hpp's CPU ones, far too
+      // with these it runs the very problem the steps run. e4m3 is a floating-point format: a
+      // coarser scale moves values, not their relative rounding, except for the few that it
+      // pushes into the subnormals. Its references are fp8_reference.hpp's CPU ones, far too
       // slow for a whole sweep-sized problem, so check() judges a sample of rows
       // (check_e4m3_sample).
       const auto descales = [&](int heads) {
