@@ -38,13 +38,24 @@ void gpu_reference_attention(const Problem& problem, ReferencePrecision precisio
 void fill_random_normal(void* data, DType dtype, std::int64_t count, std::uint64_t seed,
                         float scale, cudaStream_t stream = nullptr);
 
+// How fill_random_e4m3 scales: one amax per (sample, head), the FP8 track's quantizer, or one
+// per tensor, written into every (sample, head)'s descale: the form cuDNN's FP8 attention takes
+// (one descale per tensor), so a sweep can time it on the very inputs the steps get.
+enum class E4m3Scaling { per_head, per_tensor };
+
 // e4m3 inputs [batch, seq_len, heads, d_head] as the FP8 track quantizes them (docs/spec/
 // fp8-track.md §1): fill_random_normal's N(0, scale²) values, drawn in fp32 from the same
 // (seed, index), quantized per (sample, head) with amax = max |x|, codes = x / descale rounded to
 // nearest and saturating, descale = amax / 448 (1 for an all-zero head) into `descales`
-// [batch, heads]. The FP8 references (fp8_reference.hpp) take the codes and descales back.
+// [batch, heads]. per_tensor takes amax over the whole tensor instead (every descale equal). The
+// FP8 references (fp8_reference.hpp) take the codes and descales back.
 void fill_random_e4m3(void* codes, float* descales, int batch, int seq_len, int heads, int d_head,
-                      std::uint64_t seed, float scale, cudaStream_t stream = nullptr);
+                      std::uint64_t seed, float scale, cudaStream_t stream = nullptr,
+                      E4m3Scaling scaling = E4m3Scaling::per_head);
+// bf16 out[i] = descale x decode(codes[i]) for `count` e4m3 codes (device pointers): an FP8 output
+// (cuDNN's FP8 attention on Hopper writes O in e4m3) in the form the FP8 check reads.
+void dequantize_e4m3_to_bf16(const void* codes, float descale, void* out, std::int64_t count,
+                             cudaStream_t stream = nullptr);
 // Writes NaN into every element, so an element a kernel never wrote fails the check.
 void poison_output(void* data, DType dtype, std::int64_t count, cudaStream_t stream = nullptr);
 

@@ -181,8 +181,9 @@ __device__ __forceinline__ float normal_value(std::uint64_t mixed_seed, std::int
 }
 
 // One block per (head, sample): its amax and descale.
+// keep_zero: an all-zero head writes 0 instead of 1, for e4m3_share_descale_kernel to skip.
 __global__ void e4m3_descale_kernel(float* descales, int seq_len, int heads, int d_head,
-                                    std::uint64_t seed, float scale) {
+                                    std::uint64_t seed, float scale, bool keep_zero) {
   const int head = static_cast<int>(blockIdx.x);
   const int sample = static_cast<int>(blockIdx.y);
   const std::uint64_t mixed_seed = splitmix64(seed);
@@ -204,7 +205,27 @@ __global__ void e4m3_descale_kernel(float* descales, int seq_len, int heads, int
     __syncthreads();
   }
   if (threadIdx.x == 0)
-    descales[sample * heads + head] = partial[0] > 0.f ? partial[0] / 448.f : 1.f;
+    descales[sample * heads + head] = partial[0] > 0.f || keep_zero ? partial[0] / 448.f : 1.f;
+}
+
+// One block: every one of the `count` per-(sample, head) descales becomes their maximum, the
+// descale of the tensor's amax (1 for an all-zero tensor). A descale is amax / 448, so the largest
+// is the whole tensor's.
+__global__ void e4m3_share_descale_kernel(float* descales, int count) {
+  float largest = 0.f;
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    largest = fmaxf(largest, descales[i]);
+  __shared__ float partial[256];
+  partial[threadIdx.x] = largest;
+  __syncthreads();
+  for (int width = blockDim.x / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width)
+      partial[threadIdx.x] = fmaxf(partial[threadIdx.x], partial[threadIdx.x + width]);
+    __syncthreads();
+  }
+  const float shared = partial[0] > 0.f ? partial[0] : 1.f;
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    descales[i] = shared;
 }
 
 __global__ void e4m3_quantize_kernel(std::uint8_t* codes, const float* descales, std::int64_t count,
@@ -220,6 +241,16 @@ __global__ void e4m3_quantize_kernel(std::uint8_t* codes, const float* descales,
     const float scaled = normal_value(mixed_seed, i, scale) / descale;
     // Nearest, ties to even, saturating (cvt.rn.satfinite on sm_89+, emulated on sm_80).
     codes[i] = static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(scaled, __NV_SATFINITE, __NV_E4M3));
+  }
+}
+
+__global__ void dequantize_e4m3_kernel(const std::uint8_t* codes, float descale, __nv_bfloat16* out,
+                                       std::int64_t count) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    // Every e4m3 value is exact in fp16, and the product is rounded once, to bf16.
+    const __half value(__nv_cvt_fp8_to_halfraw(codes[i], __NV_E4M3));
+    out[i] = __float2bfloat16_rn(__half2float(value) * descale);
   }
 }
 
@@ -346,13 +377,25 @@ void fill_random_normal(void* data, DType dtype, std::int64_t count, std::uint64
 }
 
 void fill_random_e4m3(void* codes, float* descales, int batch, int seq_len, int heads, int d_head,
-                      std::uint64_t seed, float scale, cudaStream_t stream) {
+                      std::uint64_t seed, float scale, cudaStream_t stream, E4m3Scaling scaling) {
+  const bool per_tensor = scaling == E4m3Scaling::per_tensor;
   e4m3_descale_kernel<<<dim3(static_cast<unsigned>(heads), static_cast<unsigned>(batch)), 256, 0,
-                        stream>>>(descales, seq_len, heads, d_head, seed, scale);
+                        stream>>>(descales, seq_len, heads, d_head, seed, scale, per_tensor);
   FS_CUDA_CHECK(cudaGetLastError());
+  if (per_tensor) {
+    e4m3_share_descale_kernel<<<1, 256, 0, stream>>>(descales, batch * heads);
+    FS_CUDA_CHECK(cudaGetLastError());
+  }
   const std::int64_t count = static_cast<std::int64_t>(batch) * seq_len * heads * d_head;
   e4m3_quantize_kernel<<<grid_for(count), 256, 0, stream>>>(
       static_cast<std::uint8_t*>(codes), descales, count, seq_len, heads, d_head, seed, scale);
+  FS_CUDA_CHECK(cudaGetLastError());
+}
+
+void dequantize_e4m3_to_bf16(const void* codes, float descale, void* out, std::int64_t count,
+                             cudaStream_t stream) {
+  dequantize_e4m3_kernel<<<grid_for(count), 256, 0, stream>>>(
+      static_cast<const std::uint8_t*>(codes), descale, static_cast<__nv_bfloat16*>(out), count);
   FS_CUDA_CHECK(cudaGetLastError());
 }
 

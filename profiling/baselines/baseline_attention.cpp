@@ -66,6 +66,13 @@ class WithBackwardFallback final : public BaselineAttention {
   void run(const void* q, const void* k, const void* v, void* o, cudaStream_t stream) override {
     prepared().run(q, k, v, o, stream);
   }
+  void run_e4m3(const void* q, const void* k, const void* v, void* o,
+                const BaselineDescales& descales, cudaStream_t stream) override {
+    prepared().run_e4m3(q, k, v, o, descales, stream);
+  }
+  void deliver_e4m3_output(void* o, cudaStream_t stream) override {
+    prepared().deliver_e4m3_output(o, stream);
+  }
   void run_backward(const BaselineBackwardBuffers& buffers, cudaStream_t stream) override {
     prepared().run_backward(buffers, stream);
   }

@@ -19,7 +19,8 @@ namespace flashscope {
 
 // An external attention forward on contiguous tensors in the layout of our kernels (Q and O
 // [batch, seq_len, heads, d_head], K and V [batch, seq_len, heads_kv, d_head]), softmax scale
-// 1/sqrt(d_head), fp16 or bf16 in and out; with the causal mask (query i attends to keys j <= i)
+// 1/sqrt(d_head), fp16 or bf16 in and out (a baseline with an FP8 forward also e4m3 in, bf16 out:
+// run_e4m3); with the causal mask (query i attends to keys j <= i)
 // when the prepared problem's `causal` is set, grouped-query attention when its heads_kv < heads.
 // The buffers of one backward (docs/spec/backward-track.md §1): the forward's inputs and output,
 // dO, the forward's fp32 natural-log row log-sum-exp [batch, heads, seq_len], and the gradients to
@@ -34,6 +35,14 @@ struct BaselineBackwardBuffers {
   void* dq;
   void* dk;
   void* dv;
+};
+
+// The fp32 descales of e4m3 inputs (docs/spec/fp8-track.md §1), device pointers: q [batch, heads],
+// k and v [batch, heads_kv], row-major. An element's real value is its descale x its stored value.
+struct BaselineDescales {
+  const float* q;
+  const float* k;
+  const float* v;
 };
 
 class BaselineAttention {
@@ -56,6 +65,30 @@ class BaselineAttention {
   // Enqueues one forward on `stream`; the caller times it with events. q, k, v and o are device
   // pointers laid out as prepared. Throws std::logic_error if prepare() has not succeeded.
   virtual void run(const void* q, const void* k, const void* v, void* o, cudaStream_t stream) = 0;
+
+  // The forward of a problem prepared with dtype e4m3: q, k, v hold e4m3 codes, o is bf16
+  // (output_dtype; deliver_e4m3_output says where it may land elsewhere), `descales` their scales.
+  // A baseline without an FP8 forward refuses such a problem in prepare() (BaselineUnavailable), so
+  // this is only reached after an e4m3 prepare; it may throw BaselineUnavailable on its first call
+  // when the descales are ones it cannot take (the harness makes that call untimed, in its check).
+  virtual void run_e4m3(const void* q, const void* k, const void* v, void* o,
+                        const BaselineDescales& descales, cudaStream_t stream) {
+    (void)q;
+    (void)k;
+    (void)v;
+    (void)o;
+    (void)descales;
+    (void)stream;
+    throw std::logic_error(std::string(name()) + ": run_e4m3() without an e4m3 prepare()");
+  }
+
+  // Writes O of the last run_e4m3() into `o` as bf16 where the baseline computes it in another
+  // form (cuDNN's FP8 attention on Hopper writes O in e4m3 into a buffer of its own). The harness
+  // calls it after the checked launch only, never between timed launches. Default: nothing.
+  virtual void deliver_e4m3_output(void* o, cudaStream_t stream) {
+    (void)o;
+    (void)stream;
+  }
 
   // Enqueues one whole backward (everything after the forward) for a problem prepared with
   // pass = backward. A baseline without a backward refuses such a problem in prepare()

@@ -712,6 +712,9 @@ const std::vector<ResultColumnSpec>& column_table() {
       {ResultColumn::reference_variant, "reference_variant", true, "reference variant",
        &write_text<&ResultRow::reference_variant>, &read_text<&ResultRow::reference_variant>,
        nullptr},
+      // The FP8 track's error beside the verdict: optional on reading (older files lack it).
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, max_error_fp64, true, "max error vs fp64")},
+      {FLASHSCOPE_OPTIONAL_COLUMN(double, rms_error_fp64, true, "RMS error vs fp64")},
   };
   return table;
 }
@@ -721,7 +724,7 @@ const std::vector<ResultColumnSpec>& column_table() {
 #undef FLASHSCOPE_MEASUREMENT_COLUMN
 #undef FLASHSCOPE_AXIS_COLUMN
 
-constexpr std::size_t kColumnCount = static_cast<std::size_t>(ResultColumn::reference_variant) + 1;
+constexpr std::size_t kColumnCount = static_cast<std::size_t>(ResultColumn::rms_error_fp64) + 1;
 
 // The step and status columns first: the rules of the config, dtype, measurement and
 // reference_pass columns depend on them.

@@ -172,6 +172,11 @@ struct ResultRow {
   // A reference row's way in (BaselineAttention::variant()): FA2 "in_place" / "sdpa_op", cuDNN
   // "unified" / "composite" (flashscope's own graph) or "torch_cudnn" (PyTorch's cuDNN backward).
   std::string reference_variant;
+  // e4m3 rows (kernels and cuDNN FP8 alike): max and RMS of |O - R_ref| on the rows the
+  // fp8-track.md §2 check sampled, R_ref the fp64 attention on the dequantized inputs. Empty on
+  // 16-bit rows and in files written before the columns existed.
+  std::optional<double> max_error_fp64;
+  std::optional<double> rms_error_fp64;
   std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
 
   std::optional<int> step_number() const { return subject.step(); }  // kernels only
@@ -264,6 +269,8 @@ enum class ResultColumn : int {
   temperature_max_c,
   clock_reasons,
   reference_variant,
+  max_error_fp64,
+  rms_error_fp64,
 };
 
 // One column: the single place that knows its header name, whether older files may lack it,

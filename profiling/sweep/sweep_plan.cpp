@@ -429,6 +429,7 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
   // tiles against N, static head counts). A kernel is only asked about problems of its own dtype
   // and d_head; each distinct refusal becomes one note per step.
   std::map<std::pair<int, std::string>, std::size_t> refusals;
+  std::map<std::string, std::size_t> baseline_refusals;  // reason -> problems
   std::size_t other_shards = 0;
   for (const Problem& problem : problems) {
     SweepUnit unit{problem_label(problem), {}};
@@ -458,12 +459,20 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
       item.reference_pass = pass;
       return item;
     };
+    std::vector<RowSubject> baselines_of_problem;
+    for (const RowSubject& baseline : baselines) {
+      if (auto reason = baseline_plan_refusal(*baseline.which_baseline(), problem)) {
+        ++baseline_refusals[*reason];
+        continue;
+      }
+      baselines_of_problem.push_back(baseline);
+    }
     std::vector<MeasurementItem> baselines_here;
-    for (const RowSubject& baseline : baselines)
+    for (const RowSubject& baseline : baselines_of_problem)
       baselines_here.push_back(baseline_item(baseline, 1));
     std::vector<MeasurementItem> baselines_after;
     if (options.repeat_baselines)
-      for (const RowSubject& baseline : baselines)
+      for (const RowSubject& baseline : baselines_of_problem)
         baselines_after.push_back(baseline_item(baseline, 2));
     if (options.shard) {
       const auto owned = [&](const MeasurementItem& item) {
@@ -501,6 +510,9 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
   for (const auto& [key, count] : refusals)
     plan.notes.push_back("step " + step_name(key.first) + ": " + std::to_string(count) +
                          (count == 1 ? " problem" : " problems") + " not measured: " + key.second);
+  for (const auto& [reason, count] : baseline_refusals)
+    plan.notes.push_back(reason + " (" + std::to_string(count) +
+                         (count == 1 ? " problem)" : " problems)"));
   if (plan.units.empty() && !options.shard) {
     std::string message =
         "nothing to measure: no selected kernel runs the problems the options describe";
@@ -514,6 +526,14 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
                          std::to_string(plan.recorded_count() + other_shards) +
                          " plan cells are this shard's; the other shards own the rest");
   return plan;
+}
+
+std::optional<std::string> baseline_plan_refusal(Baseline baseline, const Problem& problem) {
+  if (baseline == Baseline::fa2 && problem.dtype == DType::E4M3)
+    return std::string(
+        "reference 'fa2': no rows for e4m3 problems: FlashAttention-2 has no FP8 "
+        "forward (fp8-track.md §3; cuDNN's FP8 attention is the e4m3 reference)");
+  return std::nullopt;
 }
 
 std::uint64_t input_seed_for(std::uint64_t sweep_seed, const Problem& shape) {

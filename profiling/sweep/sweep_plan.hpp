@@ -158,6 +158,11 @@ struct SweepPlan {
 SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry,
                      const std::vector<std::string>& built_baselines);
 
+// Why a reference has no row at a problem, decided when planning (the reference is not asked):
+// FlashAttention-2 has no FP8 forward, so e4m3 problems have no fa2 row (fp8-track.md §3: its
+// rows are absent, not zero). nullopt where the reference is planned and prepare() decides.
+std::optional<std::string> baseline_plan_refusal(Baseline baseline, const Problem& problem);
+
 // The deterministic seed of one problem's input set: every step and reference of a sweep sees the
 // same Q, K, V at a given shape, with and without the mask. The K/V head count enters the
 // derivation only for grouped problems, so multi-head problems keep the seeds of sweeps before

@@ -75,6 +75,8 @@ struct CheckOutcome {
   bool passed = false;
   double max_error = 0;
   std::string summary;
+  // e4m3 rows (fp8-track.md §2): max and RMS of |O - R_ref| over the sampled rows.
+  std::optional<double> max_error_fp64, rms_error_fp64;
 };
 
 // Q, K, V drawn once per problem, an output buffer, and the two §1.4 references. A backward
@@ -90,26 +92,32 @@ class InputSet {
         v_(bytes(problem.key_value_elements())),
         o_(static_cast<std::size_t>(problem.query_elements()) *
            element_bytes(output_dtype(problem.dtype))) {
-    // The same derivation as `explorer check --seed`, so a row's input_seed reproduces its inputs.
+    // The same derivation as `explorer check --seed`, so a row's input_seed reproduces its inputs
+    // (e4m3: their values; check quantizes them per (sample, head), the sweep per tensor).
     const DType dtype = problem.dtype;
     if (needs_descales(dtype)) {
-      // e4m3 (fp8-track.md §1): quantized on the device per (sample, head), with their descales.
-      // Its references are fp8_reference.hpp's CPU ones, far too slow for a whole sweep-sized
-      // problem, so check() judges a sample of rows (check_e4m3_sample).
+      // e4m3 (fp8-track.md §1): quantized on the device with their descales, [batch, heads]
+      // arrays as the steps take them, all holding the tensor's one descale (amax over the
+      // whole tensor): cuDNN's FP8 attention takes one descale per tensor (fp8-track.md §3), and
+      // with these it runs the very problem the steps run. e4m3 is a floating-point format: a
+      // coarser scale moves values, not their relative rounding, except for the few that it
+      // pushes into the subnormals. Its references are fp8_reference.hpp's CPU ones, far too
+      // slow for a whole sweep-sized problem, so check() judges a sample of rows
+      // (check_e4m3_sample).
       const auto descales = [&](int heads) {
         return DeviceBuffer(sizeof(float) * static_cast<std::size_t>(problem.batch) * heads);
       };
       q_descale_ = descales(problem.heads);
       k_descale_ = descales(problem.heads_kv);
       v_descale_ = descales(problem.heads_kv);
-      fill_random_e4m3(q_.get(), static_cast<float*>(q_descale_.get()), problem.batch,
-                       problem.seq_len, problem.heads, problem.d_head, seed * 3 + 0, 1.0f, stream);
-      fill_random_e4m3(k_.get(), static_cast<float*>(k_descale_.get()), problem.batch,
-                       problem.seq_len, problem.heads_kv, problem.d_head, seed * 3 + 1, 1.0f,
-                       stream);
-      fill_random_e4m3(v_.get(), static_cast<float*>(v_descale_.get()), problem.batch,
-                       problem.seq_len, problem.heads_kv, problem.d_head, seed * 3 + 2, 1.0f,
-                       stream);
+      const auto fill = [&](void* codes, const DeviceBuffer& descale, int heads,
+                            std::uint64_t tensor_seed) {
+        fill_random_e4m3(codes, static_cast<float*>(descale.get()), problem.batch, problem.seq_len,
+                         heads, problem.d_head, tensor_seed, 1.0f, stream, E4m3Scaling::per_tensor);
+      };
+      fill(q_.get(), q_descale_, problem.heads, seed * 3 + 0);
+      fill(k_.get(), k_descale_, problem.heads_kv, seed * 3 + 1);
+      fill(v_.get(), v_descale_, problem.heads_kv, seed * 3 + 2);
       return;
     }
     fill_random_normal(q_.get(), dtype, problem.query_elements(), seed * 3 + 0, 1.0f, stream);
@@ -167,6 +175,11 @@ class InputSet {
   BaselineBackwardBuffers backward_buffers() const {
     return {q_.get(), k_.get(),  v_.get(),  o_.get(), d_o_.get(),
             lse(),    dq_.get(), dk_.get(), dv_.get()};
+  }
+  BaselineDescales descales() const {
+    return {static_cast<const float*>(q_descale_.get()),
+            static_cast<const float*>(k_descale_.get()),
+            static_cast<const float*>(v_descale_.get())};
   }
   const void* q() const { return q_.get(); }
   const void* k() const { return k_.get(); }
@@ -227,7 +240,8 @@ class InputSet {
         fp8::reference_exact_rows(problem_, inputs, sample),
         fp8::reference_low_precision_rows(problem_, inputs, sample));
     return {verdict.passed, verdict.err_kernel,
-            std::to_string(sample.rows.size()) + " sampled rows: " + verdict.summary()};
+            std::to_string(sample.rows.size()) + " sampled rows: " + verdict.summary(),
+            verdict.err_kernel, verdict.rms_kernel};
   }
 
   Problem problem_;
@@ -468,6 +482,14 @@ class UnitRunner {
                                    buffers = inputs.backward_buffers()](cudaStream_t stream) {
           baseline.deliver_backward_outputs(buffers, stream);
         };
+      } else if (needs_descales(item.problem.dtype)) {
+        launch = [&baseline, &inputs](cudaStream_t stream) {
+          baseline.run_e4m3(inputs.q(), inputs.k(), inputs.v(), inputs.o(), inputs.descales(),
+                            stream);
+        };
+        deliver_checked_outputs = [&baseline, &inputs](cudaStream_t stream) {
+          baseline.deliver_e4m3_output(inputs.o(), stream);
+        };
       } else
         launch = [&baseline, &inputs](cudaStream_t stream) {
           baseline.run(inputs.q(), inputs.k(), inputs.v(), inputs.o(), stream);
@@ -517,6 +539,8 @@ class UnitRunner {
     const CheckOutcome verdict = inputs.check(stream_);
     row.verdict = verdict.passed ? Verdict::pass : Verdict::fail;
     row.max_error = verdict.max_error;
+    row.max_error_fp64 = verdict.max_error_fp64;
+    row.rms_error_fp64 = verdict.rms_error_fp64;
     if (!verdict.passed)
       log_ << "warning: " << item.label() << " fails the "
            << (backward ? "backward-track.md §2" : "§1.4") << " check: " << verdict.summary << "\n";

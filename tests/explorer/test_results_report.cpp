@@ -212,6 +212,15 @@ TEST_CASE("references, clocks and the dataset are listed per run") {
   CAPTURE(blocks.at("references"));
   CHECK(contains(blocks.at("references"), "| host-a, c1 | 4096 | 16 | 200.0 |"));
   CHECK(contains(blocks.at("references"), "| host-b, c1 | 4096 | 16 | 190.0 |"));
+  // A run whose references are e4m3 only (cuDNN's FP8 attention) has no cell in the 16-bit
+  // columns: no line of dashes for it.
+  ResultRow& fp8 = rows.add("cudnn", "", 1000, "c2");
+  fp8.host = "host-c";
+  fp8.problem.dtype = DType::E4M3;
+  const std::string with_fp8 = report_blocks(rows.set()).at("references");
+  CAPTURE(with_fp8);
+  CHECK(contains(with_fp8, "| host-a, c1 | 4096 | 16 | 200.0 |"));
+  CHECK_FALSE(contains(with_fp8, "host-c"));
   CAPTURE(blocks.at("clocks"));
   CHECK(contains(blocks.at("clocks"),
                  "| host-a, c1 | – | 1700–1700 (median 1700) | – | as found (not locked) |"));

@@ -105,7 +105,13 @@ TEST_CASE("the shipped dataset covers every step x dtype x N with both reference
     CAPTURE(row->subject.text());
     CAPTURE(config_text(*row));
     CAPTURE(row->problem.seq_len);
-    CHECK(row->verdict != Verdict::fail);  // a failing kernel's speed is not a result
+    // A failing kernel's speed is not a result. cuDNN's FP8 attention is the one exception: on
+    // Hopper it writes O in e4m3 (docs/spec/fp8-track.md §3), coarser than the bf16 O the §2 rule
+    // is written for, so its row may fail the rule (results/h200/MANIFEST.md names the one that
+    // does, with its error) and still time cuDNN's FP8 speed, which the e4m3 rows are against.
+    const bool fp8_reference =
+        row->subject.which_baseline() == Baseline::cudnn && row->problem.dtype == DType::E4M3;
+    if (!fp8_reference) CHECK(row->verdict != Verdict::fail);
     CHECK_FALSE(row->git_commit.empty());
     CHECK_FALSE(row->device.empty());
     // A value outside its range (an L2 hit rate above 100 %) never goes unflagged; docs/results.md

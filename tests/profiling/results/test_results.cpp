@@ -163,6 +163,9 @@ void check_equal(const ResultRow& a, const ResultRow& b) {
   CHECK(a.input_seed == b.input_seed);
   CHECK(a.extra_metrics == b.extra_metrics);
   CHECK(a.gbytes_per_s == b.gbytes_per_s);
+  CHECK(a.reference_variant == b.reference_variant);
+  CHECK(a.max_error_fp64 == b.max_error_fp64);
+  CHECK(a.rms_error_fp64 == b.rms_error_fp64);
 }
 
 std::string error_of(const std::string& text, const std::string& source = "results.csv") {
@@ -246,18 +249,39 @@ TEST_CASE("rows survive a write/read round trip, optional and quoted fields incl
   CHECK(back[1].extra_metrics.empty());  // an empty metric field reads as absent
 }
 
-TEST_CASE("an e4m3 row (the FP8 track) is written as e4m3 and read back") {
-  // A baseline row of the FP8 problem (cuDNN's FP8 attention, docs/spec/fp8-track.md §3): no
-  // step runs e4m3 yet, but the file format carries the value already.
+TEST_CASE("an e4m3 row (the FP8 track) is written as e4m3 and read back, with its errors") {
+  // A baseline row of the FP8 problem (cuDNN's FP8 attention, docs/spec/fp8-track.md §3) with
+  // the error columns beside its verdict (§2): max and RMS of |O - R_ref|.
   ResultRow row = reference_row();
+  row.subject = RowSubject::baseline(Baseline::cudnn);
+  row.fa2_entry_point.clear();
   row.problem.dtype = DType::E4M3;
+  row.reference_variant = "fp8_composite_per_tensor";
+  row.max_error_fp64 = 0.01171875;
+  row.rms_error_fp64 = 0.0012345678;
   const std::string text = write_csv({row}, {});
   CHECK(contains(text, ",e4m3,"));
+  CHECK(contains(text, ",fp8_composite_per_tensor,0.01171875,0.001234568\n"));
   std::istringstream in(text);
   const std::vector<ResultRow> back = read_results_csv(in, "fp8.csv");
   REQUIRE(back.size() == 1);
-  check_equal(back[0], row);
   CHECK(back[0].problem.dtype == DType::E4M3);
+  CHECK(back[0].max_error_fp64 == 0.01171875);
+  CHECK(back[0].rms_error_fp64 == doctest::Approx(0.001234568).epsilon(1e-9));
+  // Written at 7 digits: the read value is what is written again.
+  row.rms_error_fp64 = back[0].rms_error_fp64;
+  check_equal(back[0], row);
+  CHECK(write_csv(back, {}) == text);
+}
+
+TEST_CASE("a 16-bit row leaves the FP8 error columns empty") {
+  const std::string text = write_csv({measured_kernel_row()}, {});
+  CHECK(text.ends_with(",,\n"));  // max_error_fp64 and rms_error_fp64, the last two columns
+  std::istringstream in(text);
+  const std::vector<ResultRow> back = read_results_csv(in, "bf16.csv");
+  REQUIRE(back.size() == 1);
+  CHECK_FALSE(back[0].max_error_fp64.has_value());
+  CHECK_FALSE(back[0].rms_error_fp64.has_value());
 }
 
 TEST_CASE("rows that were not measured leave the measurement columns empty") {
@@ -602,9 +626,12 @@ TEST_CASE("a file without the provenance and clock columns still reads, warnings
                                                               "power_limit_w",
                                                               "temperature_max_c",
                                                               "clock_reasons",
-                                                              "reference_variant"});
+                                                              "reference_variant",
+                                                              "max_error_fp64",
+                                                              "rms_error_fp64"});
   ResultRow suspicious = measured_kernel_row();
   suspicious.l2_hit_pct = 101.024;
+  suspicious.max_error_fp64 = 0.5;  // dropped with its column below
   const std::string old_text =
       without_columns(write_csv({suspicious, reference_row()}, {}), optional_result_columns());
   CHECK_FALSE(contains(old_text, "git_dirty"));
@@ -615,6 +642,7 @@ TEST_CASE("a file without the provenance and clock columns still reads, warnings
   CHECK(rows[0].host.empty());
   CHECK_FALSE(rows[0].pct_fa2_cycles.has_value());
   CHECK_FALSE(rows[1].reference_pass.has_value());
+  CHECK_FALSE(rows[0].max_error_fp64.has_value());
   CHECK(rows[0].l2_hit_pct == doctest::Approx(101.024));
   CHECK(contains(rows[0].warnings, "l2_hit_pct 101.024 is outside 0-100"));
   CHECK(rows[1].warnings.empty());

@@ -387,3 +387,49 @@ TEST_CASE("a shard's baseline references are measured for pct_* but not written"
   if (run.summary.unrecorded_baselines > 0)
     CHECK(contains(run.log, "another shard writes this row"));
 }
+
+TEST_CASE("e4m3 problems plan cuDNN's FP8 rows beside the FP8 step's; fa2's are absent, noted") {
+  // Step 28's config as its first sweep ran it (results/h100/step28-first-sweep.csv).
+  KernelEntry entry;
+  entry.step = 28;
+  entry.config = parse_short_form("(E4M3, 128, 128, 128, 12): stages_2+regs_240");
+  entry.launch = &launch_nothing;
+  entry.display_name = "28";
+  KernelRegistry registry;
+  registry.add(entry);
+  SweepOptions options;
+  options.steps = {28};
+  options.axes[Axis::dtype] = {static_cast<int>(DType::E4M3)};
+  options.axes[Axis::d_head] = {entry.config.d_head};
+  options.axes[Axis::seq_len] = {1024, 2048};
+  options.collect_metrics = false;
+  options.repeat_baselines = true;
+  const SweepPlan plan = plan_sweep(options, registry, {"fa2", "cudnn"});
+  REQUIRE(plan.units.size() == 2);
+  for (const SweepUnit& unit : plan.units) {
+    CAPTURE(unit.name);
+    std::vector<std::string> subjects;
+    for (const MeasurementItem& item : unit.items) {
+      CHECK(item.problem.dtype == DType::E4M3);
+      subjects.push_back(item.is_baseline()
+                             ? std::string(baseline_key(*item.subject.which_baseline())) + "/" +
+                                   std::to_string(item.reference_pass)
+                             : std::to_string(*item.subject.step()));
+    }
+    // cuDNN's FP8 attention brackets the step, as the 16-bit references do; no fa2 item at all.
+    CHECK(subjects == std::vector<std::string>{"cudnn/1", "28", "cudnn/2"});
+  }
+  std::string notes;
+  for (const std::string& note : plan.notes)
+    notes += note + "\n";
+  CHECK(contains(notes,
+                 "reference 'fa2': no rows for e4m3 problems: FlashAttention-2 has no FP8 forward "
+                 "(fp8-track.md §3; cuDNN's FP8 attention is the e4m3 reference) (2 problems)"));
+
+  Problem problem;
+  problem.dtype = DType::E4M3;
+  CHECK(baseline_plan_refusal(Baseline::fa2, problem).has_value());
+  CHECK_FALSE(baseline_plan_refusal(Baseline::cudnn, problem).has_value());
+  problem.dtype = DType::BF16;
+  CHECK_FALSE(baseline_plan_refusal(Baseline::fa2, problem).has_value());
+}
