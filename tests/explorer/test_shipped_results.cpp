@@ -278,8 +278,8 @@ TEST_CASE("results/h100/hopper.csv has today's header without the later axes: by
 
 TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names") {
   // docs/explorer.md, "Compare": on the H200 (the device with the most rows, which the views
-  // show first), the newest re-run: B3 and the backward baselines at N = 16384 measured again
-  // beside B4.
+  // show first), the newest re-run: step 28's e4m3 rows at d_head 64, measured beside step 29
+  // and again beside cuDNN's FP8 attention.
   const Dataset dataset = load_shipped();
   const auto pair = default_compare_pair(dataset.files, "NVIDIA H200");
   REQUIRE(pair.has_value());
@@ -287,10 +287,9 @@ TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names"
     const std::filesystem::path path = dataset.files[index].path;
     return path.parent_path().filename().string() + "/" + path.filename().string();
   };
-  CHECK(name(pair->a) == "h200/backward-b3-16k-fa2-cudnn.csv");
-  CHECK(name(pair->b) == "h200/backward-b3-b4-fa2-cudnn.csv");
+  CHECK(name(pair->a) == "h200/step29-d64-e4m3.csv");
+  CHECK(name(pair->b) == "h200/step28-vs-cudnn-fp8-d64.csv");
   const std::string doc = read_file(kSourceDir + "/docs/explorer.md");
-  CHECK(doc.find(
-            "`h200/backward-b3-16k-fa2-cudnn.csv` against `h200/backward-b3-b4-fa2-cudnn.csv`") !=
+  CHECK(doc.find("`h200/step29-d64-e4m3.csv` against `h200/step28-vs-cudnn-fp8-d64.csv`") !=
         std::string::npos);
 }

@@ -202,9 +202,10 @@ TEST_CASE("errors quote long values shortened and other bytes escaped") {
                       "(FP16, 128, 64, 64, 4): " + std::string(50'000, 'a') + "+async");
   const std::string config_error = error_of(long_config);
   CHECK(config_error.starts_with("results.csv:2: column 'config': cannot parse config"));
-  CHECK(
-      config_error.ends_with("is not a feature; the features are async, eager, swizzled, "
-                             "load_Q_K_V_tiles (e.g. load_0_2_2_tiles), buffer and opt_softmax "
-                             "(steps 1-16), or stages_N and regs_N (Hopper steps 17+)"));
+  CHECK(config_error.ends_with(
+      "is not a feature; the features are async, eager, swizzled, "
+      "load_Q_K_V_tiles (e.g. load_0_2_2_tiles), buffer and opt_softmax "
+      "(steps 1-16), or stages_N, regs_N and deterministic (Hopper steps 17+; "
+      "deterministic on backward steps B5+)"));
   CHECK(config_error.size() < 1000);
 }
