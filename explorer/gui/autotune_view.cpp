@@ -13,18 +13,19 @@ namespace flashscope::explorer::gui {
 namespace {
 
 constexpr Field kAxisFields[] = {
-    Field::tflops,           Field::pct_fa2,   Field::pct_cudnn,    Field::pct_fa2_cycles,
-    Field::pct_cudnn_cycles, Field::registers, Field::smem_bytes,   Field::l2_hit_pct,
-    Field::cycles,           Field::median_ms, Field::sm_clock_mhz, Field::local_bytes,
-    Field::tensor_pipe_pct,  Field::seq_len};
+    Field::tflops,           Field::pct_fa2,        Field::pct_cudnn,      Field::pct_fa2_cycles,
+    Field::pct_cudnn_cycles, Field::registers,      Field::smem_bytes,     Field::l2_hit_pct,
+    Field::cycles,           Field::median_ms,      Field::sm_clock_mhz,   Field::local_bytes,
+    Field::tensor_pipe_pct,  Field::max_error_fp64, Field::rms_error_fp64, Field::seq_len};
 
 // N, TFLOP/s and the config that names the row first, always in view (the layout below makes
 // room for them), then the other numbers, which scroll sideways.
-constexpr Field kTableFields[] = {
-    Field::seq_len,        Field::tflops,          Field::config,      Field::pct_fa2,
-    Field::pct_fa2_cycles, Field::pct_cudnn,       Field::median_ms,   Field::sm_clock_mhz,
-    Field::registers,      Field::smem_bytes,      Field::local_bytes, Field::l2_hit_pct,
-    Field::cycles,         Field::tensor_pipe_pct, Field::verdict,     Field::dtype};
+constexpr Field kTableFields[] = {Field::seq_len,        Field::tflops,          Field::config,
+                                  Field::pct_fa2,        Field::pct_fa2_cycles,  Field::pct_cudnn,
+                                  Field::median_ms,      Field::sm_clock_mhz,    Field::registers,
+                                  Field::smem_bytes,     Field::local_bytes,     Field::l2_hit_pct,
+                                  Field::cycles,         Field::tensor_pipe_pct, Field::verdict,
+                                  Field::max_error_fp64, Field::rms_error_fp64,  Field::dtype};
 // The table's N and TFLOP/s columns, its borders and scroll bar, beside the config column.
 constexpr float kTableLeadWidth = 200;
 

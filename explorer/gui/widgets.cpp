@@ -212,6 +212,10 @@ void row_details(const RowSet& set, const ResultRow& row) {
          std::string(verdict_name(row.verdict)) +
              (row.max_error ? "  (max error " + format_field(set, row, Field::max_error) + ")"
                             : std::string()));
+    // The FP8 rows' errors against the fp64 reference (fp8-track.md §2), cuDNN FP8's beside them.
+    if (row.max_error_fp64 || row.rms_error_fp64)
+      line("error vs fp64", "max " + format_field(set, row, Field::max_error_fp64) + ", RMS " +
+                                format_field(set, row, Field::rms_error_fp64));
     if (!row.status.ok()) line("status", row.status.text());
     line("measured", row.cache_mode + " cache, " + std::to_string(row.sm_clock_mhz) + " MHz" +
                          (row.locked_sm_clock_mhz

@@ -51,6 +51,10 @@ std::optional<ResultColumn> column_of(Field field) {
       return ResultColumn::cycles;
     case Field::max_error:
       return ResultColumn::max_error;
+    case Field::max_error_fp64:
+      return ResultColumn::max_error_fp64;
+    case Field::rms_error_fp64:
+      return ResultColumn::rms_error_fp64;
     case Field::verdict:
       return ResultColumn::verdict;
     case Field::status:
@@ -145,10 +149,14 @@ std::string format_number(std::optional<double> value, int decimals) {
 
 std::string format_field(const RowSet& set, const ResultRow& row, Field field) {
   if (!is_numeric_field(field)) return text_field(row, field);
-  if (field == Field::max_error) {
-    if (!row.max_error) return "-";
+  // Errors span decades (1e-4 for 16 bits, 1e-2 for e4m3): three significant digits, not a
+  // fixed number of decimals.
+  if (field == Field::max_error || field == Field::max_error_fp64 ||
+      field == Field::rms_error_fp64) {
+    const std::optional<double> error = numeric_field(set, row, field);
+    if (!error) return "-";
     char text[32];
-    std::snprintf(text, sizeof text, "%.3g", *row.max_error);
+    std::snprintf(text, sizeof text, "%.3g", *error);
     return text;
   }
   std::string text = format_number(numeric_field(set, row, field), decimals_for(field));

@@ -33,6 +33,8 @@ enum class Field {
   cycles,
   tensor_pipe_pct,  // tensor-pipe activity, when the sweep collected kTensorPipeMetric
   max_error,
+  max_error_fp64,  // FP8 rows and their cuDNN FP8 baseline: max |O - R_ref| against fp64
+  rms_error_fp64,  // the same rows' RMS error against fp64
   verdict,
   status,
 };

@@ -455,6 +455,21 @@ TEST_CASE("field formatting") {
   CHECK_FALSE(numeric_field(set, row, Field::pct_fa2).has_value());
 }
 
+TEST_CASE("the FP8 error columns read as three significant digits, '-' where a row has none") {
+  Rows rows;
+  ResultRow& row = rows.add("28", kConfig64, 4096, 500);
+  const RowSet set = rows.set();
+  CHECK(format_field(set, row, Field::max_error_fp64) == "-");
+  CHECK(format_field(set, row, Field::rms_error_fp64) == "-");
+  row.max_error_fp64 = 0.0123456;
+  row.rms_error_fp64 = 0.000987654;
+  CHECK(format_field(set, row, Field::max_error_fp64) == "0.0123");
+  CHECK(format_field(set, row, Field::rms_error_fp64) == "0.000988");
+  CHECK(numeric_field(set, row, Field::rms_error_fp64) == doctest::Approx(0.000987654));
+  CHECK(field_label(Field::max_error_fp64) == "max error vs fp64");
+  CHECK(is_numeric_field(Field::rms_error_fp64));
+}
+
 TEST_CASE("compare pairs rows by measurement and reports B/A") {
   Rows a_rows, b_rows;
   a_rows.add("7", kConfig64, 4096, 100);
