@@ -65,9 +65,9 @@ void step_value_tooltip(const RowSet& set, const StepValue& value, const Progres
     ImGui::Text("%s", value.config_text().c_str());
     ImGui::Text("harmonic mean %.1f TFLOP/s over %zu of %zu N", value.tflops, value.rows.size(),
                 progression.seq_lens.size());
-    if (ImGui::BeginTable("##per_n", 7, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
-      for (const char* header :
-           {"N", "TFLOP/s", "median ms", "registers", "L2 hit %", "cycles", "tensor pipe %"})
+    if (ImGui::BeginTable("##per_n", 8, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+      for (const char* header : {"N", "TFLOP/s", "median ms", "registers", "L2 hit %", "cycles",
+                                 "tensor pipe %", "GPU state"})
         ImGui::TableSetupColumn(header);
       ImGui::TableHeadersRow();
       for (const ResultRow* row : value.rows) {
@@ -77,6 +77,8 @@ void step_value_tooltip(const RowSet& set, const StepValue& value, const Progres
           ImGui::TableNextColumn();
           ImGui::TextUnformatted(format_field(set, *row, field).c_str());
         }
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(clock_summary(*row).c_str());
       }
       ImGui::EndTable();
     }
@@ -260,6 +262,7 @@ void ProgressionView::draw(ExplorerState& state) {
   const float table_height = std::max(ImGui::GetContentRegionAvail().y * 0.36f, 120.0f);
   plot::Plot chart("##progression", ImVec2(0, -table_height), x_axis, y_axis, {label_column, {}});
   int missing_percent = 0;
+  int held_down_bars = 0;
   for (std::size_t i = 0; i < progression.steps.size(); ++i) {
     const StepValue& value = progression.steps[i];
     const int step = value.subject.step().value_or(0);
@@ -274,7 +277,14 @@ void ProgressionView::draw(ExplorerState& state) {
                              ? step_colour(step, hovered ? 1.0f : 0.85f)
                              : count_colour(most > 0 ? double(annotation->second.count) / most : 0);
     chart.bar(step, 0.7, *shown, colour, static_cast<int>(i));
-    chart.text_above(step, *shown, format_value(*shown, mode), IM_COL32(220, 222, 228, 255));
+    // A bar whose rows ran with the clock held down (power cap, heat) is marked, so a reader
+    // does not take a throttled figure for the kernel's best; the tooltip gives the clock.
+    const bool held_down = std::any_of(value.rows.begin(), value.rows.end(), [](const auto* row) {
+      return !clock_held_by(*row).empty();
+    });
+    held_down_bars += held_down ? 1 : 0;
+    chart.text_above(step, *shown, format_value(*shown, mode) + (held_down ? "*" : ""),
+                     held_down ? IM_COL32(240, 200, 120, 255) : IM_COL32(220, 222, 228, 255));
     if (!sass_opcode_.empty()) {
       const std::string count =
           annotation == annotations.end()
@@ -307,6 +317,11 @@ void ProgressionView::draw(ExplorerState& state) {
                        "Bar colour and the number at its foot: static %s count in the step's %s "
                        "kernel (~: the measured config has no SASS; the step's default kernel)",
                        sass_opcode_.c_str(), sass_arch_.c_str());
+  if (held_down_bars > 0)
+    ImGui::TextColored(kMutedColour,
+                       "*: %d bar(s) measured while the GPU held its clock down (power cap or "
+                       "heat, NVML); hover a bar for its clock, power and temperature",
+                       held_down_bars);
   if (missing_percent > 0)
     ImGui::TextColored(kWarningColour,
                        selection.basis == PercentBasis::cycles

@@ -217,6 +217,7 @@ void row_details(const RowSet& set, const ResultRow& row) {
       line("error vs fp64", "max " + format_field(set, row, Field::max_error_fp64) + ", RMS " +
                                 format_field(set, row, Field::rms_error_fp64));
     if (!row.status.ok()) line("status", row.status.text());
+    line("GPU state", clock_summary(row));
     line("measured", row.cache_mode + " cache, " + std::to_string(row.sm_clock_mhz) + " MHz" +
                          (row.locked_sm_clock_mhz
                               ? " (locked at " + std::to_string(*row.locked_sm_clock_mhz) + ")"

@@ -167,6 +167,48 @@ std::string format_field(const RowSet& set, const ResultRow& row, Field field) {
   return text;
 }
 
+std::vector<std::string> clock_held_by(const ResultRow& row) {
+  std::vector<std::string> reasons;
+  std::string_view rest = row.clock_reasons;
+  constexpr std::string_view kSeparator = " + ";
+  while (!rest.empty()) {
+    const std::size_t end = rest.find(kSeparator);
+    if (end != 0) reasons.emplace_back(rest.substr(0, end));
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + kSeparator.size());
+  }
+  return reasons;
+}
+
+std::string clock_summary(const ResultRow& row) {
+  std::vector<std::string> parts;
+  if (row.sm_clock_mhz > 0) {
+    std::string clock = std::to_string(row.sm_clock_mhz) + " MHz median";
+    if (row.sm_clock_min_mhz && row.sm_clock_max_mhz)
+      clock += " (" + std::to_string(*row.sm_clock_min_mhz) + ".." +
+               std::to_string(*row.sm_clock_max_mhz) + ")";
+    parts.push_back(clock);
+  }
+  if (row.power_mean_w) {
+    std::string power = format_number(row.power_mean_w, 0) + " W mean";
+    if (row.power_limit_w) power += " of a " + format_number(row.power_limit_w, 0) + " W limit";
+    parts.push_back(power);
+  }
+  if (row.temperature_max_c) parts.push_back(std::to_string(*row.temperature_max_c) + " C max");
+  const std::vector<std::string> held = clock_held_by(row);
+  if (!held.empty()) {
+    std::string text = "held by ";
+    for (std::size_t i = 0; i < held.size(); ++i)
+      text += (i ? ", " : "") + held[i];
+    parts.push_back(text);
+  }
+  if (parts.empty()) return "clock not recorded";
+  std::string text;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    text += (i ? ", " : "") + parts[i];
+  return text;
+}
+
 void sort_rows(std::vector<const ResultRow*>& rows, std::span<const SortKey> keys,
                const RowSet& set) {
   // Resolve each key once per row: percentages may need a map lookup.

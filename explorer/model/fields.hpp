@@ -85,6 +85,16 @@ class RowTextFilter {
   std::vector<std::string> exclude_;
 };
 
+// What held the row's SM clock down while it was measured: the sweep records only NVML's
+// throttling reasons (power cap, HW slowdown, SW and HW thermal, HW power brake) in
+// clock_reasons, joined by " + ". Empty when nothing did, or the row predates the column.
+std::vector<std::string> clock_held_by(const ResultRow& row);
+
+// The GPU while the row was measured, one line for tooltips: "1545 MHz median (1530..1560),
+// 691 W mean of a 700 W limit, 58 C max, held by power cap"; the parts the row lacks are left out,
+// and a row with no clock at all reads "clock not recorded".
+std::string clock_summary(const ResultRow& row);
+
 std::vector<const ResultRow*> filter_rows(const std::vector<const ResultRow*>& rows,
                                           const RowTextFilter& filter);
 

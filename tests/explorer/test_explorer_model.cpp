@@ -455,6 +455,29 @@ TEST_CASE("field formatting") {
   CHECK_FALSE(numeric_field(set, row, Field::pct_fa2).has_value());
 }
 
+TEST_CASE("what held a row's clock down, and its GPU state in one line") {
+  Rows rows;
+  ResultRow& row = rows.add("25", kConfig64, 4096, 600);
+  row.sm_clock_mhz = 0;
+  CHECK(clock_held_by(row).empty());
+  CHECK(clock_summary(row) == "clock not recorded");
+  row.sm_clock_mhz = 1545;
+  row.sm_clock_min_mhz = 1530;
+  row.sm_clock_max_mhz = 1560;
+  row.power_mean_w = 691.4;
+  row.power_limit_w = 700;
+  row.temperature_max_c = 58;
+  CHECK(clock_summary(row) ==
+        "1545 MHz median (1530..1560), 691 W mean of a 700 W limit, 58 C max");
+  row.clock_reasons = "power cap + SW thermal";
+  CHECK(clock_held_by(row) == std::vector<std::string>{"power cap", "SW thermal"});
+  CHECK(clock_summary(row) ==
+        "1545 MHz median (1530..1560), 691 W mean of a 700 W limit, 58 C "
+        "max, held by power cap, SW thermal");
+  row.clock_reasons = "power cap";
+  CHECK(clock_held_by(row) == std::vector<std::string>{"power cap"});
+}
+
 TEST_CASE("the FP8 error columns read as three significant digits, '-' where a row has none") {
   Rows rows;
   ResultRow& row = rows.add("28", kConfig64, 4096, 500);
