@@ -135,14 +135,63 @@ std::optional<std::string> descale_violation(const AttentionTensors& tensors) {
     if (view.data == nullptr) return std::string(name) + " is a null pointer";
     if (view.location != MemoryLocation::device)
       return std::string(name) + " must be a CUDA (device) array, like the inputs";
+    // Block descales (fp8-track.md §4.2): [batch, heads, blocks], so a head steps over its blocks.
+    const std::int64_t seq_len = tensors.q.shape[1];
+    if (view.block_rows < 0 || view.block_rows > seq_len)
+      return std::string(name) + " has block_rows " + std::to_string(view.block_rows) +
+             "; a block is 1 to seq_len = " + std::to_string(seq_len) +
+             " sequence positions (0: one descale per sample and head)";
+    const std::int64_t blocks =
+        view.block_rows > 0 ? (seq_len + view.block_rows - 1) / view.block_rows : 1;
     // An extent-1 axis is never stepped along, so its stride does not matter.
-    if ((view.shape[0] > 1 && view.strides[0] != view.shape[1]) ||
-        (view.shape[1] > 1 && view.strides[1] != 1))
-      return std::string(name) + " must be contiguous " + expected_text + "; it has strides [" +
-             std::to_string(view.strides[0]) + ", " + std::to_string(view.strides[1]) + "]";
+    if ((view.shape[0] > 1 && view.strides[0] != view.shape[1] * blocks) ||
+        (view.shape[1] > 1 && view.strides[1] != blocks))
+      return std::string(name) + " must be contiguous " + expected_text +
+             (blocks > 1 ? " x " + std::to_string(blocks) + " blocks" : std::string()) +
+             "; it has strides [" + std::to_string(view.strides[0]) + ", " +
+             std::to_string(view.strides[1]) + "]";
   }
+  if (needs_descales(dtype) && tensors.k_descale->block_rows != tensors.v_descale->block_rows)
+    return "k_descale has block_rows " + std::to_string(tensors.k_descale->block_rows) +
+           " but v_descale " + std::to_string(tensors.v_descale->block_rows) +
+           "; K and V share their blocks (one descale of each per KV tile)";
   return std::nullopt;
 }
+
+namespace {
+
+// Whether a descale array is per block of positions rather than one per (sample, head).
+bool has_blocks(const std::optional<DescaleView>& view, std::int64_t seq_len) {
+  return view && view->block_rows > 0 && view->block_rows < seq_len;
+}
+
+// Block descales on a step that reads them (`.block_descales`), with K and V blocks of whole KV
+// tiles: the kernel applies one K and one V descale per tile of B_c keys.
+std::optional<std::string> block_descale_violation(const KernelEntry& entry,
+                                                   const AttentionTensors& tensors) {
+  const std::int64_t seq_len = tensors.q.shape[1];
+  if (!has_blocks(tensors.q_descale, seq_len) && !has_blocks(tensors.k_descale, seq_len))
+    return std::nullopt;
+  const StepDescriptor* descriptor = versions::find(entry.step);
+  if (descriptor == nullptr || !descriptor->block_descales) {
+    std::vector<int> steps;
+    for (const StepDescriptor& step : versions::kEvery)
+      if (step.block_descales) steps.push_back(step.number);
+    return "step " + step_name(entry.step) +
+           " reads one descale per sample and head, not per block of positions (block_rows " +
+           std::to_string(has_blocks(tensors.q_descale, seq_len) ? tensors.q_descale->block_rows
+                                                                 : tensors.k_descale->block_rows) +
+           "); block descales run on " + configs::step_list_text(steps);
+  }
+  const int kv_rows = tensors.k_descale->block_rows;
+  if (has_blocks(tensors.k_descale, seq_len) && kv_rows % entry.config.B_c != 0)
+    return "k_descale and v_descale have block_rows " + std::to_string(kv_rows) +
+           ", not a multiple of the kernel's B_c = " + std::to_string(entry.config.B_c) +
+           " (step " + step_name(entry.step) + " applies one K and one V descale per KV tile)";
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::optional<std::string> launch_refusal(const KernelEntry& entry, const Problem& problem) {
   const KernelConfig& c = entry.config;
@@ -261,6 +310,7 @@ void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
   const auto& shape = tensors.q.shape;
 
   if (auto violation = descale_violation(tensors)) reject(*violation);
+  if (auto violation = block_descale_violation(entry, tensors)) reject(*violation);
 
   check_placement(tensors.o, "O");
   if (tensors.o.dtype != output_dtype(dtype))
@@ -306,6 +356,12 @@ ForwardArgs make_forward_args(const KernelEntry& entry, const AttentionTensors& 
   args.q_descale = tensors.q_descale ? tensors.q_descale->data : nullptr;
   args.k_descale = tensors.k_descale ? tensors.k_descale->data : nullptr;
   args.v_descale = tensors.v_descale ? tensors.v_descale->data : nullptr;
+  // Positions per descale block; seq_len is one descale per (sample, head).
+  const auto rows = [seq_len](const std::optional<DescaleView>& view) {
+    return view && view->block_rows > 0 ? view->block_rows : seq_len;
+  };
+  args.q_descale_rows = rows(tensors.q_descale);
+  args.kv_descale_rows = rows(tensors.k_descale);
   return args;
 }
 

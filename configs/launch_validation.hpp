@@ -40,11 +40,17 @@ std::array<std::int64_t, 4> contiguous_strides(const std::array<std::int64_t, 4>
 // A non-owning view of one fp32 descale array (docs/spec/fp8-track.md §1): one factor per
 // (sample, head), [batch, heads] for Q and [batch, heads_kv] for K and V; the real value of an
 // e4m3 input element is descale x stored.
+// With block_rows > 0 (the accuracy step's block quantization, fp8-track.md §4.2) the array holds
+// one factor per block of block_rows sequence positions of each (sample, head): contiguous
+// [batch, heads, ceil(seq_len / block_rows)], `shape` still [batch, heads] and `strides` those of
+// the first two axes. K and V take one block_rows, a multiple of the kernel's B_c (a KV tile has
+// one descale); only steps whose descriptor sets `.block_descales` read block descales.
 struct DescaleView {
   const float* data = nullptr;
   MemoryLocation location = MemoryLocation::device;
   std::array<std::int64_t, 2> shape{};    // batch, heads (heads_kv for K and V)
   std::array<std::int64_t, 2> strides{};  // in elements
+  int block_rows = 0;                     // 0: one descale per (sample, head)
 };
 
 // The tensors of one forward launch: Q and O [batch, seq_len, heads, d_head], K and V

@@ -62,6 +62,18 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
                     "'<f2'; bf16, which numpy lacks, widened exactly to float32 '<f4'); a folder "
                     "already holding any of those files is refused");
   check->add_option("--device", cli.device, "CUDA device index")->capture_default_str();
+  std::string quantizers;
+  for (const E4m3Quantization quantization : kAllE4m3Quantizations)
+    quantizers += (quantizers.empty() ? "" : ", ") + std::string(quantization_text(quantization));
+  check->add_option("--quantize", cli.quantize,
+                    "e4m3 inputs: " + quantizers +
+                        " (default per-head): one descale per (sample, head) or per Q tile and "
+                        "K/V tile (steps with block descales), after the random-sign Hadamard "
+                        "rotation of Q and K with +hadamard (fp8-track.md §4.2)");
+  check->add_flag("--outliers", cli.outliers,
+                  "e4m3 inputs: Q and K with " + std::to_string(kOutlierChannels) +
+                      " outlier channels x " + std::to_string(static_cast<int>(kOutlierFactor)) +
+                      " (fp8-track.md §2)");
   return check;
 }
 
@@ -162,6 +174,33 @@ CheckRequest check_request_from_cli(const CheckCli& cli) {
   if (cli.device < 0)
     problems.add("--device: " + std::to_string(cli.device) + " is not a device index (0 or more)");
   request.device = cli.device;
+  if (cli.quantize) {
+    if (const auto quantization = quantization_from_string(*cli.quantize))
+      request.quantization = *quantization;
+    else
+      problems.add("--quantize: " + text::quoted(*cli.quantize) +
+                   " is not a quantizer: per-head, per-head+hadamard, per-tile or "
+                   "per-tile+hadamard");
+  }
+  request.outliers = cli.outliers;
+  // The quantizer is the e4m3 inputs' alone: on 16-bit inputs the options would be ignored.
+  if ((cli.quantize || cli.outliers) && problem_valid && !needs_descales(problem.dtype))
+    problems.add(std::string(cli.quantize ? "--quantize" : "--outliers") +
+                 " applies to e4m3 inputs, not " + std::string(dtype_lower_name(problem.dtype)));
+  // Per-tile descales need a kernel that reads them (the descriptor's .block_descales).
+  if (per_tile(request.quantization) && step_valid &&
+      !configs::step_descriptor(cli.step).block_descales) {
+    std::vector<int> steps;
+    for (const StepDescriptor& step : versions::kEvery)
+      if (step.block_descales) steps.push_back(step.number);
+    problems.add("--quantize " + std::string(quantization_text(request.quantization)) + ": step " +
+                 step_name(cli.step) +
+                 " reads one descale per sample and head; per-tile descales run on " +
+                 configs::step_list_text(steps));
+  }
+  if (rotates(request.quantization) && problem_valid && (problem.d_head & (problem.d_head - 1)))
+    problems.add("--quantize: the Hadamard rotation needs a power-of-two d_head, not " +
+                 std::to_string(problem.d_head));
   // Which kernel, and whether it takes the shape: the registry and launch rules need no GPU.
   if (step_valid && config_valid && problem_valid)
     problems.check([&] {
@@ -210,6 +249,13 @@ int run_check_mode(const CheckCli& cli) {
     // e4m3 inputs: against the exact answer to the quantized problem (fp8-track.md §2).
     std::cout << "  fp8-track.md §2: " << (report.fp8->passed ? "PASS" : "FAIL") << "  "
               << report.fp8->summary() << "\n";
+    // §4.2: the error quantization and the kernel make together, against the unquantized inputs.
+    if (report.fp8_vs_unquantized)
+      std::cout << "  inputs " << (report.outliers ? "with outlier channels" : "N(0, scale²)")
+                << ", quantized " << quantization_text(report.quantization) << std::setprecision(4)
+                << "; against the fp64 attention on the unquantized inputs: max |O - R| = "
+                << report.fp8_vs_unquantized->max_abs
+                << ", RMS = " << report.fp8_vs_unquantized->rms << "\n";
   } else if (report.backward) {
     // One line per gradient: each is judged on its own (backward-track.md §2).
     const BackwardCorrectnessVerdict& backward = *report.backward;

@@ -27,6 +27,9 @@ struct CheckCli {
   float input_scale = 1.0f;
   std::string dump_dir;
   int device = 0;
+  // e4m3 only (fp8-track.md §4.2): --quantize's quantizer and --outliers.
+  std::optional<std::string> quantize;
+  bool outliers = false;
 };
 
 // Adds the `check` subcommand; returns it so main can ask whether it was given.

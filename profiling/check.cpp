@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cmath>
 #include <algorithm>
 #include <cstring>
 #include <iterator>
@@ -189,9 +190,11 @@ void run_backward_check(const CheckRequest& request, const KernelEntry& entry,
   }
 }
 
-// The forward of e4m3 inputs (fp8-track.md §2): inputs quantized on the device per (sample,
-// head), O (bf16) poisoned, one launch, then both references on the CPU from the same codes and
-// descales: R_ref in fp64, R_lp in the FP8 kernel's precisions. CPU work grows with
+// The forward of e4m3 inputs (fp8-track.md §2): inputs drawn in fp32 (Q and K with outlier
+// channels if asked), rotated if asked, quantized on the device per (sample, head) or per tile, O
+// (bf16) poisoned, one launch, then both references on the CPU from the same codes and descales:
+// R_ref in fp64, R_lp in the FP8 kernel's precisions; and the fp64 attention on the fp32 values
+// before quantization and rotation, for the error quantization adds (§4.2). CPU work grows with
 // batch x heads x seq_len² x d_head: check small problems (--batch, --heads).
 void run_fp8_check(const CheckRequest& request, const KernelEntry& entry,
                    const DeviceDescription& device, CheckReport& report) {
@@ -200,12 +203,21 @@ void run_fp8_check(const CheckRequest& request, const KernelEntry& entry,
     throw std::invalid_argument("--dump writes 16-bit tensors only; e4m3 checks have no dump yet");
   const auto q_count = static_cast<std::size_t>(problem.query_elements());
   const auto kv_count = static_cast<std::size_t>(problem.key_value_elements());
-  const auto q_heads = static_cast<std::size_t>(problem.batch) * problem.heads;
-  const auto kv_heads = static_cast<std::size_t>(problem.batch) * problem.heads_kv;
+  // Per tile: a Q tile holds B_r / group positions of each of its heads (packing), a KV tile B_c
+  // keys; per (sample, head): one block of seq_len positions.
+  const int q_rows = per_tile(request.quantization)
+                         ? std::min(problem.seq_len, entry.config.B_r / problem.group_size())
+                         : problem.seq_len;
+  const int kv_rows = per_tile(request.quantization) ? std::min(problem.seq_len, entry.config.B_c)
+                                                     : problem.seq_len;
+  const auto blocks = [&](int rows) { return (problem.seq_len + rows - 1) / rows; };
+  const auto q_descales = static_cast<std::size_t>(problem.batch) * problem.heads * blocks(q_rows);
+  const auto kv_descales =
+      static_cast<std::size_t>(problem.batch) * problem.heads_kv * blocks(kv_rows);
   const DeviceBuffer q(q_count), k(kv_count), v(kv_count);
   const DeviceBuffer o(q_count * element_bytes(output_dtype(problem.dtype)));
-  const DeviceBuffer q_descale(q_heads * sizeof(float)), k_descale(kv_heads * sizeof(float)),
-      v_descale(kv_heads * sizeof(float));
+  const DeviceBuffer q_descale(q_descales * sizeof(float)), k_descale(kv_descales * sizeof(float)),
+      v_descale(kv_descales * sizeof(float));
   const std::array<std::int64_t, 4> q_dims{problem.batch, problem.seq_len, problem.heads,
                                            problem.d_head};
   const std::array<std::int64_t, 4> kv_dims{problem.batch, problem.seq_len, problem.heads_kv,
@@ -213,63 +225,137 @@ void run_fp8_check(const CheckRequest& request, const KernelEntry& entry,
   const auto view = [&](const void* data, DType dtype, const std::array<std::int64_t, 4>& dims) {
     return TensorView{data, dtype, MemoryLocation::device, dims, contiguous_strides(dims)};
   };
-  const auto descale_view = [&](const DeviceBuffer& buffer, int heads) {
+  const auto descale_view = [&](const DeviceBuffer& buffer, int heads, int rows) {
+    const std::int64_t per_head = blocks(rows);
     return DescaleView{static_cast<const float*>(buffer.get()),
                        MemoryLocation::device,
                        {problem.batch, heads},
-                       {heads, 1}};
+                       {heads * per_head, per_head},
+                       rows == problem.seq_len ? 0 : rows};
   };
   AttentionTensors tensors{view(q.get(), problem.dtype, q_dims),
                            view(k.get(), problem.dtype, kv_dims),
                            view(v.get(), problem.dtype, kv_dims),
                            view(o.get(), output_dtype(problem.dtype), q_dims), problem.causal};
-  tensors.q_descale = descale_view(q_descale, problem.heads);
-  tensors.k_descale = descale_view(k_descale, problem.heads_kv);
-  tensors.v_descale = descale_view(v_descale, problem.heads_kv);
+  tensors.q_descale = descale_view(q_descale, problem.heads, q_rows);
+  tensors.k_descale = descale_view(k_descale, problem.heads_kv, kv_rows);
+  tensors.v_descale = descale_view(v_descale, problem.heads_kv, kv_rows);
   validate_launch(entry, tensors, device.compute_capability, request.device);
 
-  // Seeds 3s, 3s + 1, 3s + 2 as for 16-bit inputs.
-  fill_random_e4m3(q.get(), static_cast<float*>(q_descale.get()), problem.batch, problem.seq_len,
-                   problem.heads, problem.d_head, request.seed * 3 + 0, request.input_scale);
-  fill_random_e4m3(k.get(), static_cast<float*>(k_descale.get()), problem.batch, problem.seq_len,
-                   problem.heads_kv, problem.d_head, request.seed * 3 + 1, request.input_scale);
-  fill_random_e4m3(v.get(), static_cast<float*>(v_descale.get()), problem.batch, problem.seq_len,
-                   problem.heads_kv, problem.d_head, request.seed * 3 + 2, request.input_scale);
+  // Seeds 3s, 3s + 1, 3s + 2 as for 16-bit inputs: the values fill_random_e4m3 quantizes, in
+  // fp32 first. Outlier channels in Q and K only (fp8-track.md §2).
+  const DeviceBuffer q_values(q_count * sizeof(float)), k_values(kv_count * sizeof(float)),
+      v_values(kv_count * sizeof(float));
+  const auto values = [](const DeviceBuffer& buffer) { return static_cast<float*>(buffer.get()); };
+  fill_random_fp32(values(q_values), problem.batch, problem.seq_len, problem.heads, problem.d_head,
+                   request.seed * 3 + 0, request.input_scale, request.outliers);
+  fill_random_fp32(values(k_values), problem.batch, problem.seq_len, problem.heads_kv,
+                   problem.d_head, request.seed * 3 + 1, request.input_scale, request.outliers);
+  fill_random_fp32(values(v_values), problem.batch, problem.seq_len, problem.heads_kv,
+                   problem.d_head, request.seed * 3 + 2, request.input_scale, false);
+  const auto download_floats = [](const DeviceBuffer& buffer, std::size_t count) {
+    std::vector<float> host(count);
+    FS_CUDA_CHECK(
+        cudaMemcpy(host.data(), buffer.get(), count * sizeof(float), cudaMemcpyDeviceToHost));
+    return std::vector<double>(host.begin(), host.end());
+  };
+  // The truth the accuracy step is measured against: the unquantized, unrotated values.
+  const std::vector<double> truth =
+      cpu_attention_fp64(problem, download_floats(q_values, q_count),
+                         download_floats(k_values, kv_count), download_floats(v_values, kv_count));
+  if (rotates(request.quantization)) {
+    // One rotation for Q and K: Q·Kᵀ is unchanged (fp8_reference.hpp, incoherent processing).
+    const std::vector<int> signs = fp8::rotation_signs(problem.d_head, kRotationSeed);
+    const std::vector<float> sign_values(signs.begin(), signs.end());
+    const DeviceBuffer device_signs(sign_values.size() * sizeof(float));
+    FS_CUDA_CHECK(cudaMemcpy(device_signs.get(), sign_values.data(),
+                             sign_values.size() * sizeof(float), cudaMemcpyHostToDevice));
+    const auto signs_pointer = static_cast<const float*>(device_signs.get());
+    rotate_rows_fp32(values(q_values), static_cast<std::int64_t>(q_count) / problem.d_head,
+                     problem.d_head, signs_pointer);
+    rotate_rows_fp32(values(k_values), static_cast<std::int64_t>(kv_count) / problem.d_head,
+                     problem.d_head, signs_pointer);
+    FS_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  quantize_e4m3(values(q_values), q.get(), static_cast<float*>(q_descale.get()), problem.batch,
+                problem.seq_len, problem.heads, problem.d_head, q_rows);
+  quantize_e4m3(values(k_values), k.get(), static_cast<float*>(k_descale.get()), problem.batch,
+                problem.seq_len, problem.heads_kv, problem.d_head, kv_rows);
+  // V's tile descales as power-of-two fractions of the head's: step 31 folds their ratio into P
+  // before its e4m3 rounding, exact for a power of two (quantize_e4m3, docs/versions/31.md).
+  quantize_e4m3(values(v_values), v.get(), static_cast<float*>(v_descale.get()), problem.batch,
+                problem.seq_len, problem.heads_kv, problem.d_head, kv_rows, nullptr,
+                /*power_of_two_ratios=*/per_tile(request.quantization));
   poison_output(o.get(), output_dtype(problem.dtype), problem.query_elements());
   FS_CUDA_CHECK(entry.launch(make_forward_args(entry, tensors), nullptr));
   FS_CUDA_CHECK(cudaDeviceSynchronize());
 
   const fp8::QuantizedInputs inputs = download_e4m3_inputs(
       problem, q.get(), k.get(), v.get(), static_cast<const float*>(q_descale.get()),
-      static_cast<const float*>(k_descale.get()), static_cast<const float*>(v_descale.get()));
+      static_cast<const float*>(k_descale.get()), static_cast<const float*>(v_descale.get()),
+      q_rows, kv_rows);
   const std::vector<double> o_values = download_bf16(o.get(), problem.query_elements());
   report.fp8 = fp8::check(o_values, fp8::reference_exact(problem, inputs),
                           fp8::reference_low_precision(problem, inputs));
+  UnquantizedError error;
+  double squares = 0;
+  for (std::size_t i = 0; i < o_values.size(); ++i) {
+    const double difference = std::abs(o_values[i] - truth[i]);
+    error.max_abs = std::max(error.max_abs, difference);  // NaN: counted by the verdict
+    squares += difference * difference;
+  }
+  error.rms = std::sqrt(squares / static_cast<double>(o_values.size()));
+  report.fp8_vs_unquantized = error;
+  report.quantization = request.quantization;
+  report.outliers = request.outliers;
 }
 
 }  // namespace
 
+std::string_view quantization_text(E4m3Quantization quantization) {
+  switch (quantization) {
+    case E4m3Quantization::per_head:
+      return "per-head";
+    case E4m3Quantization::per_head_hadamard:
+      return "per-head+hadamard";
+    case E4m3Quantization::per_tile:
+      return "per-tile";
+    case E4m3Quantization::per_tile_hadamard:
+      return "per-tile+hadamard";
+  }
+  return "?";
+}
+
+std::optional<E4m3Quantization> quantization_from_string(std::string_view text) {
+  for (const E4m3Quantization quantization : kAllE4m3Quantizations)
+    if (text == quantization_text(quantization)) return quantization;
+  return std::nullopt;
+}
+
 fp8::QuantizedInputs download_e4m3_inputs(const Problem& problem, const void* q, const void* k,
                                           const void* v, const float* q_descale,
-                                          const float* k_descale, const float* v_descale) {
-  const auto download = [&](const void* codes, int heads, const float* descales) {
+                                          const float* k_descale, const float* v_descale,
+                                          int q_rows, int kv_rows) {
+  const auto download = [&](const void* codes, int heads, const float* descales, int rows) {
     fp8::QuantizedTensor tensor;
     tensor.batch = problem.batch;
     tensor.seq_len = problem.seq_len;
     tensor.heads = heads;
     tensor.d_head = problem.d_head;
-    tensor.block_rows = problem.seq_len;  // one descale per (sample, head): fp8-track.md §1
+    // One descale per (sample, head) (fp8-track.md §1) or per block of `rows` positions (§4.2).
+    tensor.block_rows = rows > 0 ? rows : problem.seq_len;
     tensor.codes.resize(static_cast<std::size_t>(problem.batch) * problem.seq_len * heads *
                         problem.d_head);
-    tensor.descales.resize(static_cast<std::size_t>(problem.batch) * heads);
+    tensor.descales.resize(static_cast<std::size_t>(problem.batch) * heads * tensor.blocks());
     FS_CUDA_CHECK(
         cudaMemcpy(tensor.codes.data(), codes, tensor.codes.size(), cudaMemcpyDeviceToHost));
     FS_CUDA_CHECK(cudaMemcpy(tensor.descales.data(), descales,
                              tensor.descales.size() * sizeof(float), cudaMemcpyDeviceToHost));
     return tensor;
   };
-  return {download(q, problem.heads, q_descale), download(k, problem.heads_kv, k_descale),
-          download(v, problem.heads_kv, v_descale)};
+  return {download(q, problem.heads, q_descale, q_rows),
+          download(k, problem.heads_kv, k_descale, kv_rows),
+          download(v, problem.heads_kv, v_descale, kv_rows)};
 }
 
 std::vector<double> download_bf16(const void* data, std::int64_t count) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/common/config.hpp"
@@ -17,6 +18,26 @@
 #include "kernels/common/registry.hpp"
 
 namespace flashscope {
+
+// How `explorer check` quantizes e4m3 inputs (fp8-track.md §1, §4.2): one descale per (sample,
+// head), or per tile (one per Q tile of the kernel's packed B_r positions, one per K/V tile of B_c
+// keys: steps with `.block_descales`), each optionally after the random-sign Hadamard rotation of
+// Q and K over d_head (a quantizer option: every FP8 step runs rotated inputs).
+enum class E4m3Quantization { per_head, per_head_hadamard, per_tile, per_tile_hadamard };
+inline constexpr E4m3Quantization kAllE4m3Quantizations[] = {
+    E4m3Quantization::per_head, E4m3Quantization::per_head_hadamard, E4m3Quantization::per_tile,
+    E4m3Quantization::per_tile_hadamard};
+// "per-head", "per-head+hadamard", "per-tile", "per-tile+hadamard", and back (nullopt otherwise).
+std::string_view quantization_text(E4m3Quantization quantization);
+std::optional<E4m3Quantization> quantization_from_string(std::string_view text);
+constexpr bool rotates(E4m3Quantization q) {
+  return q == E4m3Quantization::per_head_hadamard || q == E4m3Quantization::per_tile_hadamard;
+}
+constexpr bool per_tile(E4m3Quantization q) {
+  return q == E4m3Quantization::per_tile || q == E4m3Quantization::per_tile_hadamard;
+}
+// The seed of the rotation's signs (fp8::rotation_signs): one rotation for Q and K of a check.
+inline constexpr std::uint64_t kRotationSeed = 0x5EED;
 
 struct CheckRequest {
   int step = 0;
@@ -30,6 +51,18 @@ struct CheckRequest {
   float input_scale = 1.0f;  // inputs ~ N(0, input_scale²)
   std::string dump_dir;      // empty: no dump
   int device = 0;
+  // e4m3 inputs only: the quantizer, and Q and K with outlier channels (kOutlierChannels channels
+  // x kOutlierFactor, reference.hpp).
+  E4m3Quantization quantization = E4m3Quantization::per_head;
+  bool outliers = false;
+};
+
+// An e4m3 output against the fp64 attention on the inputs before quantization (and before the
+// rotation, which leaves the attention unchanged): the error quantization and the kernel make
+// together, the accuracy step's measure (fp8-track.md §4.2).
+struct UnquantizedError {
+  double max_abs = 0;
+  double rms = 0;
 };
 
 struct CheckReport {
@@ -42,6 +75,9 @@ struct CheckReport {
   // An e4m3 check's: fp8-track.md §2 against the exact answer R_ref and R_lp (then `verdict` is
   // left unset).
   std::optional<fp8::Verdict> fp8;
+  std::optional<UnquantizedError> fp8_vs_unquantized;  // e4m3 checks
+  E4m3Quantization quantization = E4m3Quantization::per_head;
+  bool outliers = false;
   std::vector<std::string> dumped_files;
 
   bool passed() const {
@@ -71,11 +107,13 @@ constexpr std::uint64_t check_d_o_seed(std::uint64_t seed) {
 }
 
 // e4m3 inputs on the device (codes [batch, seq_len, heads, d_head], one descale per (sample,
-// head)) copied back as fp8_reference.hpp's references read them: Q with problem.heads heads, K
-// and V with problem.heads_kv. Synchronous (cudaMemcpy). Throws CudaError.
+// head), or per block of q_rows / kv_rows positions: [batch, heads, blocks]; 0 is seq_len)
+// copied back as fp8_reference.hpp's references read them: Q with problem.heads heads, K and V
+// with problem.heads_kv. Synchronous (cudaMemcpy). Throws CudaError.
 fp8::QuantizedInputs download_e4m3_inputs(const Problem& problem, const void* q, const void* k,
                                           const void* v, const float* q_descale,
-                                          const float* k_descale, const float* v_descale);
+                                          const float* k_descale, const float* v_descale,
+                                          int q_rows = 0, int kv_rows = 0);
 // `count` bf16 values on the device (an FP8 step's O), widened exactly to double.
 std::vector<double> download_bf16(const void* data, std::int64_t count);
 

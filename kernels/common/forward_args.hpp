@@ -46,6 +46,13 @@ struct ForwardArgs {
   const float* q_descale;
   const float* k_descale;
   const float* v_descale;
+  // Block descales (docs/spec/fp8-track.md §4.2, steps whose descriptor sets `.block_descales`):
+  // one descale per block of q_descale_rows (K and V: kv_descale_rows) sequence positions of a
+  // (sample, head), contiguous [batch, heads, ceil(seq_len / rows)]. seq_len (or 0: not e4m3) is
+  // the per-(sample, head) layout above, the only one the other steps read; launch validation
+  // refuses any other value for them.
+  int q_descale_rows;
+  int kv_descale_rows;
 };
 
 }  // namespace flashscope

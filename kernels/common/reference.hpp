@@ -52,6 +52,46 @@ enum class E4m3Scaling { per_head, per_tensor };
 void fill_random_e4m3(void* codes, float* descales, int batch, int seq_len, int heads, int d_head,
                       std::uint64_t seed, float scale, cudaStream_t stream = nullptr,
                       E4m3Scaling scaling = E4m3Scaling::per_head);
+// ---- The accuracy step's quantizer (docs/spec/fp8-track.md §2, §4.2) ----------------------------
+//
+// The same inputs in three stages on the device, so that the unquantized values stay for the
+// error against them: fp32 values (fill_random_fp32), optionally rotated (rotate_rows_fp32), then
+// quantized per block of positions (quantize_e4m3).
+
+// Inputs with outlier channels (fp8-track.md §2): kOutlierChannels channels of every row of Q and
+// K multiplied by kOutlierFactor, channel i = (i · d_head / kOutlierChannels + 5) mod d_head: one
+// per quarter of the row, the same in every (sample, head), as the large channels of a trained
+// model's queries and keys are.
+inline constexpr int kOutlierChannels = 4;
+inline constexpr float kOutlierFactor = 20.0f;
+constexpr int outlier_channel(int i, int d_head) {
+  return (i * d_head / kOutlierChannels + 5) % d_head;
+}
+
+// fill_random_normal's N(0, scale²) values in fp32 (the same value for each (seed, index)) into
+// `values` [batch, seq_len, heads, d_head]; with `outliers` the channels above multiplied.
+void fill_random_fp32(float* values, int batch, int seq_len, int heads, int d_head,
+                      std::uint64_t seed, float scale, bool outliers,
+                      cudaStream_t stream = nullptr);
+// Every d_head-long row of `values` ([rows, d_head], d_head a power of two up to 256) becomes
+// H · (signs ∘ row) / sqrt(d_head), fp8::rotate_rows' rotation by the fast Walsh–Hadamard
+// transform; `signs` is a device array of d_head floats ±1 (fp8::rotation_signs).
+void rotate_rows_fp32(float* values, std::int64_t rows, int d_head, const float* signs,
+                      cudaStream_t stream = nullptr);
+// fp8::quantize on the device: for each (sample, head, block of `block_rows` positions) amax =
+// max |x|, descale = amax / 448 (1 for an all-zero block) into `descales` [batch, heads,
+// ceil(seq_len / block_rows)], codes = x / descale rounded to nearest, saturating.
+// block_rows = seq_len is one descale per (sample, head), the descales fill_random_e4m3 writes.
+// power_of_two_ratios: each block's descale is instead the head's (its largest, amax / 448 over
+// the whole head) times the largest 2^-k (k >= 0) that still covers the block's amax, so that
+// the ratio of any two of a head's descales is a power of two. Step 31 folds V's ratio
+// v_j / v_max into P before P's e4m3 rounding (docs/versions/31.md): a power of two keeps that
+// product exact where P is, a row's largest probability (2^8 · 1) among them, as step 29 had
+// it; any other ratio rounds it. It costs the block at most one binade of e4m3's range.
+void quantize_e4m3(const float* values, void* codes, float* descales, int batch, int seq_len,
+                   int heads, int d_head, int block_rows, cudaStream_t stream = nullptr,
+                   bool power_of_two_ratios = false);
+
 // bf16 out[i] = descale x decode(codes[i]) for `count` e4m3 codes (device pointers): an FP8 output
 // (cuDNN's FP8 attention on Hopper writes O in e4m3) in the form the FP8 check reads.
 void dequantize_e4m3_to_bf16(const void* codes, float descale, void* out, std::int64_t count,

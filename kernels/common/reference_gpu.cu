@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/reference_elements.cuh"
@@ -244,6 +246,117 @@ __global__ void e4m3_quantize_kernel(std::uint8_t* codes, const float* descales,
   }
 }
 
+// ---- The accuracy step's quantizer --------------------------------------------------------------
+
+__global__ void random_fp32_kernel(float* values, std::int64_t count, int d_head,
+                                   std::uint64_t seed, float scale, bool outliers) {
+  const std::uint64_t mixed_seed = splitmix64(seed);
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    float value = normal_value(mixed_seed, i, scale);
+    if (outliers) {
+      const int channel = static_cast<int>(i % d_head);
+      for (int c = 0; c < kOutlierChannels; ++c)
+        if (channel == outlier_channel(c, d_head)) value *= kOutlierFactor;
+    }
+    values[i] = value;
+  }
+}
+
+// One 256-thread block per 256 / d_head rows, the rows in shared memory: signs, then log2(d)
+// butterfly stages (a, b) -> (a + b, a - b) of the Sylvester Hadamard matrix, then 1 / sqrt(d).
+__global__ void rotate_rows_kernel(float* values, std::int64_t rows, int d_head,
+                                   const float* signs) {
+  __shared__ float tile[256];
+  const int rows_per_block = 256 / d_head;
+  const int local_row = static_cast<int>(threadIdx.x) / d_head;
+  const int column = static_cast<int>(threadIdx.x) % d_head;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * rows_per_block + local_row;
+  const bool active = local_row < rows_per_block && row < rows;
+  if (active) tile[threadIdx.x] = values[row * d_head + column] * signs[column];
+  __syncthreads();
+  for (int half = 1; half < d_head; half *= 2) {
+    float out = 0.f;
+    if (active) {
+      const int partner = static_cast<int>(threadIdx.x) ^ half;
+      out = (column & half) ? tile[partner] - tile[threadIdx.x] : tile[threadIdx.x] + tile[partner];
+    }
+    __syncthreads();
+    if (active) tile[threadIdx.x] = out;
+    __syncthreads();
+  }
+  if (active)
+    values[row * d_head + column] = tile[threadIdx.x] * rsqrtf(static_cast<float>(d_head));
+}
+
+// One 256-thread block per (head, block, sample): the block's amax and descale.
+__global__ void block_descale_kernel(const float* values, float* descales, int seq_len, int heads,
+                                     int d_head, int block_rows) {
+  const int head = static_cast<int>(blockIdx.x);
+  const int block = static_cast<int>(blockIdx.y);
+  const int sample = static_cast<int>(blockIdx.z);
+  const int blocks = static_cast<int>(gridDim.y);
+  const int first = block * block_rows;
+  const int rows = min(block_rows, seq_len - first);
+  float amax = 0.f;
+  for (std::int64_t j = threadIdx.x; j < static_cast<std::int64_t>(rows) * d_head;
+       j += blockDim.x) {
+    const std::int64_t position = first + j / d_head;
+    amax = fmaxf(
+        amax,
+        fabsf(values[((static_cast<std::int64_t>(sample) * seq_len + position) * heads + head) *
+                         d_head +
+                     j % d_head]));
+  }
+  __shared__ float partial[256];
+  partial[threadIdx.x] = amax;
+  __syncthreads();
+  for (int width = blockDim.x / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width)
+      partial[threadIdx.x] = fmaxf(partial[threadIdx.x], partial[threadIdx.x + width]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    descales[(static_cast<std::int64_t>(sample) * heads + head) * blocks + block] =
+        partial[0] > 0.f ? partial[0] / 448.f : 1.f;
+}
+
+// One 32-thread block per (head, sample): the head's largest block descale D, then each block's
+// descale d becomes D · 2^-k with k the largest integer for which D · 2^-k >= d (quantize_e4m3's
+// power_of_two_ratios). Scaling by a power of two is exact, so the ratios are exact too.
+__global__ void power_of_two_ratios_kernel(float* descales, int heads, int blocks) {
+  float* const head_descales =
+      descales + (static_cast<std::int64_t>(blockIdx.y) * heads + blockIdx.x) * blocks;
+  float largest = 0.f;
+  for (int block = threadIdx.x; block < blocks; block += blockDim.x)
+    largest = fmaxf(largest, head_descales[block]);
+  for (int offset = 16; offset > 0; offset /= 2)
+    largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, offset));
+  for (int block = threadIdx.x; block < blocks; block += blockDim.x) {
+    const float own = head_descales[block];
+    float descale = largest;
+    while (ldexpf(descale, -1) >= own)
+      descale = ldexpf(descale, -1);
+    head_descales[block] = descale;
+  }
+}
+
+__global__ void block_quantize_kernel(const float* values, std::uint8_t* codes,
+                                      const float* descales, std::int64_t count, int seq_len,
+                                      int heads, int d_head, int block_rows) {
+  const int blocks = (seq_len + block_rows - 1) / block_rows;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t row = i / d_head;  // (sample · seq_len + position) · heads + head
+    const int head = static_cast<int>(row % heads);
+    const int position = static_cast<int>(row / heads % seq_len);
+    const std::int64_t sample = row / heads / seq_len;
+    const float descale = descales[(sample * heads + head) * blocks + position / block_rows];
+    codes[i] = static_cast<std::uint8_t>(
+        __nv_cvt_float_to_fp8(values[i] / descale, __NV_SATFINITE, __NV_E4M3));
+  }
+}
+
 __global__ void dequantize_e4m3_kernel(const std::uint8_t* codes, float descale, __nv_bfloat16* out,
                                        std::int64_t count) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
@@ -389,6 +502,48 @@ void fill_random_e4m3(void* codes, float* descales, int batch, int seq_len, int 
   const std::int64_t count = static_cast<std::int64_t>(batch) * seq_len * heads * d_head;
   e4m3_quantize_kernel<<<grid_for(count), 256, 0, stream>>>(
       static_cast<std::uint8_t*>(codes), descales, count, seq_len, heads, d_head, seed, scale);
+  FS_CUDA_CHECK(cudaGetLastError());
+}
+
+void fill_random_fp32(float* values, int batch, int seq_len, int heads, int d_head,
+                      std::uint64_t seed, float scale, bool outliers, cudaStream_t stream) {
+  const std::int64_t count = static_cast<std::int64_t>(batch) * seq_len * heads * d_head;
+  random_fp32_kernel<<<grid_for(count), 256, 0, stream>>>(values, count, d_head, seed, scale,
+                                                          outliers);
+  FS_CUDA_CHECK(cudaGetLastError());
+}
+
+void rotate_rows_fp32(float* values, std::int64_t rows, int d_head, const float* signs,
+                      cudaStream_t stream) {
+  if (d_head < 1 || d_head > 256 || (d_head & (d_head - 1)) != 0)
+    throw std::invalid_argument("rotate_rows_fp32: d_head " + std::to_string(d_head) +
+                                " is not a power of two up to 256");
+  const std::int64_t rows_per_block = 256 / d_head;
+  rotate_rows_kernel<<<static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block), 256, 0,
+                       stream>>>(values, rows, d_head, signs);
+  FS_CUDA_CHECK(cudaGetLastError());
+}
+
+void quantize_e4m3(const float* values, void* codes, float* descales, int batch, int seq_len,
+                   int heads, int d_head, int block_rows, cudaStream_t stream,
+                   bool power_of_two_ratios) {
+  if (block_rows < 1 || block_rows > seq_len)
+    throw std::invalid_argument("quantize_e4m3: block_rows " + std::to_string(block_rows) +
+                                " is not 1 to seq_len = " + std::to_string(seq_len));
+  const int blocks = (seq_len + block_rows - 1) / block_rows;
+  block_descale_kernel<<<dim3(static_cast<unsigned>(heads), static_cast<unsigned>(blocks),
+                              static_cast<unsigned>(batch)),
+                         256, 0, stream>>>(values, descales, seq_len, heads, d_head, block_rows);
+  FS_CUDA_CHECK(cudaGetLastError());
+  if (power_of_two_ratios) {
+    power_of_two_ratios_kernel<<<dim3(static_cast<unsigned>(heads), static_cast<unsigned>(batch)),
+                                 32, 0, stream>>>(descales, heads, blocks);
+    FS_CUDA_CHECK(cudaGetLastError());
+  }
+  const std::int64_t count = static_cast<std::int64_t>(batch) * seq_len * heads * d_head;
+  block_quantize_kernel<<<grid_for(count), 256, 0, stream>>>(
+      values, static_cast<std::uint8_t*>(codes), descales, count, seq_len, heads, d_head,
+      block_rows);
   FS_CUDA_CHECK(cudaGetLastError());
 }
 

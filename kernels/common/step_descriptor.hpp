@@ -219,6 +219,11 @@ struct StepDescriptor {
   // block's dQ contributions added in one fixed order; backward-track.md §4, B5). Launch
   // validation refuses a deterministic config on a step without it, naming the steps that have it.
   bool deterministic_dq = false;
+  // Whether the kernel reads e4m3 descales per block of sequence positions (ForwardArgs::
+  // q_descale_rows, kv_descale_rows; fp8-track.md §4.2, step 31) rather than one per (sample,
+  // head). Launch validation refuses block descales on a step without it, naming the steps that
+  // have it.
+  bool block_descales = false;
   // Head counts a step with a compile-time GMEM row stride is instantiated for (step 16:
   // stride = d_head · heads); empty = any head count.
   IntList static_head_counts;

@@ -17,7 +17,9 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <utility>
 #include <streambuf>
+#include <vector>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/device_buffer.hpp"
@@ -25,6 +27,7 @@
 #include "kernels/common/reference.hpp"
 #include "kernels/common/reference_backward.hpp"
 #include "kernels/common/text.hpp"
+#include "configs/config_sets.hpp"
 #include "configs/launch_validation.hpp"
 #include "profiling/cupti_metrics.hpp"
 #include "profiling/device.hpp"
@@ -163,6 +166,47 @@ class InputSet {
     }
     return out;
   }
+  // The tensors as `entry`'s kernel reads them. A step with block descales (`.block_descales`,
+  // step 31) gets the tensor's one descale written into [batch, heads, blocks] arrays of its own
+  // blocks (B_r / group query positions, B_c keys): it then runs the per-tile layout (a load per
+  // KV tile, the largest V descale over the head's blocks) on exactly the values every other step
+  // and cuDNN run, so its row times block quantization's work on the sweep's shared inputs.
+  AttentionTensors tensors(const KernelEntry& entry) {
+    AttentionTensors out = tensors();
+    if (!needs_descales(problem_.dtype) || !configs::step_descriptor(entry.step).block_descales)
+      return out;
+    const int q_rows = std::min(problem_.seq_len, entry.config.B_r / problem_.group_size());
+    const int kv_rows = std::min(problem_.seq_len, entry.config.B_c);
+    const auto blocks = [&](int rows) { return (problem_.seq_len + rows - 1) / rows; };
+    if (block_rows_ != std::pair{q_rows, kv_rows}) {
+      const auto expand = [&](const DeviceBuffer& per_head, int heads, int rows) {
+        float descale = 0;  // every (sample, head) holds the tensor's one descale
+        FS_CUDA_CHECK(cudaMemcpy(&descale, per_head.get(), sizeof(float), cudaMemcpyDeviceToHost));
+        const std::vector<float> values(
+            static_cast<std::size_t>(problem_.batch) * heads * blocks(rows), descale);
+        DeviceBuffer buffer(values.size() * sizeof(float));
+        FS_CUDA_CHECK(cudaMemcpy(buffer.get(), values.data(), values.size() * sizeof(float),
+                                 cudaMemcpyHostToDevice));
+        return buffer;
+      };
+      q_block_descale_ = expand(q_descale_, problem_.heads, q_rows);
+      k_block_descale_ = expand(k_descale_, problem_.heads_kv, kv_rows);
+      v_block_descale_ = expand(v_descale_, problem_.heads_kv, kv_rows);
+      block_rows_ = {q_rows, kv_rows};
+    }
+    const auto view = [&](const DeviceBuffer& buffer, int heads, int rows) {
+      const std::int64_t per_head = blocks(rows);
+      return DescaleView{static_cast<const float*>(buffer.get()),
+                         MemoryLocation::device,
+                         {problem_.batch, heads},
+                         {heads * per_head, per_head},
+                         rows == problem_.seq_len ? 0 : rows};
+    };
+    out.q_descale = view(q_block_descale_, problem_.heads, q_rows);
+    out.k_descale = view(k_block_descale_, problem_.heads_kv, kv_rows);
+    out.v_descale = view(v_block_descale_, problem_.heads_kv, kv_rows);
+    return out;
+  }
   BackwardTensors backward_tensors() const {
     BackwardTensors out{view(q_.get(), problem_.heads),     view(k_.get(), problem_.heads_kv),
                         view(v_.get(), problem_.heads_kv),  view(o_.get(), problem_.heads),
@@ -249,6 +293,9 @@ class InputSet {
   DeviceBuffer q_, k_, v_, o_;
   DeviceBuffer d_o_, dq_, dk_, dv_, lse_;           // backward problems only
   DeviceBuffer q_descale_, k_descale_, v_descale_;  // e4m3 inputs only
+  // The same descales per block, for a step with block descales (tensors(entry)).
+  DeviceBuffer q_block_descale_, k_block_descale_, v_block_descale_;
+  std::pair<int, int> block_rows_{0, 0};
   std::unique_ptr<ReferenceOutputs> references_;
   std::unique_ptr<BackwardReferenceOutputs> backward_references_;
 };
@@ -517,7 +564,7 @@ class UnitRunner {
       inject_test_fault_if_requested(item, stream_);
     } else {
       const KernelEntry& entry = built_kernels().find(*item.subject.step(), *item.config);
-      const AttentionTensors tensors = inputs.tensors();
+      const AttentionTensors tensors = inputs.tensors(entry);
       validate_launch(entry, tensors, compute_capability_);
       const ForwardArgs args = make_forward_args(entry, tensors);
       launch = [&entry, args](cudaStream_t stream) { FS_CUDA_CHECK(entry.launch(args, stream)); };

@@ -215,6 +215,62 @@ TEST_CASE("e4m3 inputs: descales exactly when the inputs are e4m3, of the right 
   CHECK(message(entry_for(7), sixteen).starts_with("k_descale is given but the inputs are fp16"));
 }
 
+TEST_CASE("e4m3 block descales: steps with .block_descales only, K and V in whole KV tiles") {
+  // The first FP8 step per (sample, head) and the first step with block descales (step 31 and
+  // any copied from it).
+  std::vector<int> block_steps;
+  for (const StepDescriptor& step : versions::kAll)
+    if (step.block_descales) block_steps.push_back(step.number);
+  REQUIRE_FALSE(block_steps.empty());
+  CHECK(block_steps.front() == 31);
+  const KernelConfig config = parse_short_form("(E4M3, 128, 128, 128, 12): stages_2+regs_240");
+  // [2, 16] Q heads and K/V heads of 1024 positions in blocks of `rows`: [2, 16, 1024 / rows].
+  const auto blocked = [](int rows) {
+    DescaleView view = descale(2, 16);
+    const std::int64_t blocks = (1024 + rows - 1) / rows;
+    view.strides = {16 * blocks, blocks};
+    view.block_rows = rows;
+    return view;
+  };
+  AttentionTensors t = e4m3_tensors();
+  t.q_descale = blocked(128);
+  t.k_descale = t.v_descale = blocked(128);
+  CHECK(message(entry_for(31, config), t) == "valid");
+  const ForwardArgs args = make_forward_args(entry_for(31, config), t);
+  CHECK(args.q_descale_rows == 128);
+  CHECK(args.kv_descale_rows == 128);
+  // Per (sample, head): one block of seq_len positions, what steps 28 and 29 read.
+  const ForwardArgs per_head = make_forward_args(entry_for(29, config), e4m3_tensors());
+  CHECK(per_head.q_descale_rows == 1024);
+  CHECK(per_head.kv_descale_rows == 1024);
+  CHECK(message(entry_for(29, config), e4m3_tensors()) == "valid");
+  CHECK(message(entry_for(29, config), t) ==
+        "step 29 reads one descale per sample and head, not per block of positions (block_rows "
+        "128); block descales run on " +
+            configs::step_list_text(block_steps));
+  // Q's blocks may be any size (a row looks its own up); K's and V's are whole KV tiles.
+  t.q_descale = blocked(192);
+  CHECK(message(entry_for(31, config), t) == "valid");
+  t.k_descale = t.v_descale = blocked(64);
+  CHECK(message(entry_for(31, config), t) ==
+        "k_descale and v_descale have block_rows 64, not a multiple of the kernel's B_c = 128 "
+        "(step 31 applies one K and one V descale per KV tile)");
+  t.k_descale = blocked(128);
+  t.v_descale = blocked(256);
+  CHECK(descale_violation(t) ==
+        "k_descale has block_rows 128 but v_descale 256; K and V share their blocks (one "
+        "descale of each per KV tile)");
+  t.v_descale = blocked(128);
+  t.v_descale->strides = {16, 1};  // per-head strides for an array of 8 blocks a head
+  CHECK(descale_violation(t) ==
+        "v_descale must be contiguous [2, 16] x 8 blocks; it has strides [16, 1]");
+  t.v_descale = blocked(128);
+  t.q_descale->block_rows = 2048;
+  CHECK(descale_violation(t) ==
+        "q_descale has block_rows 2048; a block is 1 to seq_len = 1024 sequence positions (0: one "
+        "descale per sample and head)");
+}
+
 TEST_CASE("e4m3 inputs: O is bf16, and every 16-bit step refuses e4m3 by name") {
   AttentionTensors t = e4m3_tensors();
   t.o.dtype = DType::E4M3;

@@ -5,11 +5,15 @@
 #include <cuda_fp16.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <iostream>
 #include <vector>
 
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/device_buffer.hpp"
+#include "kernels/common/fp8_reference.hpp"
 #include "kernels/common/reference.hpp"
 #include "tests/support/device_tensors.hpp"
 
@@ -201,4 +205,105 @@ TEST_CASE("random inputs are a pure function of the seed and standard normal") {
     mean += x / count, square += x * x / count;
   CHECK(std::abs(mean) < 0.01);
   CHECK(std::abs(square - 1.0) < 0.02);
+}
+
+TEST_CASE("the accuracy step's quantizer: outlier channels, fp8::rotate_rows, fp8::quantize") {
+  const int batch = 2, seq_len = 96, heads = 3;
+  for (const int d_head : {64, 128, 256}) {
+    INFO("d_head " << d_head);
+    const std::size_t count = static_cast<std::size_t>(batch) * seq_len * heads * d_head;
+    const DeviceBuffer values(count * sizeof(float));
+    float* const device_values = static_cast<float*>(values.get());
+    const auto download = [&] {
+      std::vector<float> host(count);
+      FS_CUDA_CHECK(
+          cudaMemcpy(host.data(), device_values, count * sizeof(float), cudaMemcpyDeviceToHost));
+      return std::vector<double>(host.begin(), host.end());
+    };
+    fill_random_fp32(device_values, batch, seq_len, heads, d_head, 7, 1.0f, /*outliers=*/true);
+    const std::vector<double> drawn = download();
+    // Each outlier channel is the plain draw x kOutlierFactor; the others N(0, 1).
+    double outlier_square = 0, plain_square = 0;
+    std::size_t outlier_count = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      bool outlier = false;
+      for (int c = 0; c < kOutlierChannels; ++c)
+        outlier = outlier || static_cast<int>(i % d_head) == outlier_channel(c, d_head);
+      (outlier ? outlier_square : plain_square) += drawn[i] * drawn[i];
+      outlier_count += outlier;
+    }
+    CHECK(outlier_count == count / d_head * kOutlierChannels);
+    const double ratio = std::sqrt(outlier_square / outlier_count /
+                                   (plain_square / static_cast<double>(count - outlier_count)));
+    CHECK(ratio > 0.8 * kOutlierFactor);
+    CHECK(ratio < 1.2 * kOutlierFactor);
+
+    // The device rotation is fp8::rotate_rows (fp32 against fp64: a few ulps of the row's norm).
+    const std::vector<int> signs = fp8::rotation_signs(d_head, 11);
+    const std::vector<float> sign_values(signs.begin(), signs.end());
+    const DeviceBuffer device_signs(sign_values.size() * sizeof(float));
+    FS_CUDA_CHECK(cudaMemcpy(device_signs.get(), sign_values.data(),
+                             sign_values.size() * sizeof(float), cudaMemcpyHostToDevice));
+    rotate_rows_fp32(device_values, static_cast<std::int64_t>(count / d_head), d_head,
+                     static_cast<const float*>(device_signs.get()));
+    const std::vector<double> rotated = download();
+    std::vector<double> expected = drawn;
+    fp8::rotate_rows(expected, signs);
+    double largest_difference = 0;
+    for (std::size_t i = 0; i < count; ++i)
+      largest_difference = std::max(largest_difference, std::abs(rotated[i] - expected[i]));
+    CHECK(largest_difference < 1e-4);
+
+    // Blocks of 32 positions (the last of 96 whole) and of 40 (the last partial): the descales
+    // are fp8::quantize's; a code differs only where x / descale in fp32 and x · scale in fp64
+    // round to neighbours, by one code.
+    for (const int block_rows : {32, 40, seq_len}) {
+      INFO("block_rows " << block_rows);
+      const fp8::QuantizedTensor cpu =
+          fp8::quantize(rotated, batch, seq_len, heads, d_head, block_rows);
+      const DeviceBuffer codes(count), descales(cpu.descales.size() * sizeof(float));
+      quantize_e4m3(device_values, codes.get(), static_cast<float*>(descales.get()), batch, seq_len,
+                    heads, d_head, block_rows);
+      std::vector<std::uint8_t> gpu_codes(count);
+      std::vector<float> gpu_descales(cpu.descales.size());
+      FS_CUDA_CHECK(cudaMemcpy(gpu_codes.data(), codes.get(), count, cudaMemcpyDeviceToHost));
+      FS_CUDA_CHECK(cudaMemcpy(gpu_descales.data(), descales.get(),
+                               gpu_descales.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      for (std::size_t i = 0; i < gpu_descales.size(); ++i)
+        CHECK(gpu_descales[i] == doctest::Approx(cpu.descales[i]).epsilon(1e-6));
+      std::size_t different = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        if (gpu_codes[i] == cpu.codes[i]) continue;
+        ++different;
+        CHECK(std::abs(static_cast<int>(gpu_codes[i]) - static_cast<int>(cpu.codes[i])) == 1);
+      }
+      CHECK(different <= count / 1000);
+    }
+    // power_of_two_ratios: each block's descale is the head's largest times 2^-k, the smallest
+    // such that still covers the block (at least its own amax / 448, less than twice it).
+    const int block_rows = 32, blocks = seq_len / block_rows;
+    const fp8::QuantizedTensor own =
+        fp8::quantize(rotated, batch, seq_len, heads, d_head, block_rows);
+    const DeviceBuffer codes(count), descales(own.descales.size() * sizeof(float));
+    quantize_e4m3(device_values, codes.get(), static_cast<float*>(descales.get()), batch, seq_len,
+                  heads, d_head, block_rows, nullptr, /*power_of_two_ratios=*/true);
+    std::vector<float> ratios_descales(own.descales.size());
+    FS_CUDA_CHECK(cudaMemcpy(ratios_descales.data(), descales.get(),
+                             ratios_descales.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    for (int head = 0; head < batch * heads; ++head) {
+      // The head's largest as the device computed it (amax / 448 in fp32 there; fp8::quantize's
+      // divides in fp64, which may round the other way): the block that keeps it, k = 0.
+      float largest = 0;
+      for (int block = 0; block < blocks; ++block)
+        largest = std::max(largest, ratios_descales[head * blocks + block]);
+      for (int block = 0; block < blocks; ++block) {
+        const float descale = ratios_descales[head * blocks + block];
+        const float block_own = own.descales[head * blocks + block];
+        int exponent = 0;
+        CHECK(std::frexp(largest / descale, &exponent) == 0.5);  // a power of two
+        CHECK(descale >= block_own * (1 - 1e-6f));
+        CHECK(descale < 2 * block_own);
+      }
+    }
+  }
 }

@@ -1028,6 +1028,39 @@ TEST_CASE("check --causal: a step without the mask is refused naming the steps t
   }
 }
 
+TEST_CASE(
+    "check's e4m3 quantizer options: values, e4m3 only, per-tile on steps with block descales") {
+  // The messages of every problem found (a build without the step's kernels adds its own).
+  const auto problems = [](const cli::CheckCli& check) {
+    try {
+      cli::check_request_from_cli(check);
+    } catch (const std::invalid_argument& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  cli::CheckCli check;
+  check.step = 29;
+  check.axes[Axis::dtype] = "e4m3";
+  check.quantize = "per-row";
+  CHECK(problems(check).find("--quantize: 'per-row' is not a quantizer: per-head, "
+                             "per-head+hadamard, per-tile or per-tile+hadamard") !=
+        std::string::npos);
+  check.quantize = "per-tile";
+  std::vector<int> block_steps;
+  for (const StepDescriptor& step : versions::kAll)
+    if (step.block_descales) block_steps.push_back(step.number);
+  CHECK(problems(check).find("--quantize per-tile: step 29 reads one descale per sample and "
+                             "head; per-tile descales run on " +
+                             configs::step_list_text(block_steps)) != std::string::npos);
+  check.quantize = "per-head+hadamard";
+  CHECK(problems(check).find("--quantize") == std::string::npos);
+  check.axes[Axis::dtype] = "bf16";
+  check.quantize.reset();
+  check.outliers = true;
+  CHECK(problems(check).find("--outliers applies to e4m3 inputs, not bf16") != std::string::npos);
+}
+
 TEST_CASE("check options are converted with clear errors") {
   cli::CheckCli check;
   check.step = 4;
