@@ -33,16 +33,9 @@ struct OwedRows {
   const char* dtype;
   const char* reason;
 };
-// Step 28's fp16 and bf16 rows at every N came with step 29's run (results/h200/step29-d64.csv,
-// d_head 64).
-constexpr std::array<OwedRows, 2> kOwed{{
-    {31, "fp16",
-     "step 31 changes the e4m3 path only (docs/versions/31.md): its 16-bit kernel is step 29's, "
-     "and its one H200 call of 300 device seconds measured e4m3 (results/h200/step31-e4m3.csv)"},
-    {31, "bf16",
-     "step 31 changes the e4m3 path only (docs/versions/31.md): its 16-bit kernel is step 29's, "
-     "and its one H200 call of 300 device seconds measured e4m3 (results/h200/step31-e4m3.csv)"},
-}};
+// None owed now: step 28's fp16 and bf16 rows at every N came with step 29's run
+// (results/h200/step29-d64.csv, d_head 64). An empty std::array, since a C array cannot be empty.
+constexpr std::array<OwedRows, 0> kOwed{};
 
 const OwedRows* owed(int step, const std::string& dtype) {
   for (const OwedRows& entry : kOwed)
