@@ -25,6 +25,7 @@
 #include "explorer/sass/ptxas_log.hpp"
 #include "explorer/sass/sass_artifact.hpp"
 #include "explorer/sass/sass_listing.hpp"
+#include "explorer/sass/sass_merge.hpp"
 #include "explorer/sass/sass_selection.hpp"
 
 namespace fs = std::filesystem;
@@ -330,180 +331,6 @@ int export_artifact(const ExportOptions& options) {
   return 0;
 }
 
-// ---- merge ----------------------------------------------------------------------------------
-
-// "1-20,101,103-105": steps in ascending order, three or more consecutive ones as a range (the
-// form configs::parse_step_list reads back).
-std::string step_list(const std::set<int>& steps) {
-  std::string text;
-  for (auto it = steps.begin(); it != steps.end();) {
-    const int first = *it;
-    int last = first;
-    while (++it != steps.end() && *it == last + 1)
-      last = *it;
-    text += (text.empty() ? "" : ",") + std::to_string(first);
-    if (last > first + 1) text += "-" + std::to_string(last);
-    if (last == first + 1) text += "," + std::to_string(last);
-  }
-  return text;
-}
-
-// One line of provenance: "steps 1-20 | commit ... | nvcc ... | cuobjdump ... | made_on ... |
-// created_utc ...", from an artifact's manifest.
-std::string part_of(const std::set<int>& steps, const SassManifest& manifest) {
-  std::string text = "steps " + step_list(steps);
-  for (const char* key : {"commit", "nvcc", "disassembler", "made_on", "created_utc"}) {
-    const auto found = manifest.find(key);
-    text += std::string(" | ") + key + " " + (found == manifest.end() ? "-" : found->second);
-  }
-  return text;
-}
-
-struct MergeOptions {
-  std::string base;
-  std::string with;
-  std::string to;
-  bool replace = false;
-  std::vector<std::string> manifest;
-};
-
-// Whether two functions are the same machine code as listed: every instruction's predicate,
-// mnemonic, operands and branch target (the names differ where the config's C++ type grew a
-// field; the code does not).
-bool same_instructions(const SassFunction& a, const SassFunction& b) {
-  if (a.instructions.size() != b.instructions.size()) return false;
-  for (std::size_t i = 0; i < a.instructions.size(); ++i) {
-    const SassInstruction &x = a.instructions[i], &y = b.instructions[i];
-    if (x.predicate != y.predicate || x.mnemonic != y.mnemonic || x.operands != y.operands ||
-        x.branch_target != y.branch_target)
-      return false;
-  }
-  return true;
-}
-
-// The steps of `with` replace those steps of `base`; every other step of `base` is kept. The
-// manifest is `with`'s, with one part.N line per source saying which steps it made (a merged base
-// keeps its own parts for the steps it keeps), and overlap_check saying, for each step both
-// artifacts have, how many of its kernels are instruction-identical in the two.
-int merge_artifacts(const MergeOptions& options) {
-  const SassArtifact base = SassArtifact::load(options.base);
-  const SassArtifact with = SassArtifact::load(options.with);
-  const fs::path to = options.to;
-  std::error_code error;
-  if (fs::exists(to, error) && !(fs::is_directory(to, error) && fs::is_empty(to, error))) {
-    if (!fs::exists(to / "manifest.txt", error) || !options.replace)
-      throw ToolError("--to: '" + to.string() +
-                      "' is not empty; name a new folder (or, with --replace, an earlier "
-                      "artifact)");
-    if (fs::equivalent(to, options.base, error) || fs::equivalent(to, options.with, error))
-      throw ToolError("--to: '" + to.string() + "' is one of the artifacts merged; name another");
-    fs::remove_all(to);
-  }
-  const std::vector<int> with_steps_list = with.steps();
-  const std::set<int> with_steps(with_steps_list.begin(), with_steps_list.end());
-
-  std::vector<SassKernelRecord> kept;
-  std::set<int> base_steps;
-  std::set<std::string> copied;
-  const auto copy_listing = [&](const SassArtifact& from, const SassKernelRecord& record) {
-    if (record.listing.empty() || !copied.insert(record.listing).second) return;
-    fs::create_directories((to / record.listing).parent_path());
-    fs::copy_file(from.directory() / record.listing, to / record.listing,
-                  fs::copy_options::overwrite_existing);
-  };
-  for (const SassKernelRecord& record : base.kernels()) {
-    if (with_steps.contains(record.step)) continue;
-    base_steps.insert(record.step);
-    kept.push_back(record);
-    copy_listing(base, record);
-  }
-  for (const SassKernelRecord& record : with.kernels()) {
-    kept.push_back(record);
-    copy_listing(with, record);
-  }
-  std::sort(kept.begin(), kept.end(), [](const SassKernelRecord& a, const SassKernelRecord& b) {
-    return std::tie(a.step, a.config, a.arch, a.function) <
-           std::tie(b.step, b.config, b.arch, b.function);
-  });
-
-  // The raw cuobjdump output of each side, where a kept listing comes from its object.
-  for (const SassArtifact* side : {&base, &with}) {
-    if (!fs::is_directory(side->directory() / "raw", error)) continue;
-    for (const fs::directory_entry& entry : fs::directory_iterator(side->directory() / "raw")) {
-      const std::string file = entry.path().filename().string();
-      const std::string id = file.substr(0, file.find('.'));
-      const bool used = std::any_of(kept.begin(), kept.end(), [&](const SassKernelRecord& r) {
-        return fs::path(r.listing).filename().string().starts_with(id + ".") &&
-               copied.contains(r.listing) && fs::exists(side->directory() / r.listing);
-      });
-      if (!used) continue;
-      fs::create_directories(to / "raw");
-      fs::copy_file(entry.path(), to / "raw" / file, fs::copy_options::overwrite_existing);
-    }
-  }
-
-  // Overlap: the steps both have, compared kernel by kernel (same config and arch).
-  std::string overlap;
-  for (const int step : with_steps) {
-    int same = 0, compared = 0;
-    std::string differing;
-    for (const SassKernelRecord& record : with.kernels()) {
-      if (record.step != step || record.listing.empty()) continue;
-      const auto others = base.functions_of(step, record.config, record.arch);
-      const auto other = std::find_if(others.begin(), others.end(), [&](const auto* candidate) {
-        return demangle(candidate->function).substr(0, demangle(candidate->function).find('<')) ==
-               demangle(record.function).substr(0, demangle(record.function).find('<'));
-      });
-      if (other == others.end() || (*other)->listing.empty()) continue;
-      ++compared;
-      if (same_instructions(base.load_function(**other), with.load_function(record)))
-        ++same;
-      else
-        differing +=
-            (differing.empty() ? "" : ", ") + to_short_form(record.config) + " " + record.arch;
-    }
-    if (compared == 0) continue;
-    overlap += (overlap.empty() ? "" : "; ") + std::string("step ") + std::to_string(step) + ": " +
-               std::to_string(same) + " of " + std::to_string(compared) +
-               " kernels instruction-identical in both" +
-               (differing.empty() ? "" : " (differ: " + differing + ")");
-  }
-
-  SassManifest manifest = with.manifest();
-  for (auto it = manifest.begin(); it != manifest.end();)
-    it = it->first.starts_with("part.") || it->first == "overlap_check" ? manifest.erase(it)
-                                                                        : std::next(it);
-  std::vector<std::string> parts;
-  bool base_has_parts = false;
-  for (const auto& [key, value] : base.manifest()) {
-    if (!key.starts_with("part.")) continue;
-    base_has_parts = true;
-    // "steps LIST | ...": the steps of that part the merge keeps.
-    const std::size_t bar = value.find(" | ");
-    std::set<int> steps;
-    for (const int step : configs::parse_step_list(value.substr(6, bar - 6)))
-      if (base_steps.contains(step)) steps.insert(step);
-    if (!steps.empty()) parts.push_back("steps " + step_list(steps) + value.substr(bar));
-  }
-  if (!base_has_parts && !base_steps.empty()) parts.push_back(part_of(base_steps, base.manifest()));
-  parts.push_back(part_of(with_steps, with.manifest()));
-  for (std::size_t i = 0; i < parts.size(); ++i)
-    manifest["part." + std::to_string(i + 1)] = parts[i];
-  std::set<int> all_steps = base_steps;
-  all_steps.insert(with_steps.begin(), with_steps.end());
-  manifest["steps"] = step_list(all_steps);
-  if (!overlap.empty()) manifest["overlap_check"] = overlap;
-  for (const auto& [key, value] : manifest_from(options.manifest))
-    manifest[key] = value;
-  write_text_file(to / "kernels.tsv", format_kernel_index(kept));
-  write_text_file(to / "manifest.txt", format_manifest(manifest));
-  std::cout << "flashscope-sass: merged " << kept.size() << " kernels (" << copied.size()
-            << " listings) into " << to.string() << ": steps " << step_list(base_steps) << " of "
-            << options.base << ", steps " << step_list(with_steps) << " of " << options.with
-            << (overlap.empty() ? "" : "; " + overlap) << "\n";
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -537,6 +364,11 @@ int main(int argc, char** argv) {
   collect_command->add_option("--manifest", collect_options.manifest,
                               "key=value lines of manifest.txt (repeatable)");
 
+  struct {
+    std::string base, with, to;
+    bool replace = false;
+    std::vector<std::string> manifest;
+  } merge_options;
   ExportOptions export_options;
   CLI::App* export_command =
       app.add_subcommand("export", "Copy an artifact (e.g. build-sass/sass to results/<gpu>/sass)");
@@ -553,7 +385,6 @@ int main(int argc, char** argv) {
   export_command->add_option("--manifest", export_options.manifest,
                              "key=value to add to or replace in the manifest (repeatable)");
 
-  MergeOptions merge_options;
   CLI::App* merge_command = app.add_subcommand(
       "merge",
       "Join two artifacts: the steps of --with replace those of --base, every other step of "
@@ -576,7 +407,14 @@ int main(int argc, char** argv) {
   try {
     if (record_command->parsed()) return record(record_options);
     if (collect_command->parsed()) return collect(collect_options);
-    if (merge_command->parsed()) return merge_artifacts(merge_options);
+    if (merge_command->parsed()) {
+      SassManifest extra = manifest_from(merge_options.manifest);
+      std::cout << "flashscope-sass: "
+                << merge_artifacts(merge_options.base, merge_options.with, merge_options.to,
+                                   merge_options.replace, extra)
+                << "\n";
+      return 0;
+    }
     return export_artifact(export_options);
   } catch (const std::exception& error) {
     std::cerr << "flashscope-sass: " << error.what() << "\n";
