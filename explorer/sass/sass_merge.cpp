@@ -1,6 +1,7 @@
 #include "explorer/sass/sass_merge.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 
@@ -66,6 +67,40 @@ std::vector<SassPart> artifact_parts(const SassManifest& manifest) {
   return out;
 }
 
+namespace {
+
+// `operands` with every hex immediate ("0x170", "c[0x0][0x210]"'s offsets) replaced by "#".
+std::string without_immediates(const std::string& operands) {
+  std::string out;
+  for (std::size_t i = 0; i < operands.size();) {
+    if (operands.compare(i, 2, "0x") == 0 &&
+        (i == 0 || !std::isalnum(static_cast<unsigned char>(operands[i - 1])))) {
+      i += 2;
+      while (i < operands.size() && std::isxdigit(static_cast<unsigned char>(operands[i])))
+        ++i;
+      out += '#';
+    } else {
+      out += operands[i++];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool same_but_immediates(const SassFunction& a, const SassFunction& b) {
+  if (a.instructions.size() != b.instructions.size()) return false;
+  for (std::size_t i = 0; i < a.instructions.size(); ++i) {
+    const SassInstruction& x = a.instructions[i];
+    const SassInstruction& y = b.instructions[i];
+    if (x.predicate != y.predicate || x.mnemonic != y.mnemonic ||
+        without_immediates(x.operands) != without_immediates(y.operands) ||
+        x.branch_target != y.branch_target)
+      return false;
+  }
+  return true;
+}
+
 bool same_instructions(const SassFunction& a, const SassFunction& b) {
   if (a.instructions.size() != b.instructions.size()) return false;
   for (std::size_t i = 0; i < a.instructions.size(); ++i) {
@@ -118,6 +153,7 @@ std::string merge_artifacts(const fs::path& base_dir, const fs::path& with_dir, 
   std::string overlap;
   for (const int step : with_steps) {
     int same = 0;
+    int same_but_offsets = 0;
     int compared = 0;
     std::string differing;
     for (const SassKernelRecord& record : with.kernels()) {
@@ -126,8 +162,12 @@ std::string merge_artifacts(const fs::path& base_dir, const fs::path& with_dir, 
       for (const SassKernelRecord* other : base.functions_of(step, record.config, record.arch)) {
         if (other->listing.empty() || function_family(other->function) != family) continue;
         ++compared;
-        if (same_instructions(base.load_function(*other), with.load_function(record)))
+        const SassFunction before = base.load_function(*other);
+        const SassFunction after = with.load_function(record);
+        if (same_instructions(before, after))
           ++same;
+        else if (same_but_immediates(before, after))
+          ++same_but_offsets;
         else
           differing +=
               (differing.empty() ? "" : ", ") + to_short_form(record.config) + " " + record.arch;
@@ -138,7 +178,10 @@ std::string merge_artifacts(const fs::path& base_dir, const fs::path& with_dir, 
     overlap += (overlap.empty() ? "" : "; ") + std::string("step ") + std::to_string(step) + ": " +
                std::to_string(same) + " of " + std::to_string(compared) +
                " kernels instruction-identical in both" +
-               (differing.empty() ? "" : " (differ: " + differing + ")");
+               (same_but_offsets == 0 ? ""
+                                      : ", " + std::to_string(same_but_offsets) +
+                                            " identical but for immediate operands") +
+               (differing.empty() ? "" : " (differ in instructions: " + differing + ")");
   }
 
   for (const auto& [relative, source] : listings) {

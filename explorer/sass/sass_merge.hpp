@@ -29,15 +29,20 @@ std::vector<SassPart> artifact_parts(const SassManifest& manifest);
 // mnemonic, operands and branch target (their names may differ: a config's C++ type that grew a
 // field changes the mangled name, not the code).
 bool same_instructions(const SassFunction& a, const SassFunction& b);
+// The same, but for the hex immediates among the operands: the instruction stream is unchanged and
+// only constants differ, such as the offset of a kernel parameter placed after a struct that
+// grew (c[0x0][...] and the address arithmetic on it).
+bool same_but_immediates(const SassFunction& a, const SassFunction& b);
 
 // Writes to `to` the kernels of `with` and, for every step `with` lacks, those of `base`, with
 // their listings and the raw/ cuobjdump samples whose kernels are kept. The manifest is `with`'s,
 // plus `extra`, with: steps (every step in the result), part.N (which source made which steps;
 // a merged base keeps its parts for the steps it keeps) and overlap_check (for each step both
-// have: how many of its kernels, matched by config, architecture and function, are
-// instruction-identical in the two; a check that a step's code did not change between the two
-// builds). `to` must be new or empty, or with `replace` an earlier artifact other than the two.
-// Returns one line for people; throws SassArtifactError.
+// have: how many of its kernels, matched by config, architecture and function family, are
+// instruction-identical in the two, how many identical but for immediate operands, and which
+// differ in their instructions; a check of whether a step's code changed between the two builds).
+// `to` must be new or empty, or with `replace` an earlier artifact other than the two. Returns one
+// line for people; throws SassArtifactError.
 std::string merge_artifacts(const std::filesystem::path& base, const std::filesystem::path& with,
                             const std::filesystem::path& to, bool replace,
                             const SassManifest& extra = {});

@@ -523,8 +523,8 @@ TEST_CASE("merging a build of some steps into an artifact: provenance, overlap a
   CHECK(merged.manifest_value("part.2").starts_with("steps 5-7 | commit new |"));
   const std::string overlap = merged.manifest_value("overlap_check");
   CHECK(overlap.find("step 5: 1 of 1 kernels instruction-identical in both") != std::string::npos);
-  CHECK(overlap.find("step 6: 0 of 1 kernels instruction-identical in both (differ: ") !=
-        std::string::npos);
+  CHECK(overlap.find("step 6: 0 of 1 kernels instruction-identical in both (differ in "
+                     "instructions: ") != std::string::npos);
   // Every kept record's listing loads; the raw samples of the replaced steps are gone.
   for (const SassKernelRecord& r : merged.kernels())
     CHECK(merged.load_function(r).instructions.size() == static_cast<std::size_t>(*r.instructions));
@@ -532,6 +532,17 @@ TEST_CASE("merging a build of some steps into an artifact: provenance, overlap a
   CHECK(fs::exists(root / "out" / "raw" / "s7_fp16.cuobjdump-sass.txt"));
   CHECK(merged.load_function(*merged.find(6, merged.kernels().back().config, functions[0].arch))
             .instructions.size() == functions[0].instructions.size());
+
+  // A kernel whose only change is an immediate (a parameter offset) is told apart from one whose
+  // instructions changed.
+  SassFunction shifted = functions[0];
+  shifted.instructions[0].operands = "R1, RZ, RZ, c[0x0][0x2a8]";
+  SassFunction reordered = functions[0];
+  std::swap(reordered.instructions[0], reordered.instructions[1]);
+  CHECK_FALSE(same_instructions(functions[0], shifted));
+  CHECK(same_but_immediates(functions[0], shifted));
+  CHECK_FALSE(same_but_immediates(functions[0], reordered));
+  CHECK_FALSE(same_but_immediates(functions[0], functions[1]));  // an operand more
 
   // Merging again into the merged artifact keeps its parts for the steps it keeps.
   write(root / "newer", {{3, 0}}, "newer");
