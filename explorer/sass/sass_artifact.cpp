@@ -265,11 +265,33 @@ std::string SassArtifact::describe() const {
   if (!has_listings())
     text = directory_.string() + ": ptxas resources of " + std::to_string(kernels_.size()) +
            " kernels, no listings";
+  // A merged artifact (flashscope-sass merge) names each build's steps, commit and host instead
+  // of the newest build's alone: "steps 1-20 from commit ec87a84 on NVIDIA H100 ...".
+  std::string parts;
+  for (const auto& [key, value] : manifest_) {
+    if (!key.starts_with("part.")) continue;
+    std::map<std::string, std::string, std::less<>> fields;  // "commit" -> "ec87a84..."
+    for (const std::string_view field : split(value, '|')) {
+      std::string_view trimmed = field;
+      while (trimmed.starts_with(' '))
+        trimmed.remove_prefix(1);
+      while (trimmed.ends_with(' '))
+        trimmed.remove_suffix(1);
+      const std::size_t space = trimmed.find(' ');
+      if (space != std::string_view::npos)
+        fields[std::string(trimmed.substr(0, space))] = std::string(trimmed.substr(space + 1));
+    }
+    parts += std::string(parts.empty() ? "" : "; ") + "steps " + fields["steps"] + " from commit " +
+             fields["commit"].substr(0, 12) + " on " + fields["made_on"];
+  }
   for (const char* key :
        {"commit", "nvcc", "disassembler", "architectures", "kernel_set", "made_on"}) {
+    if (!parts.empty() && (key == std::string_view("commit") || key == std::string_view("made_on")))
+      continue;
     const std::string value = manifest_value(key);
     if (!value.empty()) text += std::string(", ") + key + " " + value;
   }
+  if (!parts.empty()) text += " (merged: " + parts + ")";
   return text;
 }
 

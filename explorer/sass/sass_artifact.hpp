@@ -84,7 +84,8 @@ class SassArtifact {
   const std::vector<SassKernelRecord>& kernels() const { return kernels_; }
   bool has_listings() const;  // any kernel has a listing
 
-  // One line for people: "results/h200/sass: commit 1a2b3c, nvcc 13.0.88, cuobjdump 13.0, ..."
+  // One line for people: "results/h200/sass: commit 1a2b3c, nvcc 13.0.88, cuobjdump 13.0, ...";
+  // a merged artifact names each part's steps, commit and host instead of one commit and host.
   std::string describe() const;
 
   std::vector<std::string> architectures() const;  // distinct, sorted

@@ -521,6 +521,11 @@ TEST_CASE("merging a build of some steps into an artifact: provenance, overlap a
         "steps 1-3 | commit old | nvcc 13.0.88 | disassembler cuobjdump 13.0.85 | made_on H100 | "
         "created_utc 2026-01-01");
   CHECK(merged.manifest_value("part.2").starts_with("steps 5-7 | commit new |"));
+  // Described by its parts, not as the newest build's alone.
+  CHECK(merged.describe().find(
+            "(merged: steps 1-3 from commit old on H100; steps 5-7 from commit new on H200)") !=
+        std::string::npos);
+  CHECK(merged.describe().find("made_on") == std::string::npos);
   const std::string overlap = merged.manifest_value("overlap_check");
   CHECK(overlap.find("step 5: 1 of 1 kernels instruction-identical in both") != std::string::npos);
   CHECK(overlap.find("step 6: 0 of 1 kernels instruction-identical in both (differ in "
