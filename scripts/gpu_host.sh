@@ -23,9 +23,9 @@
 # (a shipped artifact, e.g. results/h100/sass) is what that partial export is merged into with
 # `flashscope-sass merge` (the steps built replace the base's, the others are kept, the manifest's
 # part.N lines say which commit, toolkit and host made which steps, and overlap_check compares
-# any step both have instruction by instruction); test_sass_artifact then checks the merged
-# artifact. A partial export without --sass-base is left unchecked (its steps alone do not hold
-# the seed's 7 -> 8 comparison), and the summary says so.
+# any step both have instruction by instruction); test_sass_artifact (its shipped, hopper and
+# coverage suites) then checks the merged artifact. A partial export without --sass-base is left
+# unchecked (its steps alone do not hold the seed's 7 -> 8 comparison), and the summary says so.
 # --lock-sm-clock MHZ (off by default; needs root, and hosts you may not reconfigure, such as
 # lent machines, must not be given it): lock every GPU's SM clock at MHZ with
 # `nvidia-smi -lgc MHZ,MHZ` before the sweeps and restore it with `nvidia-smi -rgc` when the
@@ -566,8 +566,10 @@ if has_stage sass; then
     elif "$SASS_BUILD/tests/sass/test_sass_artifact" --suite=shipped --results="$LOG_DIR/results" \
          >> "$LOG_DIR/sass.log" 2>&1 &&
        "$SASS_BUILD/tests/sass/test_sass_artifact" --suite=hopper --results="$LOG_DIR/results" \
+         >> "$LOG_DIR/sass.log" 2>&1 &&
+       "$SASS_BUILD/tests/sass/test_sass_artifact" --suite=coverage --results="$LOG_DIR/results" \
          >> "$LOG_DIR/sass.log" 2>&1; then
-      log "sass: $(du -sh "$SASS_OUT" | cut -f1) in $SASS_OUT; test_sass_artifact passed (copy it to results/$GPU_FOLDER/sass)"
+      log "sass: $(du -sh "$SASS_OUT" | cut -f1) in $SASS_OUT; test_sass_artifact passed (commit it as ${SASS_BASE:+${SASS_BASE#"$ROOT"/}, which it extends, or }results/$GPU_FOLDER/sass)"
     else
       log "sass: test_sass_artifact FAILED on $SASS_OUT (see sass.log)"
       STATUS=1
