@@ -314,7 +314,7 @@ TEST_SUITE("hopper") {
       for (const int step : artifact.steps()) {
         if (step <= kLastMmaSyncStep || step >= versions::kFirstBackward) continue;
         for (const SassKernelRecord* record : artifact.kernels_of(step, "sm_90a")) {
-          if (record->config.dtype == DType::E4M3) continue;  // 8-bit wgmma is another opcode
+          if (record->config.dtype == DType::E4M3) continue;  // 8-bit wgmma is QGMMA
           INFO(name_of(*record));
           CHECK(count_of(opcodes_of(artifact, *record), "HGMMA") > 0);
           CHECK(hmma_16816(mnemonics_of(artifact, *record)) == 0);
