@@ -242,9 +242,9 @@ TEST_SUITE("shipped") {
 TEST_SUITE("coverage") {
   // Issue 36: the SASS tab, `explorer sass --diff-prev` and the progression's opcode row and
   // "% of ceiling" need every step's kernel in the artifact the explorer shows (the newest). A
-  // step is added before a GPU host can disassemble it (docs/adding-a-step.md, "after a GPU
-  // run"), so this is a suite of its own, test_sass_artifact_coverage, which the adding-a-step
-  // check leaves out as it does test_shipped_results.
+  // step is added before a GPU host can disassemble it (the after-a-GPU-run row of
+  // docs/adding-a-step.md's table), so this is a suite of its own, test_sass_artifact_coverage,
+  // which the adding-a-step check leaves out as it does test_shipped_results.
   TEST_CASE("the newest artifact has every step's headline config, forward and backward") {
     const auto newest = std::max_element(
         shipped().begin(), shipped().end(), [](const SassArtifact& a, const SassArtifact& b) {
