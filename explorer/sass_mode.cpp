@@ -168,13 +168,27 @@ void print_listing(std::ostream& out, const SassFunction& function) {
   }
 }
 
+// The kernel's name without namespaces, template arguments and parameters: what tells a backward
+// instantiation's three kernels apart ("flash_backward_kernel", "backward_preprocess_kernel").
+std::string kernel_name(const std::string& function) {
+  std::string name = demangle(function);
+  name = name.substr(0, std::min(name.find('<'), name.find('(')));
+  if (const std::size_t scope = name.rfind("::"); scope != std::string::npos)
+    name = name.substr(scope + 2);
+  if (const std::size_t space = name.rfind(' '); space != std::string::npos)
+    name = name.substr(space + 1);
+  return name;
+}
+
 int print_list(std::ostream& out, const SassArtifact& artifact) {
-  out << "step\tarch\tregisters\tspill_store_bytes\tspill_load_bytes\tinstructions\tconfig\n";
+  out << "step\tarch\tregisters\tspill_store_bytes\tspill_load_bytes\tinstructions\tconfig\tkernel"
+         "\n";
   for (const SassKernelRecord& record : artifact.kernels())
     out << record.step << '\t' << record.arch << '\t' << record.registers << '\t'
         << record.spill_store_bytes << '\t' << record.spill_load_bytes << '\t'
         << (record.instructions ? std::to_string(*record.instructions) : "-") << '\t'
-        << to_short_form(record.config) << "\n";
+        << to_short_form(record.config) << '\t' << kernel_name(record.function)
+        << (record.entry ? "" : " (not the entry kernel)") << "\n";
   return 0;
 }
 

@@ -6,7 +6,8 @@
 #                               [--set prog] [--steps 1-21] [--tune-steps 7,16] [--arch 90a-real]
 #                               [--sweep-args "..."] [--no-torch] [--tests REGEX]
 #                               [--sanitize-steps LIST] [--check-steps LIST] [--lock-sm-clock MHZ]
-#                               [--sass-tune-steps 7-16] [--gui-tests REGEX]
+#                               [--sass-tune-steps 7-16] [--sass-steps LIST] [--sass-base DIR]
+#                               [--gui-tests REGEX]
 #
 # --tune-steps LIST (default 7,16): the steps that get the 80 tune configs (--set tune) and
 # the tune sweep of the results stage. FLASHSCOPE_BUILD_DIR overrides the build folder;
@@ -18,6 +19,13 @@
 # stage also builds with every tune config, so that a neighbour step's picks exist there for
 # same-config diffs (8 alone is the minimum CI's tests need: step 7's progression config at
 # step 8, the seed's 7 -> 8 comparison; about 150 kernels instead of about 900).
+# --sass-steps LIST (default all) builds only those steps in the sass stage, and --sass-base DIR
+# (a shipped artifact, e.g. results/h100/sass) is what that partial export is merged into with
+# `flashscope-sass merge` (the steps built replace the base's, the others are kept, the manifest's
+# part.N lines say which commit, toolkit and host made which steps, and overlap_check compares
+# any step both have instruction by instruction); test_sass_artifact (its shipped, hopper and
+# coverage suites) then checks the merged artifact. A partial export without --sass-base is left
+# unchecked (its steps alone do not hold the seed's 7 -> 8 comparison), and the summary says so.
 # --lock-sm-clock MHZ (off by default; needs root, and hosts you may not reconfigure, such as
 # lent machines, must not be given it): lock every GPU's SM clock at MHZ with
 # `nvidia-smi -lgc MHZ,MHZ` before the sweeps and restore it with `nvidia-smi -rgc` when the
@@ -81,6 +89,8 @@ TEST_REGEX=""
 GUI_TEST_REGEX="^explorer_gui_"
 SANITIZE_STEPS=""
 SASS_TUNE_STEPS="7-16"
+SASS_STEPS=""
+SASS_BASE=""
 CHECK_STEPS=""
 LOCK_SM_CLOCK=""
 while [[ $# -gt 0 ]]; do
@@ -96,6 +106,8 @@ while [[ $# -gt 0 ]]; do
     --gui-tests) GUI_TEST_REGEX="$2"; shift 2 ;;
     --sanitize-steps) SANITIZE_STEPS="$2"; shift 2 ;;
     --sass-tune-steps) SASS_TUNE_STEPS="$2"; shift 2 ;;
+    --sass-steps) SASS_STEPS="$2"; shift 2 ;;
+    --sass-base) SASS_BASE="$2"; shift 2 ;;
     --check-steps) CHECK_STEPS="$2"; shift 2 ;;
     --lock-sm-clock) LOCK_SM_CLOCK="$2"; shift 2 ;;
     -h|--help) usage ;;
@@ -103,9 +115,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 STEP_LIST_RE='^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$'
-for list in "$SANITIZE_STEPS" "$CHECK_STEPS"; do
+for list in "$SANITIZE_STEPS" "$CHECK_STEPS" "$SASS_STEPS"; do
   if [[ -n $list && ! $list =~ $STEP_LIST_RE ]]; then
-    echo "gpu_host.sh: '$list' (--sanitize-steps / --check-steps) is not a step list such as 16 or 7,13-16" >&2
+    echo "gpu_host.sh: '$list' (--sanitize-steps / --check-steps / --sass-steps) is not a step list such as 16 or 7,13-16" >&2
     exit 2
   fi
 done
@@ -132,6 +144,13 @@ in_step_list() {
 }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+if [[ -n $SASS_BASE ]]; then
+  [[ $SASS_BASE == /* ]] || SASS_BASE="$ROOT/$SASS_BASE"
+  if [[ ! -f $SASS_BASE/manifest.txt ]]; then
+    echo "gpu_host.sh: --sass-base '$SASS_BASE' is no SASS artifact (no manifest.txt)" >&2
+    exit 2
+  fi
+fi
 BUILD=${FLASHSCOPE_BUILD_DIR:-"$ROOT/build-gpu"}
 JOBS=$(nproc)
 SECONDS=0
@@ -507,27 +526,50 @@ fi
 if has_stage sass; then
   SASS_BUILD=${FLASHSCOPE_SASS_BUILD_DIR:-"$ROOT/build-sass"}
   SASS_OUT="$LOG_DIR/results/$GPU_FOLDER/sass"
-  log "sass: build (set tune, tune steps $SASS_TUNE_STEPS, 80-real;90a-real, FLASHSCOPE_SASS=ON)"
+  log "sass: build (set tune, steps ${SASS_STEPS:-all}, tune steps $SASS_TUNE_STEPS, 80-real;90a-real, FLASHSCOPE_SASS=ON)"
   SASS_ARGS=(-S "$ROOT" -B "$SASS_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
              -DFLASHSCOPE_KERNEL_SET=tune -DFLASHSCOPE_TUNE_STEPS="$SASS_TUNE_STEPS"
+             -DFLASHSCOPE_STEPS="$SASS_STEPS"
              -DCMAKE_CUDA_ARCHITECTURES="80-real;90a-real" -DFLASHSCOPE_SASS=ON
              -DFLASHSCOPE_BUILD_GUI=OFF)
   [[ -n ${FLASHSCOPE_GIT_COMMIT:-} ]] && SASS_ARGS+=(-DFLASHSCOPE_GIT_COMMIT="$FLASHSCOPE_GIT_COMMIT")
   if cmake "${SASS_ARGS[@]}" > "$LOG_DIR/sass.log" 2>&1 &&
      cmake --build "$SASS_BUILD" -j "$JOBS" --target flashscope_sass_artifact test_sass_artifact \
        >> "$LOG_DIR/sass.log" 2>&1; then
-    "$SASS_BUILD/explorer/sass/flashscope-sass" export --from "$SASS_BUILD/sass" --to "$SASS_OUT" --replace \
+    # With --sass-base the export is merged into that artifact (below), else it is the artifact.
+    SASS_EXPORT=$SASS_OUT
+    [[ -n $SASS_BASE ]] && SASS_EXPORT="$LOG_DIR/sass-steps-${SASS_STEPS//,/_}"
+    "$SASS_BUILD/explorer/sass/flashscope-sass" export --from "$SASS_BUILD/sass" --to "$SASS_EXPORT" --replace \
       --progression-only --manifest "made_on=$GPU_NAME ($(hostname))" >> "$LOG_DIR/sass.log" 2>&1
-    # The disassembler's own output for one object (step 1, fp16): test_sass_artifact reads it
-    # and the stored listings to the same instructions.
-    mkdir -p "$SASS_OUT/raw"
-    OBJECT=$(find "$SASS_BUILD/kernels" -name 's01_fp16_*.cu.o' | head -1)
-    cuobjdump -sass "$OBJECT" | gzip -9 > "$SASS_OUT/raw/$(basename "$OBJECT" .cu.o).cuobjdump-sass.txt.gz"
-    if "$SASS_BUILD/tests/sass/test_sass_artifact" --suite=shipped --results="$LOG_DIR/results" \
+    # The disassembler's own output for one object (the first step built, fp16; step 1 in a full
+    # build): test_sass_artifact reads it and the stored listings to the same instructions.
+    mkdir -p "$SASS_EXPORT/raw"
+    OBJECT=$(find "$SASS_BUILD/kernels" -name 's*_fp16_*.cu.o' | sed 's|.*/s\([0-9]*\)_[^/]*$|\1 &|' \
+               | sort -n -k1,1 -s | head -1 | cut -d' ' -f2-)
+    cuobjdump -sass "$OBJECT" | gzip -9 > "$SASS_EXPORT/raw/$(basename "$OBJECT" .cu.o).cuobjdump-sass.txt.gz"
+    SASS_CHECK=1
+    if [[ -n $SASS_BASE ]]; then
+      if "$SASS_BUILD/explorer/sass/flashscope-sass" merge --base "$SASS_BASE" --with "$SASS_EXPORT" \
+           --to "$SASS_OUT" --replace >> "$LOG_DIR/sass.log" 2>&1; then
+        log "sass: $(tail -1 "$LOG_DIR/sass.log")"
+      else
+        log "sass: merging into $SASS_BASE FAILED (see sass.log)"
+        STATUS=1
+        SASS_CHECK=0
+      fi
+    elif [[ -n $SASS_STEPS ]]; then
+      log "sass: steps $SASS_STEPS alone in $SASS_OUT: not checked by test_sass_artifact (give --sass-base to merge them into a whole artifact)"
+      SASS_CHECK=0
+    fi
+    if ((SASS_CHECK == 0)); then
+      :
+    elif "$SASS_BUILD/tests/sass/test_sass_artifact" --suite=shipped --results="$LOG_DIR/results" \
          >> "$LOG_DIR/sass.log" 2>&1 &&
        "$SASS_BUILD/tests/sass/test_sass_artifact" --suite=hopper --results="$LOG_DIR/results" \
+         >> "$LOG_DIR/sass.log" 2>&1 &&
+       "$SASS_BUILD/tests/sass/test_sass_artifact" --suite=coverage --results="$LOG_DIR/results" \
          >> "$LOG_DIR/sass.log" 2>&1; then
-      log "sass: $(du -sh "$SASS_OUT" | cut -f1) in $SASS_OUT; test_sass_artifact passed (copy it to results/$GPU_FOLDER/sass)"
+      log "sass: $(du -sh "$SASS_OUT" | cut -f1) in $SASS_OUT; test_sass_artifact passed (commit it as ${SASS_BASE:+${SASS_BASE#"$ROOT"/}, which it extends, or }results/$GPU_FOLDER/sass)"
     else
       log "sass: test_sass_artifact FAILED on $SASS_OUT (see sass.log)"
       STATUS=1

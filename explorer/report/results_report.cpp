@@ -464,39 +464,16 @@ std::string tensor_pipe_block(const RowSet& all) {
   return any ? out : "";
 }
 
-// The device's ceilings (`explorer peak` rows), then the roofline's numbers at the headline N:
-// every step's and reference's TFLOP/s as a share of the ceiling of its instruction family and
-// its arithmetic intensity, from the one run that measured DRAM bytes there. Steps 1-16 issue
-// mma.sync and steps 17+ wgmma (results/<gpu>/sass shows HMMA.16816 and HGMMA); FA2 counts
-// against mma.sync and cuDNN against the highest ceiling, as in the progression view
-// (share_of_ceiling). Where the device's ex2.f32 ceiling was measured, each row's softmax share
-// of it too (ex2_share_percent). Empty without ceiling rows.
-std::string ceilings_block(const RowSet& all) {
-  const Ceilings ceilings(all.ceiling_rows());
-  if (ceilings.empty()) return "";
-  std::string out =
-      "| ceiling | dtype | measured | SM clock (MHz) | run |\n| --- | --- | ---: | ---: | --- |\n";
-  for (const ComputeCeiling& ceiling : ceilings.compute())
-    out += "| " + std::string(family_name(ceiling.family)) + " | " + ceiling.dtype + " | " +
-           fixed(ceiling.tflops, 1, " TFLOP/s") + " | " + fixed(ceiling.row->sm_clock_mhz, 0) +
-           " | " + run_label(*ceiling.row) + " |\n";
-  for (const MemoryCeiling& ceiling : ceilings.memory())
-    out += "| " + ceiling.name + " | – | " + fixed(ceiling.gbytes_per_s, 0, " GB/s") + " | " +
-           fixed(ceiling.row->sm_clock_mhz, 0) + " | " + run_label(*ceiling.row) + " |\n";
-  for (const RateCeiling& ceiling : ceilings.rates())
-    out += "| " + ceiling.name + " | – | " + fixed(ceiling.tera_per_s * 1000, 0, " G/s") + " | " +
-           fixed(ceiling.row->sm_clock_mhz, 0) + " | " + run_label(*ceiling.row) + " |\n";
-
-  const std::string run = widest_run(all, [](const ResultRow& row) {
-    return row.problem.seq_len == kHeadlineSeqLen && arithmetic_intensity(row).has_value();
-  });
-  if (run.empty()) return out;
-  const RowSet set(rows_of_run(all, run));
+// One run's roofline numbers at the headline N (ceilings_block): `steps` of `set` (the rows of
+// that run) and its references, each against the ceiling of its instruction family.
+std::string roofline_table(const Ceilings& ceilings, const RowSet& set,
+                           const std::vector<int>& steps) {
+  std::string out;
   const std::vector<std::string> dtypes = dtypes_of(set);
   const std::string n = std::to_string(kHeadlineSeqLen);
   // The softmax's share of the MUFU ceiling, where `explorer peak` measured it on this device.
   const bool with_ex2 = ceilings.find_rate(set.rows().front()->device, "ex2.f32") != nullptr;
-  out += "\nAt N = " + n + " (run " + run_label(*set.rows().front()) +
+  out += "At N = " + n + " (run " + run_label(*set.rows().front()) +
          "; FLOP per DRAM byte = 4·B·H·N²·d / (DRAM bytes read + written)):\n\n| # | step |";
   std::string rule = "| ---: | --- |";
   for (const std::string& dtype : dtypes) {
@@ -521,7 +498,7 @@ std::string ceilings_block(const RowSet& all) {
                 : std::string("–")) +
            " |" + ex2 + " " + fixed(arithmetic_intensity(row), 0) + " |";
   };
-  for (const int step : set.steps()) {
+  for (const int step : steps) {
     const InstructionFamily family =
         step >= kFirstHopperStep ? InstructionFamily::wgmma : InstructionFamily::mma_sync;
     out += "| " + std::to_string(step) + " | " + std::string(configs::step_info(step).title) + " |";
@@ -534,6 +511,52 @@ std::string ceilings_block(const RowSet& all) {
     for (const std::string& dtype : dtypes)
       out += cells(progressions[dtype].find_baseline(baseline), std::nullopt);
     out += "\n";
+  }
+  return out;
+}
+
+// The device's ceilings (`explorer peak` rows), then the roofline's numbers at the headline N:
+// every step's and reference's TFLOP/s as a share of the ceiling of its instruction family and
+// its arithmetic intensity, from the runs that measured DRAM bytes there (one table per run: the
+// widest first, then one for the steps it lacks). Steps 1-16 issue
+// mma.sync and steps 17+ wgmma (results/<gpu>/sass shows HMMA.16816 and HGMMA); FA2 counts
+// against mma.sync and cuDNN against the highest ceiling, as in the progression view
+// (share_of_ceiling). Where the device's ex2.f32 ceiling was measured, each row's softmax share
+// of it too (ex2_share_percent). Empty without ceiling rows.
+std::string ceilings_block(const RowSet& all) {
+  const Ceilings ceilings(all.ceiling_rows());
+  if (ceilings.empty()) return "";
+  std::string out =
+      "| ceiling | dtype | measured | SM clock (MHz) | run |\n| --- | --- | ---: | ---: | --- |\n";
+  for (const ComputeCeiling& ceiling : ceilings.compute())
+    out += "| " + std::string(family_name(ceiling.family)) + " | " + ceiling.dtype + " | " +
+           fixed(ceiling.tflops, 1, " TFLOP/s") + " | " + fixed(ceiling.row->sm_clock_mhz, 0) +
+           " | " + run_label(*ceiling.row) + " |\n";
+  for (const MemoryCeiling& ceiling : ceilings.memory())
+    out += "| " + ceiling.name + " | – | " + fixed(ceiling.gbytes_per_s, 0, " GB/s") + " | " +
+           fixed(ceiling.row->sm_clock_mhz, 0) + " | " + run_label(*ceiling.row) + " |\n";
+  for (const RateCeiling& ceiling : ceilings.rates())
+    out += "| " + ceiling.name + " | – | " + fixed(ceiling.tera_per_s * 1000, 0, " G/s") + " | " +
+           fixed(ceiling.row->sm_clock_mhz, 0) + " | " + run_label(*ceiling.row) + " |\n";
+
+  // The widest run with DRAM counts at the headline N first; then, for the steps it lacks (a
+  // step added after it was measured), the widest run among the others that has them, in a
+  // table of its own: every table reads one run, as the views never mix runs in one table.
+  std::set<int> shown;
+  const auto placed_new_step = [&](const ResultRow& row) {
+    const auto step = row.step_number();
+    return row.problem.seq_len == kHeadlineSeqLen && arithmetic_intensity(row).has_value() &&
+           step && !shown.contains(*step);
+  };
+  for (std::string run = widest_run(all, placed_new_step); !run.empty();
+       run = widest_run(all, placed_new_step)) {
+    const RowSet set(rows_of_run(all, run));
+    std::vector<int> steps;
+    for (const int step : set.steps())
+      if (!shown.contains(step)) steps.push_back(step);
+    out += std::string(shown.empty() ? "\n" : "\nSteps the runs above lack, from another run. ") +
+           roofline_table(ceilings, set, steps);
+    shown.insert(steps.begin(), steps.end());
   }
   return out;
 }

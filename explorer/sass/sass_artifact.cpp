@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #ifdef FLASHSCOPE_HAVE_ZLIB
 #include <zlib.h>
@@ -231,6 +233,19 @@ SassArtifact SassArtifact::load(const fs::path& directory) {
   if (!fs::is_regular_file(index, error))
     throw SassArtifactError(index.string() + ": the artifact has a manifest but no kernel index");
   artifact.kernels_ = parse_kernel_index(read_text_file(index), index.string());
+  // One entry kernel per instantiation: the `flash_*` function, else (an artifact of other
+  // kernels) the longest listing, else the first row.
+  std::map<std::tuple<int, KernelConfig, std::string>, SassKernelRecord*> entries;
+  const auto rank = [](const SassKernelRecord& record) {
+    return std::pair{is_entry_kernel_name(record.function) ? 0 : 1,
+                     -record.instructions.value_or(0)};
+  };
+  for (SassKernelRecord& record : artifact.kernels_) {
+    SassKernelRecord*& entry = entries[{record.step, record.config, record.arch}];
+    if (entry == nullptr || rank(record) < rank(*entry)) entry = &record;
+  }
+  for (SassKernelRecord& record : artifact.kernels_)
+    record.entry = entries.at({record.step, record.config, record.arch}) == &record;
   return artifact;
 }
 
@@ -250,11 +265,33 @@ std::string SassArtifact::describe() const {
   if (!has_listings())
     text = directory_.string() + ": ptxas resources of " + std::to_string(kernels_.size()) +
            " kernels, no listings";
+  // A merged artifact (flashscope-sass merge) names each build's steps, commit and host instead
+  // of the newest build's alone: "steps 1-20 from commit ec87a84 on NVIDIA H100 ...".
+  std::string parts;
+  for (const auto& [key, value] : manifest_) {
+    if (!key.starts_with("part.")) continue;
+    std::map<std::string, std::string, std::less<>> fields;  // "commit" -> "ec87a84..."
+    for (const std::string_view field : split(value, '|')) {
+      std::string_view trimmed = field;
+      while (trimmed.starts_with(' '))
+        trimmed.remove_prefix(1);
+      while (trimmed.ends_with(' '))
+        trimmed.remove_suffix(1);
+      const std::size_t space = trimmed.find(' ');
+      if (space != std::string_view::npos)
+        fields[std::string(trimmed.substr(0, space))] = std::string(trimmed.substr(space + 1));
+    }
+    parts += std::string(parts.empty() ? "" : "; ") + "steps " + fields["steps"] + " from commit " +
+             fields["commit"].substr(0, 12) + " on " + fields["made_on"];
+  }
   for (const char* key :
        {"commit", "nvcc", "disassembler", "architectures", "kernel_set", "made_on"}) {
+    if (!parts.empty() && (key == std::string_view("commit") || key == std::string_view("made_on")))
+      continue;
     const std::string value = manifest_value(key);
     if (!value.empty()) text += std::string(", ") + key + " " + value;
   }
+  if (!parts.empty()) text += " (merged: " + parts + ")";
   return text;
 }
 
@@ -275,7 +312,8 @@ std::vector<int> SassArtifact::steps() const {
 const SassKernelRecord* SassArtifact::find(int step, const KernelConfig& config,
                                            std::string_view arch) const {
   for (const SassKernelRecord& record : kernels_)
-    if (record.step == step && record.config == config && record.arch == arch) return &record;
+    if (record.entry && record.step == step && record.config == config && record.arch == arch)
+      return &record;
   return nullptr;
 }
 
@@ -283,8 +321,30 @@ std::vector<const SassKernelRecord*> SassArtifact::kernels_of(int step,
                                                               std::string_view arch) const {
   std::vector<const SassKernelRecord*> found;
   for (const SassKernelRecord& record : kernels_)
-    if (record.step == step && record.arch == arch) found.push_back(&record);
+    if (record.entry && record.step == step && record.arch == arch) found.push_back(&record);
   return found;
+}
+
+std::vector<const SassKernelRecord*> SassArtifact::functions_of(int step,
+                                                                const KernelConfig& config,
+                                                                std::string_view arch) const {
+  std::vector<const SassKernelRecord*> found;
+  for (const SassKernelRecord& record : kernels_)
+    if (record.step == step && record.config == config && record.arch == arch)
+      found.insert(record.entry ? found.begin() : found.end(), &record);
+  return found;
+}
+
+bool is_entry_kernel_name(const std::string& function) {
+  // "void flashscope::b01::flash_backward_kernel<...>(flashscope::BackwardArgs)"
+  const std::string readable = demangle(function);
+  std::string_view name(readable);
+  name = name.substr(0, std::min(name.find('<'), name.find('(')));
+  const std::size_t scope = name.rfind("::");
+  if (scope != std::string_view::npos) name.remove_prefix(scope + 2);
+  const std::size_t space = name.rfind(' ');  // a return type when no namespace was named
+  if (space != std::string_view::npos) name.remove_prefix(space + 1);
+  return name.starts_with("flash_");
 }
 
 SassFunction SassArtifact::load_function(const SassKernelRecord& record) const {

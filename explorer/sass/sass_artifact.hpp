@@ -40,7 +40,17 @@ struct SassKernelRecord {
   int spill_load_bytes = 0;
   std::optional<int> instructions;  // of the listing; absent without one
   std::string listing;              // relative to the artifact folder; empty without one
+  // Not a column: set by SassArtifact::load. A backward step's instantiation compiles several
+  // kernels (preprocess, the main flash_backward_kernel, postprocess), each a row of its own with
+  // the same (step, config, arch); the entry kernel is the one the step is measured by (the
+  // registry's kernel function): see is_entry_kernel_name. Every forward row is one.
+  bool entry = true;
 };
+
+// Whether a kernel's (mangled) function name is a step's entry kernel: its demangled name, less
+// namespaces and template arguments, starts with "flash_" (flash_forward_kernel,
+// flash_forward_fp8_kernel, flash_backward_kernel), as every step's registered kernel does.
+bool is_entry_kernel_name(const std::string& function);
 
 using SassManifest = std::map<std::string, std::string, std::less<>>;
 
@@ -74,13 +84,20 @@ class SassArtifact {
   const std::vector<SassKernelRecord>& kernels() const { return kernels_; }
   bool has_listings() const;  // any kernel has a listing
 
-  // One line for people: "results/h200/sass: commit 1a2b3c, nvcc 13.0.88, cuobjdump 13.0, ..."
+  // One line for people: "results/h200/sass: commit 1a2b3c, nvcc 13.0.88, cuobjdump 13.0, ...";
+  // a merged artifact names each part's steps, commit and host instead of one commit and host.
   std::string describe() const;
 
   std::vector<std::string> architectures() const;  // distinct, sorted
   std::vector<int> steps() const;                  // distinct, ascending
+  // The entry kernel of (step, config, arch), or nullptr.
   const SassKernelRecord* find(int step, const KernelConfig& config, std::string_view arch) const;
+  // The step's entry kernels on `arch`, one per config, in kernels.tsv's order.
   std::vector<const SassKernelRecord*> kernels_of(int step, std::string_view arch) const;
+  // Every kernel of the instantiation (step, config, arch), its entry kernel first: one for a
+  // forward step, three for a backward one.
+  std::vector<const SassKernelRecord*> functions_of(int step, const KernelConfig& config,
+                                                    std::string_view arch) const;
 
   // The kernel's function from its listing. Throws SassArtifactError when the record has no
   // listing, the file is missing, or the listing lacks the function.

@@ -46,9 +46,22 @@ std::string_view part_name(Part part) {
 constexpr std::array kParts = {Part::progression, Part::seed_a100, Part::seed_rtx3090, Part::hopper,
                                Part::hopper_h100};
 
+// Every step kernels/versions/steps.hpp lists has picks: the forward steps 1..kLast and the
+// backward track's B1, B2, ... (numbered from versions::kFirstBackward).
+bool is_known_step(int step) {
+  return versions::find(step) != nullptr;
+}
+
 std::optional<configs::StepPicks> picks_of(int step) {
-  if (step < configs::kFirstStep || step > configs::kLastStep) return std::nullopt;
+  if (!is_known_step(step)) return std::nullopt;
   return configs::step_picks(step);
+}
+
+// The two progressions never compare with each other: a backward step's kernels (several per
+// instantiation, computing dQ, dK and dV) have no forward counterpart, and step numbers from
+// versions::kFirstBackward on are the backward track's (backward-track.md §1.1).
+bool same_pass(int a, int b) {
+  return (a >= versions::kFirstBackward) == (b >= versions::kFirstBackward);
 }
 
 bool same_ignoring_dtype(const std::optional<KernelConfig>& pick, const KernelConfig& config) {
@@ -61,7 +74,7 @@ const SassKernelRecord* default_kernel(const SassArtifact& artifact, int step,
                                        std::string_view arch, DType dtype) {
   const auto kernels = artifact.kernels_of(step, arch);
   if (kernels.empty()) return nullptr;
-  if (step >= configs::kFirstStep && step <= configs::kLastStep) {
+  if (is_known_step(step)) {
     const KernelConfig headline = configs::with_dtype(configs::headline_config(step), dtype);
     for (const SassKernelRecord* record : kernels)
       if (record->config == headline) return record;
@@ -90,7 +103,9 @@ std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifac
                                                      const SassKernelRecord& current) {
   int previous = 0;
   for (const int step : artifact.steps())
-    if (step < current.step && !artifact.kernels_of(step, current.arch).empty()) previous = step;
+    if (step < current.step && same_pass(step, current.step) &&
+        !artifact.kernels_of(step, current.arch).empty())
+      previous = step;
   if (previous == 0) return std::nullopt;
   const std::string label = "step " + std::to_string(previous) + "'s ";
 
@@ -124,10 +139,13 @@ std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifac
 bool is_progression_kernel(int step, const KernelConfig& config, bool include_neighbour_picks) {
   for (const int candidate : {step, step - 1, step + 1}) {
     if (candidate != step && !include_neighbour_picks) continue;
+    if (!same_pass(candidate, step)) continue;
     const auto picks = picks_of(candidate);
     if (!picks) continue;
-    for (const Part part : kParts)
-      if (same_ignoring_dtype(pick_of(*picks, part), config)) return true;
+    // Every config the prog set builds for the step: its parts above, its progression config at
+    // the other head dimensions and its feature variants (StepPicks::all()).
+    for (const KernelConfig& pick : picks->all())
+      if (same_ignoring_dtype(pick, config)) return true;
   }
   return false;
 }

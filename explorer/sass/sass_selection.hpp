@@ -26,7 +26,8 @@ struct Counterpart {
       relation;  // how it was chosen, for people: "same config", "step 7's progression config"
 };
 
-// The kernel `current` is compared with: the nearest earlier step in the artifact, with
+// The kernel `current` is compared with: the nearest earlier step of the same pass (forward or
+// backward) in the artifact, with
 //   1. the same config, else
 //   2. the config that plays the same part there (configs::StepPicks: the seed's A100 pick
 //      against the previous A100 pick, ...), else the one the step started from (its
@@ -37,10 +38,12 @@ struct Counterpart {
 std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifact,
                                                      const SassKernelRecord& current);
 
-// Whether `config` is `step`'s progression config or one of its picks in either dtype, or, with
-// `include_neighbour_picks`, one of step - 1's or step + 1's (what a shipped artifact keeps: the
-// measured kernels, and each neighbour's picks built at this step, so that both sides of a step's
-// change exist in the same config).
+// Whether `config` is one of the configs `step`'s descriptor declares (configs::StepPicks::all():
+// its progression config and picks, at every head dimension, and its feature variants) in any
+// dtype, or, with `include_neighbour_picks`, one of step - 1's or step + 1's of the same pass
+// (what a shipped artifact keeps: the measured kernels, and each neighbour's picks built at this
+// step, so that both sides of a step's change exist in the same config). Backward steps (B1 =
+// versions::kFirstBackward, ...) count as well; their neighbours are backward steps only.
 bool is_progression_kernel(int step, const KernelConfig& config, bool include_neighbour_picks);
 
 }  // namespace flashscope::sass

@@ -4,6 +4,8 @@
 //            its listings (run by cmake/record_kernel_build.sh, the kernels' compiler launcher)
 //   collect  after the kernel library linked: kernels.tsv and manifest.txt of the whole build
 //   export   copy an artifact, optionally only the progression's kernels, for results/<gpu>/sass
+//   merge    join two artifacts (a build of some steps into a shipped one), saying which source
+//            made which steps
 #include <CLI/CLI.hpp>
 
 #include <sys/wait.h>
@@ -12,8 +14,10 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -21,6 +25,7 @@
 #include "explorer/sass/ptxas_log.hpp"
 #include "explorer/sass/sass_artifact.hpp"
 #include "explorer/sass/sass_listing.hpp"
+#include "explorer/sass/sass_merge.hpp"
 #include "explorer/sass/sass_selection.hpp"
 
 namespace fs = std::filesystem;
@@ -359,6 +364,11 @@ int main(int argc, char** argv) {
   collect_command->add_option("--manifest", collect_options.manifest,
                               "key=value lines of manifest.txt (repeatable)");
 
+  struct {
+    std::string base, with, to;
+    bool replace = false;
+    std::vector<std::string> manifest;
+  } merge_options;
   ExportOptions export_options;
   CLI::App* export_command =
       app.add_subcommand("export", "Copy an artifact (e.g. build-sass/sass to results/<gpu>/sass)");
@@ -375,10 +385,36 @@ int main(int argc, char** argv) {
   export_command->add_option("--manifest", export_options.manifest,
                              "key=value to add to or replace in the manifest (repeatable)");
 
+  CLI::App* merge_command = app.add_subcommand(
+      "merge",
+      "Join two artifacts: the steps of --with replace those of --base, every other step of "
+      "--base is kept; the manifest says which source made which steps (part.N)");
+  merge_command->add_option("--base", merge_options.base, "Artifact whose other steps are kept")
+      ->required();
+  merge_command
+      ->add_option("--with", merge_options.with, "Artifact whose steps replace those of --base")
+      ->required();
+  merge_command
+      ->add_option("--to", merge_options.to,
+                   "Destination folder: new or empty, or with --replace an earlier artifact")
+      ->required();
+  merge_command->add_flag("--replace", merge_options.replace,
+                          "Replace the artifact (a folder with manifest.txt) already at --to");
+  merge_command->add_option("--manifest", merge_options.manifest,
+                            "key=value to add to or replace in the manifest (repeatable)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (record_command->parsed()) return record(record_options);
     if (collect_command->parsed()) return collect(collect_options);
+    if (merge_command->parsed()) {
+      SassManifest extra = manifest_from(merge_options.manifest);
+      std::cout << "flashscope-sass: "
+                << merge_artifacts(merge_options.base, merge_options.with, merge_options.to,
+                                   merge_options.replace, extra)
+                << "\n";
+      return 0;
+    }
     return export_artifact(export_options);
   } catch (const std::exception& error) {
     std::cerr << "flashscope-sass: " << error.what() << "\n";

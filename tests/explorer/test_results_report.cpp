@@ -328,6 +328,44 @@ TEST_CASE("the ceilings block lists the peaks and each step's share of its famil
   CHECK(block.find("| | FA2 | 330.0 | 55.0 % mma.sync | 2048 |") != std::string::npos);
 }
 
+TEST_CASE(
+    "the ceilings block places steps a wider run lacks from another run, in a table of its own") {
+  Rows rows;
+  ResultRow& wgmma = rows.add("peak:wgmma", "", 900, "peak");
+  wgmma.problem.seq_len = 0;
+  wgmma.subject.set_element_type(DType::FP16);
+  const auto with_dram = [](ResultRow& row) {
+    row.extra_metrics["dram__bytes_read.sum"] = 768.0 * 1024 * 1024;
+    row.extra_metrics["dram__bytes_write.sum"] = 256.0 * 1024 * 1024;
+    return &row;
+  };
+  constexpr const char* kHopper = "(FP16, 128, 128, 128, 12): stages_2+regs_240";
+  // The progression's run measured steps 20-22 with DRAM counts; a later run steps 22-23 (issue
+  // 36: steps added after the roofline's sweep). A third run without DRAM counts places nothing.
+  for (const char* step : {"20", "21", "22"})
+    with_dram(rows.add(step, kHopper, 450, "progression"));
+  with_dram(rows.add("cudnn", "", 560, "progression"));
+  with_dram(rows.add("22", kHopper, 600, "later"));
+  with_dram(rows.add("23", kHopper, 610, "later"));
+  with_dram(rows.add("cudnn", "", 565, "later"));
+  rows.add("24", kHopper, 620, "no-dram");
+  const std::string block = report_blocks(rows.set()).at("ceilings");
+  CAPTURE(block);
+  const std::size_t first = block.find("At N = 4096 (run ");
+  const std::size_t second = block.find("Steps the runs above lack, from another run. At N = 4096");
+  REQUIRE(first != std::string::npos);
+  REQUIRE(second != std::string::npos);
+  CHECK(first < second);
+  // Step 22 is read from the progression's run only; step 23 from the later run, with that run's
+  // cuDNN; step 24 has no DRAM counts and no line.
+  CHECK(block.find("| 22 |") < second);
+  CHECK(block.find("| 22 |", second) == std::string::npos);
+  CHECK(block.find("| 23 |") > second);
+  CHECK(block.find("| 610.0 | 67.8 % wgmma | 2048 |", second) != std::string::npos);
+  CHECK(block.find("| | cuDNN | 565.0 |", second) != std::string::npos);
+  CHECK(block.find("| 24 |") == std::string::npos);
+}
+
 TEST_CASE("without ceiling rows there is no ceilings block") {
   Rows rows;
   rows.add("16", kPick, 300, "sweep");

@@ -12,8 +12,12 @@
 #include <tuple>
 
 #include "configs/config_sets.hpp"
+#include "explorer/model/ceilings.hpp"
 #include "explorer/model/compare.hpp"
+#include "explorer/model/progression.hpp"
 #include "explorer/model/result_files.hpp"
+#include "explorer/model/roofline.hpp"
+#include "explorer/model/row_set.hpp"
 #include "explorer/report/results_report.hpp"
 #include "profiling/results/results.hpp"
 
@@ -292,4 +296,33 @@ TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names"
   const std::string doc = read_file(kSourceDir + "/docs/explorer.md");
   CHECK(doc.find("`h200/step29-d64-e4m3.csv` against `h200/step28-vs-cudnn-fp8-d64.csv`") !=
         std::string::npos);
+}
+
+// Issue 36: the roofline (the GUI's roofline view builds it from the rows with DRAM counts, as
+// below) places every forward step on the H200, whose dataset has DRAM byte counts for each step's
+// progression configs at N = 4096 (progression-4096.csv: steps 1-21; progression-4096-22-29.csv:
+// the steps added after it).
+TEST_CASE("the H200 roofline places every forward step at N = 4096 in both dtypes") {
+  const Dataset dataset = load_shipped();
+  std::vector<const ResultRow*> h200;
+  for (const ResultRow* row : dataset.rows)
+    if (row->device == "NVIDIA H200") h200.push_back(row);
+  REQUIRE_FALSE(h200.empty());
+  const RowSet all(h200);
+  const RowSet with_dram = rows_with_dram(all);
+  const Ceilings ceilings(with_dram.ceiling_rows());
+  REQUIRE_FALSE(ceilings.empty());
+  for (const char* dtype : {"fp16", "bf16"}) {
+    const Progression progression = build_progression(with_dram, {dtype, 4096, Baseline::fa2});
+    const Roofline roofline = build_roofline(progression, ceilings, dtype);
+    std::set<int> placed;
+    for (const RooflinePoint& point : roofline.points)
+      if (const auto step = point.subject.step()) placed.insert(*step);
+    for (int step = configs::kFirstStep; step <= configs::kLastStep; ++step) {
+      INFO(dtype << " step " << step);
+      CHECK(placed.contains(step));
+    }
+    CHECK_FALSE(roofline.compute_roofs.empty());
+    CHECK(roofline.memory_roof != nullptr);
+  }
 }

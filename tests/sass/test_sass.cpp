@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "configs/config_sets.hpp"
@@ -14,6 +15,7 @@
 #include "explorer/sass/sass_analysis.hpp"
 #include "explorer/sass/sass_artifact.hpp"
 #include "explorer/sass/sass_listing.hpp"
+#include "explorer/sass/sass_merge.hpp"
 #include "explorer/sass/sass_selection.hpp"
 
 using namespace flashscope;
@@ -401,4 +403,168 @@ TEST_CASE("which kernel a step is compared with") {
   CHECK_FALSE(is_progression_kernel(8, parse_short_form(step7), false));
   CHECK(
       is_progression_kernel(9, configs::with_dtype(parse_short_form(a100_8), DType::BF16), false));
+}
+
+TEST_CASE("backward steps: their picks are kept, one entry kernel each, compared within the pass") {
+  const int b1 = versions::kFirstBackward;
+  const int b2 = b1 + 1;
+  const KernelConfig b1_config = *configs::step_picks(b1).progression;
+  const KernelConfig b2_config = *configs::step_picks(b2).progression;
+  const KernelConfig last_forward = configs::headline_config(configs::kLastStep);
+  // A backward instantiation compiles three kernels; kernels.tsv sorts them by mangled name, and
+  // here the preprocess kernel comes first.
+  const auto named = [](SassKernelRecord r, const std::string& function) {
+    r.function = function;
+    return r;
+  };
+  SassKernelRecord b1_record;
+  b1_record.step = b1;
+  b1_record.config = b1_config;
+  b1_record.arch = "sm_90a";
+  b1_record.registers = 100;
+  SassKernelRecord b2_record = b1_record;
+  b2_record.step = b2;
+  b2_record.config = b2_config;
+  SassKernelRecord forward = b1_record;
+  forward.step = configs::kLastStep;
+  forward.config = last_forward;
+  forward.function = "_ZN10flashscope3v2920flash_forward_kernelEv";
+  const std::string pre = "_ZN10flashscope3b0126backward_preprocess_kernelEv";
+  const std::string post = "_ZN10flashscope3b0127backward_postprocess_kernelEv";
+  const std::string main_b1 = "_ZN10flashscope3b0121flash_backward_kernelEv";
+  const std::string main_b2 = "_ZN10flashscope3b0221flash_backward_kernelEv";
+  const fs::path dir = scratch_dir("backward");
+  write_text_file(dir / "kernels.tsv",
+                  format_kernel_index({forward, named(b1_record, pre), named(b1_record, main_b1),
+                                       named(b1_record, post), named(b2_record, pre),
+                                       named(b2_record, main_b2)}));
+  write_text_file(dir / "manifest.txt", format_manifest({{"commit", "abc"}}));
+  const SassArtifact artifact = SassArtifact::load(dir);
+
+  CHECK(is_entry_kernel_name(main_b1));
+  CHECK(is_entry_kernel_name(forward.function));
+  CHECK_FALSE(is_entry_kernel_name(pre));
+  CHECK_FALSE(is_entry_kernel_name("_Z9"));  // not a mangled name: taken as it is
+
+  const SassKernelRecord* entry = artifact.find(b1, b1_config, "sm_90a");
+  REQUIRE(entry != nullptr);
+  CHECK(entry->function == main_b1);
+  CHECK(artifact.kernels_of(b1, "sm_90a").size() == 1);  // one per config, not per function
+  const auto functions = artifact.functions_of(b1, b1_config, "sm_90a");
+  REQUIRE(functions.size() == 3);
+  CHECK(functions.front() == entry);
+  CHECK(default_kernel(artifact, b1, "sm_90a")->function == main_b1);
+
+  // B2 is compared with B1, and B1 with nothing: never with the forward's last step.
+  const auto against_b1 =
+      previous_step_counterpart(artifact, *artifact.find(b2, b2_config, "sm_90a"));
+  REQUIRE(against_b1);
+  CHECK(against_b1->record == entry);
+  CHECK_FALSE(previous_step_counterpart(artifact, *entry));
+
+  // `flashscope-sass export --progression-only` keeps the backward picks (it dropped them while
+  // only steps 1..kLast had picks), at every head dimension the step declares.
+  CHECK(is_progression_kernel(b1, b1_config, false));
+  CHECK(is_progression_kernel(b1, configs::with_dtype(b1_config, DType::BF16), false));
+  for (const KernelConfig& other : configs::step_picks(b1).progression_at_other_d_heads)
+    CHECK(is_progression_kernel(b1, other, false));
+  CHECK(is_progression_kernel(b2, b1_config, true));  // B1's pick built at B2
+  if (!(last_forward == b1_config)) CHECK_FALSE(is_progression_kernel(b1, last_forward, true));
+  // The forward steps' configs at their other head dimensions count too (steps 22+).
+  for (const KernelConfig& other : configs::step_picks(22).progression_at_other_d_heads)
+    CHECK(is_progression_kernel(22, other, false));
+}
+
+TEST_CASE("merging a build of some steps into an artifact: provenance, overlap and raw samples") {
+  // Two versions of one function: the sample's sm_80 kernel and the same with one operand changed.
+  std::vector<SassFunction> functions = {sample().at(0), sample().at(0)};
+  REQUIRE_FALSE(functions[1].instructions.empty());
+  functions[1].instructions[0].operands += ", R9";
+  const auto write = [&](const fs::path& dir, const std::vector<std::pair<int, int>>& steps,
+                         const std::string& commit) {
+    // steps: (step, which version of the function its listing holds)
+    std::vector<SassKernelRecord> records;
+    for (const auto& [step, which] : steps) {
+      SassKernelRecord r =
+          record(step, "(FP16, 128, 128, 64, 4): async+eager+swizzled+load_2_2_2_tiles", "sm_80");
+      const SassFunction& function = functions[static_cast<std::size_t>(which)];
+      r.function = function.name;
+      r.arch = function.arch;
+      const std::string id = "s" + std::to_string(step) + "_fp16";
+      r.listing = "listings/s" + std::to_string(step) + "/" + id + "." + r.arch +
+                  std::string(listing_extension());
+      r.instructions = static_cast<int>(function.instructions.size());
+      write_text_file(dir / r.listing, write_sass_listing(function));
+      write_text_file(dir / "raw" / (id + ".cuobjdump-sass.txt"), write_sass_listing(function));
+      records.push_back(r);
+    }
+    write_text_file(dir / "kernels.tsv", format_kernel_index(records));
+    write_text_file(
+        dir / "manifest.txt",
+        format_manifest({{"commit", commit},
+                         {"nvcc", "13.0.88"},
+                         {"disassembler", "cuobjdump 13.0.85"},
+                         {"made_on", commit == "old" ? "H100" : "H200"},
+                         {"created_utc", commit == "old" ? "2026-01-01" : "2026-02-01"}}));
+  };
+  const fs::path root = scratch_dir("merge");
+  write(root / "base", {{1, 0}, {2, 0}, {3, 0}, {5, 0}, {6, 1}}, "old");
+  // Step 5 rebuilt unchanged, step 6 changed, step 7 new.
+  write(root / "with", {{5, 0}, {6, 0}, {7, 0}}, "new");
+  const std::string summary = merge_artifacts(root / "base", root / "with", root / "out", false);
+  CHECK(summary.find("steps 1-3 of") != std::string::npos);
+  const SassArtifact merged = SassArtifact::load(root / "out");
+  CHECK(merged.steps() == std::vector<int>{1, 2, 3, 5, 6, 7});
+  CHECK(merged.manifest_value("commit") == "new");
+  CHECK(merged.manifest_value("steps") == "1-3,5-7");
+  CHECK(merged.manifest_value("part.1") ==
+        "steps 1-3 | commit old | nvcc 13.0.88 | disassembler cuobjdump 13.0.85 | made_on H100 | "
+        "created_utc 2026-01-01");
+  CHECK(merged.manifest_value("part.2").starts_with("steps 5-7 | commit new |"));
+  // Described by its parts, not as the newest build's alone.
+  CHECK(merged.describe().find(
+            "(merged: steps 1-3 from commit old on H100; steps 5-7 from commit new on H200)") !=
+        std::string::npos);
+  CHECK(merged.describe().find("made_on") == std::string::npos);
+  const std::string overlap = merged.manifest_value("overlap_check");
+  CHECK(overlap.find("step 5: 1 of 1 kernels instruction-identical in both") != std::string::npos);
+  CHECK(overlap.find("step 6: 0 of 1 kernels instruction-identical in both (differ in "
+                     "instructions: ") != std::string::npos);
+  // Every kept record's listing loads; the raw samples of the replaced steps are gone.
+  for (const SassKernelRecord& r : merged.kernels())
+    CHECK(merged.load_function(r).instructions.size() == static_cast<std::size_t>(*r.instructions));
+  CHECK(fs::exists(root / "out" / "raw" / "s1_fp16.cuobjdump-sass.txt"));
+  CHECK(fs::exists(root / "out" / "raw" / "s7_fp16.cuobjdump-sass.txt"));
+  CHECK(merged.load_function(*merged.find(6, merged.kernels().back().config, functions[0].arch))
+            .instructions.size() == functions[0].instructions.size());
+
+  // A kernel whose only change is an immediate (a parameter offset) is told apart from one whose
+  // instructions changed.
+  SassFunction shifted = functions[0];
+  shifted.instructions[0].operands = "R1, RZ, RZ, c[0x0][0x2a8]";
+  SassFunction reordered = functions[0];
+  std::swap(reordered.instructions[0], reordered.instructions[1]);
+  CHECK_FALSE(same_instructions(functions[0], shifted));
+  CHECK(same_but_immediates(functions[0], shifted));
+  CHECK_FALSE(same_but_immediates(functions[0], reordered));
+  CHECK_FALSE(same_but_immediates(functions[0], functions[1]));  // an operand more
+
+  // Merging again into the merged artifact keeps its parts for the steps it keeps.
+  write(root / "newer", {{3, 0}}, "newer");
+  merge_artifacts(root / "out", root / "newer", root / "out2", false);
+  const SassArtifact twice = SassArtifact::load(root / "out2");
+  const std::vector<SassPart> parts = artifact_parts(twice.manifest());
+  REQUIRE(parts.size() == 3);
+  CHECK(parts[0].steps == std::set<int>{1, 2});
+  CHECK(parts[0].text.find("commit old") != std::string::npos);
+  CHECK(parts[1].steps == std::set<int>{5, 6, 7});
+  CHECK(parts[2].steps == std::set<int>{3});
+
+  // The destination must be new or empty, or an earlier artifact with --replace.
+  CHECK_THROWS_WITH_AS(merge_artifacts(root / "base", root / "with", root / "out", false),
+                       doctest::Contains("is not empty"), SassArtifactError);
+  CHECK_NOTHROW(merge_artifacts(root / "base", root / "with", root / "out", true));
+  CHECK_THROWS_WITH_AS(merge_artifacts(root / "base", root / "with", root / "base", true),
+                       doctest::Contains("is one of the artifacts merged"), SassArtifactError);
+  CHECK(step_list_text({1, 2, 4, 5, 6, 101}) == "1,2,4-6,101");
 }

@@ -7,7 +7,11 @@
 //             formula; IADD3+LOP3+SHF fall from step 7 to 8 (step 7's progression config at both),
 //             MOV falls from 8 to 9 (the seed's A100 pick at both), CS2R is gone in every 128-row
 //             pick of step 10 and present in step 9's A100 pick
-//   hopper    HGMMA appears and HMMA.16816 disappears at step 17
+//             a merged artifact's part.N lines cover its steps once and its overlap check found
+//             no changed instruction; each backward instantiation has its three kernels
+//   coverage  the newest artifact has every step's headline config (forward and backward)
+//   hopper    HGMMA appears and HMMA.16816 disappears at step 17, and every 16-bit kernel of
+//             steps 17+ issues HGMMA
 //
 // Without a shipped artifact (or, for `hopper`, without step 17 in it) the test prints
 // "SKIPPED: ..." and ctest reports it as skipped, never as passed.
@@ -18,10 +22,12 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "configs/config_sets.hpp"
 #include "explorer/sass/sass_analysis.hpp"
 #include "explorer/sass/sass_artifact.hpp"
+#include "explorer/sass/sass_merge.hpp"
 
 using namespace flashscope;
 using namespace flashscope::sass;
@@ -233,7 +239,90 @@ TEST_SUITE("shipped") {
   }
 }
 
+TEST_SUITE("coverage") {
+  // Issue 36: the SASS tab, `explorer sass --diff-prev` and the progression's opcode row and
+  // "% of ceiling" need every step's kernel in the artifact the explorer shows (the newest). A
+  // step is added before a GPU host can disassemble it (the after-a-GPU-run row of
+  // docs/adding-a-step.md's table), so this is a suite of its own, test_sass_artifact_coverage,
+  // which the adding-a-step check leaves out as it does test_shipped_results.
+  TEST_CASE("the newest artifact has every step's headline config, forward and backward") {
+    const auto newest = std::max_element(
+        shipped().begin(), shipped().end(), [](const SassArtifact& a, const SassArtifact& b) {
+          return a.manifest_value("created_utc") < b.manifest_value("created_utc");
+        });
+    REQUIRE(newest != shipped().end());
+    INFO(newest->directory().string());
+    for (const int step : configs::step_numbers()) {
+      const KernelConfig headline = configs::headline_config(step);
+      INFO("step " << step << " " << to_short_form(headline));
+      bool found = false;
+      for (const std::string& arch : newest->architectures())
+        if (const SassKernelRecord* record = newest->find(step, headline, arch)) {
+          found = true;
+          CHECK(newest->load_function(*record).instructions.size() > 0);
+        }
+      CHECK_MESSAGE(found, "no kernel of the step's headline config");
+    }
+  }
+}
+
+TEST_SUITE("shipped") {
+  // A merged artifact (flashscope-sass merge) says which build made which steps: every step in
+  // exactly one part.N line, each naming its commit and a CUDA 13 cuobjdump; and where both
+  // builds had a step, its kernels are the same instruction stream (constants such as parameter
+  // offsets aside), so the steps kept from the older build show the current code's instructions.
+  TEST_CASE("a merged artifact's parts cover its steps once, and the overlap is unchanged code") {
+    for (const SassArtifact& artifact : shipped()) {
+      const std::vector<SassPart> parts = artifact_parts(artifact.manifest());
+      if (parts.empty()) continue;
+      INFO(artifact.directory().string());
+      std::set<int> covered;
+      for (const SassPart& part : parts) {
+        INFO(part.text);
+        CHECK(part.text.find("| commit - |") == std::string::npos);
+        CHECK(part.text.find("| disassembler cuobjdump 13.") != std::string::npos);
+        for (const int step : part.steps)
+          CHECK_MESSAGE(covered.insert(step).second, "step " << step << " is in two parts");
+      }
+      const std::vector<int> steps = artifact.steps();
+      CHECK(covered == std::set<int>(steps.begin(), steps.end()));
+      const std::string overlap = artifact.manifest_value("overlap_check");
+      CHECK(overlap.find("differ in instructions") == std::string::npos);
+    }
+  }
+
+  TEST_CASE("backward steps: three kernels per instantiation, the entry kernel found by config") {
+    for (const SassArtifact& artifact : shipped()) {
+      for (const int step : artifact.steps()) {
+        if (step < versions::kFirstBackward) continue;
+        for (const std::string& arch : artifact.architectures()) {
+          for (const SassKernelRecord* record : artifact.kernels_of(step, arch)) {
+            INFO(name_of(*record));
+            CHECK(demangle(record->function).find("::flash_backward_kernel<") != std::string::npos);
+            CHECK(artifact.functions_of(step, record->config, arch).size() == 3);
+            CHECK(configs::step_descriptor(step).pass == Pass::backward);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_SUITE("hopper") {
+  TEST_CASE("every 16-bit kernel of steps 17+ issues HGMMA and no HMMA.16816 (sm_90a)") {
+    for (const SassArtifact& artifact : shipped()) {
+      for (const int step : artifact.steps()) {
+        if (step <= kLastMmaSyncStep || step >= versions::kFirstBackward) continue;
+        for (const SassKernelRecord* record : artifact.kernels_of(step, "sm_90a")) {
+          if (record->config.dtype == DType::E4M3) continue;  // 8-bit wgmma is QGMMA
+          INFO(name_of(*record));
+          CHECK(count_of(opcodes_of(artifact, *record), "HGMMA") > 0);
+          CHECK(hmma_16816(mnemonics_of(artifact, *record)) == 0);
+        }
+      }
+    }
+  }
+
   TEST_CASE("step 17 issues HGMMA and no HMMA.16816; step 16 the reverse (sm_90a)") {
     for (const SassArtifact& artifact : shipped()) {
       const auto before = artifact.kernels_of(kLastMmaSyncStep, "sm_90a");
@@ -258,7 +347,7 @@ TEST_SUITE("hopper") {
 
 int main(int argc, char** argv) {
   doctest::Context context(argc, argv);
-  // --suite=shipped|hopper picks the checks; --results=DIR reads DIR/*/sass instead of the
+  // --suite=shipped|coverage|hopper picks the checks; --results=DIR reads DIR/*/sass instead of the
   // repository's results/ (gpu_host.sh checks a fresh export before it is committed).
   std::string suite = "shipped";
   fs::path results = FLASHSCOPE_SHIPPED_RESULTS;
