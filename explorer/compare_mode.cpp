@@ -145,6 +145,8 @@ int run_compare_mode(const CompareCli& cli) {
             << "B: " << cli.b_path << ": " << b_rows.size() << " rows on " << devices_of(b) << "\n"
             << "paired " << comparison.paired << ", only in A " << comparison.only_a
             << ", only in B " << comparison.only_b << "\n";
+  if (const auto mismatch = explorer::reference_version_mismatch(a, b))
+    std::cout << "note: " << *mismatch << "\n";
   int status = 0;
   if (cli.same_rows && (comparison.only_a > 0 || comparison.only_b > 0)) {
     std::cout << "FAIL: the files do not hold the same measurements\n";

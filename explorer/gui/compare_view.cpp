@@ -155,6 +155,7 @@ void CompareView::draw(ExplorerState& state) {
     const std::vector<const ResultRow*> rows_a = rows_on_gpu(all_a, gpu_a_);
     const std::vector<const ResultRow*> rows_b = rows_on_gpu(all_b, gpu_b_);
     comparison_ = compare_results(rows_a, rows_b);
+    reference_mismatch_ = reference_version_mismatch(rows_a, rows_b).value_or(std::string());
     devices_a_ = devices_of(rows_a);
     devices_b_ = devices_of(rows_b);
   }
@@ -169,6 +170,11 @@ void CompareView::draw(ExplorerState& state) {
     ImGui::TextColored(kWarningColour,
                        "A and B are the same rows: choose another file or another GPU for one "
                        "side.");
+  if (!reference_mismatch_.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(kWarningColour, "%s.", reference_mismatch_.c_str());
+    ImGui::PopTextWrapPos();
+  }
   if (!comparison_.duplicates_a.empty() || !comparison_.duplicates_b.empty()) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextColored(kWarningColour,

@@ -203,7 +203,8 @@ void DetailView::draw_changes(ExplorerState& state, const Progression& progressi
 
 // Which bound the step is near: its shares of the device's ceilings (`explorer peak` rows) beside
 // the previous step's: the tensor pipe of its own family, the softmax's exponentials against the
-// MUFU (ex2.f32), and HBM where the row has DRAM byte counts.
+// MUFU (ex2.f32), and HBM and shared memory where the row has DRAM byte and shared-memory
+// wavefront counts.
 void DetailView::draw_ceiling_shares(ExplorerState& state, const StepValue* previous,
                                      const StepValue& current) {
   const Ceilings ceilings(state.rows().ceiling_rows());
@@ -233,6 +234,14 @@ void DetailView::draw_ceiling_shares(ExplorerState& state, const StepValue* prev
               " % of " + hbm->name + " (N = " + std::to_string(measured->problem.seq_len) + ")";
       break;
     }
+    // Shared-memory wavefronts are counted where a run asked CUPTI for them (the same rows as the
+    // DRAM bytes in the shipped files): the first row with them, at its own N.
+    for (const ResultRow* measured : value.rows)
+      if (const auto smem = smem_share_percent(ceilings, *measured)) {
+        text += ", " + format_number(*smem, 1) +
+                " % of smem.read (N = " + std::to_string(measured->problem.seq_len) + ")";
+        break;
+      }
     return text;
   };
   if (current.rows.empty()) return;

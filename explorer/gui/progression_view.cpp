@@ -354,7 +354,20 @@ void ProgressionView::draw(ExplorerState& state) {
     else
       ImGui::Text("%.1f%%", *share);
   };
-  if (ImGui::BeginTable("##progression_table", 9, flags)) {
+  // The shared-memory data stage against the smem.read ceiling, where a row of the step counted
+  // its wavefronts (CUPTI; the shipped progression-4096 files do, at N = 4096).
+  const auto smem_cell = [&](const StepValue& value) {
+    for (const ResultRow* row : value.rows)
+      if (const auto share = smem_share_percent(ceilings, *row)) {
+        ImGui::Text("%.1f%%", *share);
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("%s at N = %d over the smem.read ceiling (128 B per wavefront)",
+                            kSharedWavefrontsMetric, row->problem.seq_len);
+        return;
+      }
+    ImGui::TextColored(kMutedColour, "-");
+  };
+  if (ImGui::BeginTable("##progression_table", 10, flags)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     // The numbers keep their width; the iteration's title and the config share the rest and
     // wrap onto a second line where the window is narrow, so neither is cut off.
@@ -368,6 +381,7 @@ void ProgressionView::draw(ExplorerState& state) {
     ImGui::TableSetupColumn(cycles_header.c_str());
     ImGui::TableSetupColumn("% of ceiling");
     ImGui::TableSetupColumn("% of ex2");
+    ImGui::TableSetupColumn("% of SMEM");
     ImGui::TableSetupColumn("vs previous step");
     ImGui::TableSetupColumn("config", ImGuiTableColumnFlags_WidthStretch, 1.7f);
     ImGui::TableHeadersRow();
@@ -400,6 +414,8 @@ void ProgressionView::draw(ExplorerState& state) {
       ImGui::TableNextColumn();
       ex2_cell(value);
       ImGui::TableNextColumn();
+      smem_cell(value);
+      ImGui::TableNextColumn();
       if (previous && previous->tflops > 0) {
         const double change = (value.tflops / previous->tflops - 1.0) * 100.0;
         if (std::fabs(change) < 0.05)  // rounds to zero: neither better nor worse (no "-0.0%")
@@ -431,6 +447,8 @@ void ProgressionView::draw(ExplorerState& state) {
       share_cell(value);
       ImGui::TableNextColumn();
       ex2_cell(value);
+      ImGui::TableNextColumn();
+      smem_cell(value);
       ImGui::TableNextColumn();
       ImGui::TableNextColumn();
     }

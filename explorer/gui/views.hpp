@@ -195,6 +195,7 @@ class CompareView {
   std::string built_filter_;
   std::vector<CompareSortKey> built_sort_;
   Comparison comparison_;
+  std::string reference_mismatch_;  // reference_version_mismatch of the two sides, or empty
   std::vector<ComparedRow> table_rows_;
   std::string devices_a_, devices_b_;          // "device, cache mode" of each side
   std::vector<DeviceUnit> units_a_, units_b_;  // the GPUs of each side's file

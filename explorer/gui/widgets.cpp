@@ -225,6 +225,10 @@ void row_details(const RowSet& set, const ResultRow& row) {
     line("run", run_label(row) + (row.reference_pass
                                       ? ", reference pass " + std::to_string(*row.reference_pass)
                                       : std::string()));
+    if (!row.reference_version.empty() || !row.reference_variant.empty())
+      line("reference", row.reference_version + (row.reference_variant.empty()
+                                                     ? std::string()
+                                                     : " (" + row.reference_variant + ")"));
     if (!row.fa2_entry_point.empty()) line("FA2 entry point", row.fa2_entry_point);
     if (!row.warnings.empty()) line("warnings", row.warnings);
     if (row.device_index || !row.device_uuid.empty())

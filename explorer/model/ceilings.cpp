@@ -93,6 +93,19 @@ std::optional<double> ex2_share_percent(const Ceilings& ceilings, const ResultRo
   return tflops * (softmax_exponentials(row.problem) / flops) / ceiling->tera_per_s * 100.0;
 }
 
+std::optional<double> smem_share_percent(const Ceilings& ceilings, const ResultRow& row) {
+  const auto wavefronts = row.extra_metrics.find(kSharedWavefrontsMetric);
+  if (wavefronts == row.extra_metrics.end() || !(wavefronts->second >= 0) || !(row.median_ms > 0) ||
+      !row.status.ok())
+    return std::nullopt;
+  const MemoryCeiling* ceiling = nullptr;
+  for (const MemoryCeiling& candidate : ceilings.memory())
+    if (candidate.device == row.device && candidate.name == "smem.read") ceiling = &candidate;
+  if (ceiling == nullptr || !(ceiling->gbytes_per_s > 0)) return std::nullopt;
+  const double bytes_per_s = wavefronts->second * kBytesPerSharedWavefront / (row.median_ms * 1e-3);
+  return bytes_per_s / (ceiling->gbytes_per_s * 1e9) * 100.0;
+}
+
 std::optional<CeilingShare> share_of_ceiling(const Ceilings& ceilings, const ResultRow& row,
                                              std::optional<InstructionFamily> family) {
   const ComputeCeiling* ceiling = nullptr;

@@ -86,4 +86,16 @@ std::optional<CeilingShare> share_of_ceiling(const Ceilings& ceilings, const Res
 std::optional<double> ex2_share_percent(const Ceilings& ceilings, const ResultRow& row,
                                         double tflops);
 
+// The shared-memory data stage's share: wavefronts per second (CUPTI's
+// l1tex__data_pipe_lsu_wavefronts_mem_shared.sum: every LDS/LDSM/STS/STSM and every wgmma operand
+// read from SMEM, one wavefront per bank-conflict-free 128-byte pass, more where banks conflict)
+// against the device's smem.read ceiling counted in the same unit (its conflict-free 128-bit
+// loads move 128 bytes per wavefront), in percent. Counts are per launch and do not depend on the
+// clock, so the row's median time gives the rate. Nullopt without the metric, a positive time or
+// that ceiling.
+inline constexpr const char* kSharedWavefrontsMetric =
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum";
+inline constexpr double kBytesPerSharedWavefront = 128.0;
+std::optional<double> smem_share_percent(const Ceilings& ceilings, const ResultRow& row);
+
 }  // namespace flashscope::explorer

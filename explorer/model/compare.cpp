@@ -143,6 +143,29 @@ Comparison compare_results(const std::vector<const ResultRow*>& a,
   return comparison;
 }
 
+std::vector<std::string> reference_versions(const std::vector<const ResultRow*>& rows) {
+  std::set<std::string> versions;
+  for (const ResultRow* row : rows)
+    if (!row->reference_version.empty()) versions.insert(row->reference_version);
+  return {versions.begin(), versions.end()};
+}
+
+std::optional<std::string> reference_version_mismatch(const std::vector<const ResultRow*>& a,
+                                                      const std::vector<const ResultRow*>& b) {
+  const std::vector<std::string> in_a = reference_versions(a), in_b = reference_versions(b);
+  if (in_a.empty() || in_b.empty() || in_a == in_b) return std::nullopt;
+  const auto joined = [](const std::vector<std::string>& versions) {
+    std::string text;
+    for (const std::string& version : versions)
+      text += (text.empty() ? "" : ", ") + version;
+    return text;
+  };
+  return "the references differ: A was measured against " + joined(in_a) + ", B against " +
+         joined(in_b) +
+         "; a % of a reference compares across the two only where the library is "
+         "the same";
+}
+
 std::optional<RatioSpread> ratio_spread(const std::vector<ComparedRow>& rows,
                                         const std::function<bool(const ResultRow& b)>& b_filter) {
   std::vector<double> percents;

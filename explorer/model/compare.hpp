@@ -62,6 +62,16 @@ struct Comparison {
 Comparison compare_results(const std::vector<const ResultRow*>& a,
                            const std::vector<const ResultRow*>& b);
 
+// The reference libraries each side's reference rows were measured with ("cuDNN 9.19.0",
+// "PyTorch 2.11.0", ...; reference_version), sorted, each once. Files from before that column
+// have none.
+std::vector<std::string> reference_versions(const std::vector<const ResultRow*>& rows);
+// A sentence when the two sides name different reference libraries ("% of cuDNN" of one side is
+// then a percentage of another cuDNN: two releases differ by up to 15 % on one problem); nullopt
+// when they agree or either side names none.
+std::optional<std::string> reference_version_mismatch(const std::vector<const ResultRow*>& a,
+                                                      const std::vector<const ResultRow*>& b);
+
 // How far two runs of the same plan disagree row by row: |B / A − 1| over the rows with a ratio.
 struct RatioSpread {
   int pairs = 0;

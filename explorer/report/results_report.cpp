@@ -473,13 +473,19 @@ std::string roofline_table(const Ceilings& ceilings, const RowSet& set,
   const std::string n = std::to_string(kHeadlineSeqLen);
   // The softmax's share of the MUFU ceiling, where `explorer peak` measured it on this device.
   const bool with_ex2 = ceilings.find_rate(set.rows().front()->device, "ex2.f32") != nullptr;
+  // The shared-memory data stage's share of the smem.read ceiling, where the run counted its
+  // wavefronts (smem_share_percent).
+  bool with_smem = false;
+  for (const ResultRow* row : set.rows())
+    with_smem = with_smem || smem_share_percent(ceilings, *row).has_value();
   out += "At N = " + n + " (run " + run_label(*set.rows().front()) +
          "; FLOP per DRAM byte = 4·B·H·N²·d / (DRAM bytes read + written)):\n\n| # | step |";
   std::string rule = "| ---: | --- |";
   for (const std::string& dtype : dtypes) {
     out += " " + dtype + " TFLOP/s | % of ceiling |" + (with_ex2 ? " % of ex2 |" : "") +
-           " FLOP/byte |";
-    rule += std::string(" ---: | ---: |") + (with_ex2 ? " ---: |" : "") + " ---: |";
+           (with_smem ? " % of SMEM |" : "") + " FLOP/byte |";
+    rule += std::string(" ---: | ---: |") + (with_ex2 ? " ---: |" : "") +
+            (with_smem ? " ---: |" : "") + " ---: |";
   }
   out += "\n" + rule + "\n";
   std::map<std::string, Progression> progressions;
@@ -487,16 +493,19 @@ std::string roofline_table(const Ceilings& ceilings, const RowSet& set,
     progressions[dtype] = build_progression(set, {dtype, kHeadlineSeqLen, Baseline::fa2});
   const auto cells = [&](const StepValue* value, std::optional<InstructionFamily> family) {
     if (value == nullptr || value->rows.empty())
-      return std::string(with_ex2 ? " – | – | – | – |" : " – | – | – |");
+      return std::string(" – | – |") + (with_ex2 ? " – |" : "") + (with_smem ? " – |" : "") +
+             " – |";
     const ResultRow& row = *value->rows.front();
     const auto share = share_of_ceiling(ceilings, row, family);
     const std::string ex2 =
         with_ex2 ? " " + fixed(ex2_share_percent(ceilings, row, row.tflops), 1, " %") + " |" : "";
+    const std::string smem =
+        with_smem ? " " + fixed(smem_share_percent(ceilings, row), 1, " %") + " |" : "";
     return " " + fixed(row.tflops, 1) + " | " +
            (share
                 ? fixed(share->percent, 1, " % ") + std::string(family_name(share->ceiling->family))
                 : std::string("–")) +
-           " |" + ex2 + " " + fixed(arithmetic_intensity(row), 0) + " |";
+           " |" + ex2 + smem + " " + fixed(arithmetic_intensity(row), 0) + " |";
   };
   for (const int step : steps) {
     const InstructionFamily family =

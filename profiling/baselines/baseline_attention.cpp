@@ -44,6 +44,7 @@ class WithBackwardFallback final : public BaselineAttention {
 
   std::string_view name() const override { return ways_[0]->name(); }
   std::string description() const override { return chosen().description(); }
+  std::string version() const override { return chosen().version(); }
   std::string variant() const override { return chosen().variant(); }
 
   void prepare(const Problem& problem) override {

@@ -53,6 +53,9 @@ class BaselineAttention {
   // What exactly runs, e.g. "cuDNN 9.19.0 SDPA forward, backend API, unified graph, engine 9,
   // workspace 256 B". The engine is known only after prepare().
   virtual std::string description() const = 0;
+  // The library that computes it and its version as this process loaded it, e.g. "cuDNN 9.19.0"
+  // or "PyTorch 2.11.0": the results' reference_version column.
+  virtual std::string version() const = 0;
   // Which way in ran, as a short token recorded in the results (the fa2_entry_point column):
   // FA2 "in_place" or "sdpa_op" (the latter also copies O inside the timed region), cuDNN's
   // graph form "unified" or "composite" (known after prepare()).

@@ -716,8 +716,10 @@ class CudnnSdpaBaseline final : public BaselineAttention {
 
   std::string_view name() const override { return "cudnn"; }
 
+  std::string version() const override { return "cuDNN " + version_text(cudnnGetVersion()); }
+
   std::string description() const override {
-    std::string text = "cuDNN " + version_text(cudnnGetVersion());
+    std::string text = version();
     if (cudnnGetVersion() != CUDNN_VERSION)
       text += " (headers " + version_text(CUDNN_VERSION) + ")";
     text += backward_ ? " SDPA backward, backend API"

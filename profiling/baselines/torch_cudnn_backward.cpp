@@ -33,6 +33,12 @@ class TorchCudnnBackward final : public BaselineAttention {
  public:
   std::string_view name() const override { return "cudnn"; }
 
+  // The cuDNN PyTorch carries (not necessarily the one flashscope's own graph links).
+  std::string version() const override {
+    return "cuDNN " + cudnn_version_text(at::detail::getCUDAHooks().versionCuDNN()) + " (PyTorch " +
+           TORCH_VERSION + ")";
+  }
+
   std::string description() const override {
     return "cuDNN " + cudnn_version_text(at::detail::getCUDAHooks().versionCuDNN()) +
            " SDPA backward through PyTorch " + TORCH_VERSION +

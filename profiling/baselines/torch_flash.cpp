@@ -161,6 +161,8 @@ class TorchFlashBaseline final : public BaselineAttention {
 
   std::string_view name() const override { return "fa2"; }
 
+  std::string version() const override { return std::string("PyTorch ") + TORCH_VERSION; }
+
   std::string description() const override {
     if (prepared_ && shape_.pass == Pass::backward)
       return std::string("FlashAttention-2 backward from PyTorch ") + TORCH_VERSION +

@@ -715,6 +715,14 @@ const std::vector<ResultColumnSpec>& column_table() {
       // The FP8 track's error beside the verdict: optional on reading (older files lack it).
       {FLASHSCOPE_OPTIONAL_COLUMN(double, max_error_fp64, true, "max error vs fp64")},
       {FLASHSCOPE_OPTIONAL_COLUMN(double, rms_error_fp64, true, "RMS error vs fp64")},
+      {ResultColumn::reference_version, "reference_version", true, "reference library",
+       &write_text<&ResultRow::reference_version>,
+       [](std::string_view text, ResultRow& row) {
+         if (!text.empty() && !row.subject.is_baseline())
+           reject(in_quotes(text) + ": only a reference row (fa2, cudnn) names a library version");
+         row.reference_version = std::string(text);
+       },
+       nullptr},
   };
   return table;
 }
@@ -724,7 +732,7 @@ const std::vector<ResultColumnSpec>& column_table() {
 #undef FLASHSCOPE_MEASUREMENT_COLUMN
 #undef FLASHSCOPE_AXIS_COLUMN
 
-constexpr std::size_t kColumnCount = static_cast<std::size_t>(ResultColumn::rms_error_fp64) + 1;
+constexpr std::size_t kColumnCount = static_cast<std::size_t>(ResultColumn::reference_version) + 1;
 
 // The step and status columns first: the rules of the config, dtype, measurement and
 // reference_pass columns depend on them.

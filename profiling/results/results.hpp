@@ -177,6 +177,11 @@ struct ResultRow {
   // 16-bit rows and in files written before the columns existed.
   std::optional<double> max_error_fp64;
   std::optional<double> rms_error_fp64;
+  // A reference row's library and its version, e.g. "cuDNN 9.19.0" or "PyTorch 2.11.0" (FA2 is
+  // the one PyTorch ships), as loaded by the measuring process: two cuDNN releases differ by up to
+  // 15 % on one problem, so a % of cuDNN means little without it. Empty on kernel and ceiling rows
+  // and in files written before the column existed.
+  std::string reference_version;
   std::map<std::string, double> extra_metrics;  // user-named CUPTI metrics
 
   std::optional<int> step_number() const { return subject.step(); }  // kernels only
@@ -271,6 +276,7 @@ enum class ResultColumn : int {
   reference_variant,
   max_error_fp64,
   rms_error_fp64,
+  reference_version,
 };
 
 // One column: the single place that knows its header name, whether older files may lack it,

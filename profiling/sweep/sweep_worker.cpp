@@ -515,6 +515,7 @@ class UnitRunner {
       BaselineAttention& baseline = baseline_named(std::string(baseline_key(which)));
       baseline.prepare(item.problem);  // BaselineUnavailable: the row is skipped with the reason
       row.reference_variant = baseline.variant();
+      row.reference_version = baseline.version();
       if (which == Baseline::fa2) row.fa2_entry_point = row.reference_variant;
       // What exactly runs, once per way in (the cuDNN version PyTorch carries, an engine, ...).
       if (described_references_.insert(row.reference_variant + ": " + baseline.description())

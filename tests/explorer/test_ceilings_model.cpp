@@ -147,6 +147,30 @@ TEST_CASE("the softmax's share of the ex2 ceiling: one exponential per kept scor
   CHECK(*ex2_share_percent(ceilings, step, step.tflops) == doctest::Approx(50));
 }
 
+TEST_CASE("the shared-memory share: wavefronts of 128 bytes against the smem.read ceiling") {
+  Rows rows;
+  rows.ceiling("smem.read", "", 0, 25600.0);  // 25.6 TB/s: 200·10^9 wavefronts per second
+  rows.ceiling("hbm.read", "", 0, 4000.0);    // not a shared-memory ceiling
+  ResultRow& step = rows.add("21", kConfig, 4096, 500);
+  step.median_ms = 2.0;
+  // 100·10^9 wavefronts per second over 2 ms: half the ceiling.
+  step.extra_metrics[kSharedWavefrontsMetric] = 100e9 * 2e-3;
+  ResultRow& uncounted = rows.add("21", kConfig, 8192, 500);  // the run did not ask for it
+  ResultRow& elsewhere = rows.add("21", kConfig, 4096, 500);
+  elsewhere.device = "GPU B";  // no ceiling measured there
+  elsewhere.extra_metrics[kSharedWavefrontsMetric] = 1e8;
+  ResultRow& faulted = rows.add("21", kConfig, 4096, 500);
+  faulted.extra_metrics[kSharedWavefrontsMetric] = 1e8;
+  faulted.status = RowStatus::fault("timeout");
+  const Ceilings ceilings(rows.set().ceiling_rows());
+  CHECK(*smem_share_percent(ceilings, step) == doctest::Approx(50));
+  CHECK_FALSE(smem_share_percent(ceilings, uncounted));
+  CHECK_FALSE(smem_share_percent(ceilings, elsewhere));
+  CHECK_FALSE(smem_share_percent(ceilings, faulted));
+  step.median_ms = 1.0;  // the same work in half the time: twice the rate
+  CHECK(*smem_share_percent(ceilings, step) == doctest::Approx(100));
+}
+
 TEST_CASE("a row's share of its own family's ceiling") {
   Rows rows;
   rows.ceiling("mma.sync", "fp16", 400);

@@ -531,6 +531,31 @@ TEST_CASE("compare pairs rows by measurement and reports B/A") {
   CHECK(sorted[0].b->step_number() == 16);
 }
 
+TEST_CASE("compare says when the two sides were measured against different references") {
+  Rows a_rows, b_rows, old_rows;
+  a_rows.add("30", kConfig64, 4096, 500);
+  a_rows.add("cudnn", "", 4096, 420).reference_version = "cuDNN 9.19.0";
+  a_rows.add("fa2", "", 4096, 300).reference_version = "PyTorch 2.11.0";
+  b_rows.add("30", kConfig64, 4096, 505);
+  b_rows.add("cudnn", "", 4096, 480).reference_version = "cuDNN 9.14.0";
+  old_rows.add("cudnn", "", 4096, 400);  // a file from before the column
+  const auto pointers = [](const Rows& rows) {
+    std::vector<const ResultRow*> out;
+    for (const ResultRow& row : rows.storage)
+      out.push_back(&row);
+    return out;
+  };
+  CHECK(reference_versions(pointers(a_rows)) ==
+        std::vector<std::string>{"PyTorch 2.11.0", "cuDNN 9.19.0"});
+  const std::optional<std::string> mismatch =
+      reference_version_mismatch(pointers(a_rows), pointers(b_rows));
+  REQUIRE(mismatch.has_value());
+  CHECK(mismatch->find("A was measured against PyTorch 2.11.0, cuDNN 9.19.0, B against cuDNN "
+                       "9.14.0") != std::string::npos);
+  CHECK_FALSE(reference_version_mismatch(pointers(a_rows), pointers(a_rows)).has_value());
+  CHECK_FALSE(reference_version_mismatch(pointers(a_rows), pointers(old_rows)).has_value());
+}
+
 TEST_CASE("compare calls a difference real only where the rows' intervals are disjoint") {
   Rows a_rows, b_rows;
   const auto with_interval = [](ResultRow& row, double low, double high) {

@@ -166,6 +166,7 @@ void check_equal(const ResultRow& a, const ResultRow& b) {
   CHECK(a.reference_variant == b.reference_variant);
   CHECK(a.max_error_fp64 == b.max_error_fp64);
   CHECK(a.rms_error_fp64 == b.rms_error_fp64);
+  CHECK(a.reference_version == b.reference_version);
 }
 
 std::string error_of(const std::string& text, const std::string& source = "results.csv") {
@@ -259,9 +260,10 @@ TEST_CASE("an e4m3 row (the FP8 track) is written as e4m3 and read back, with it
   row.reference_variant = "fp8_composite_per_tensor";
   row.max_error_fp64 = 0.01171875;
   row.rms_error_fp64 = 0.0012345678;
+  row.reference_version = "cuDNN 9.19.0";
   const std::string text = write_csv({row}, {});
   CHECK(contains(text, ",e4m3,"));
-  CHECK(contains(text, ",fp8_composite_per_tensor,0.01171875,0.001234568\n"));
+  CHECK(contains(text, ",fp8_composite_per_tensor,0.01171875,0.001234568,cuDNN 9.19.0\n"));
   std::istringstream in(text);
   const std::vector<ResultRow> back = read_results_csv(in, "fp8.csv");
   REQUIRE(back.size() == 1);
@@ -274,9 +276,27 @@ TEST_CASE("an e4m3 row (the FP8 track) is written as e4m3 and read back, with it
   CHECK(write_csv(back, {}) == text);
 }
 
+TEST_CASE("only a reference row names its library's version") {
+  ResultRow reference = reference_row();
+  reference.reference_version = "PyTorch 2.11.0";
+  const std::string text = write_csv({reference}, {});
+  CHECK(text.ends_with(",PyTorch 2.11.0\n"));
+  std::istringstream in(text);
+  CHECK(read_results_csv(in, "ref.csv").at(0).reference_version == "PyTorch 2.11.0");
+
+  ResultRow kernel = measured_kernel_row();
+  kernel.reference_version = "cuDNN 9.19.0";
+  const std::string message = error_of(write_csv({kernel}, {}));
+  CHECK(contains(message,
+                 "'cuDNN 9.19.0': only a reference row (fa2, cudnn) names a library "
+                 "version"));
+}
+
 TEST_CASE("a 16-bit row leaves the FP8 error columns empty") {
   const std::string text = write_csv({measured_kernel_row()}, {});
-  CHECK(text.ends_with(",,\n"));  // max_error_fp64 and rms_error_fp64, the last two columns
+  // max_error_fp64 and rms_error_fp64, then reference_version (a kernel row has none): the last
+  // three columns.
+  CHECK(text.ends_with(",,,\n"));
   std::istringstream in(text);
   const std::vector<ResultRow> back = read_results_csv(in, "bf16.csv");
   REQUIRE(back.size() == 1);
@@ -628,7 +648,8 @@ TEST_CASE("a file without the provenance and clock columns still reads, warnings
                                                               "clock_reasons",
                                                               "reference_variant",
                                                               "max_error_fp64",
-                                                              "rms_error_fp64"});
+                                                              "rms_error_fp64",
+                                                              "reference_version"});
   ResultRow suspicious = measured_kernel_row();
   suspicious.l2_hit_pct = 101.024;
   suspicious.max_error_fp64 = 0.5;  // dropped with its column below
