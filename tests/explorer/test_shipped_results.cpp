@@ -300,12 +300,11 @@ TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names"
 // Issue 36: the roofline (the GUI's roofline view builds it from the rows with DRAM counts, as
 // below) places every forward step on the H200, whose dataset has DRAM byte counts for each step's
 // progression configs at N = 4096 (progression-4096.csv: steps 1-21; progression-4096-22-29.csv:
-// the steps added after it).
-// Steps whose DRAM counts a GPU run still owes: steps 30 and 31 were measured after the session's
-// last DRAM sweep, and no device time was left for theirs (`explorer --csv --set prog --steps 30,31
-// --seq-lens 4096 --metrics dram__bytes_read.sum,dram__bytes_write.sum`). An owed step that is
-// placed fails the test, so the entry goes when the rows come.
-constexpr std::array kRooflineOwed{30, 31};
+// the steps added after it; progression-4096-smem.csv: steps 1-31 again, with the shared-memory
+// wavefront counts too). Steps whose DRAM counts a GPU run still owes (`explorer --csv --set prog
+// --steps NN --seq-lens 4096 --d-heads 128 --metrics dram__bytes_read.sum,dram__bytes_write.sum`):
+// none now. An owed step that is placed fails the test, so an entry goes when its rows come.
+constexpr std::array<int, 0> kRooflineOwed{};
 
 TEST_CASE("the H200 roofline places every forward step at N = 4096 in both dtypes") {
   const Dataset dataset = load_shipped();
