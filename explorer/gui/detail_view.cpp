@@ -234,14 +234,18 @@ void DetailView::draw_ceiling_shares(ExplorerState& state, const StepValue* prev
               " % of " + hbm->name + " (N = " + std::to_string(measured->problem.seq_len) + ")";
       break;
     }
-    // Shared-memory wavefronts are counted where a run asked CUPTI for them (the same rows as the
-    // DRAM bytes in the shipped files): the first row with them, at its own N.
+    // Shared-memory wavefronts are counted where a run asked CUPTI for them (the shipped
+    // progression-4096-smem.csv): the first row with them, at its own N, from this run or else
+    // from another that measured the same kernel.
+    const ResultRow* counted = nullptr;
     for (const ResultRow* measured : value.rows)
-      if (const auto smem = smem_share_percent(ceilings, *measured)) {
-        text += ", " + format_number(*smem, 1) +
-                " % of smem.read (N = " + std::to_string(measured->problem.seq_len) + ")";
-        break;
-      }
+      if (!counted && smem_share_percent(ceilings, *measured)) counted = measured;
+    if (!counted) counted = smem_counted_row(ceilings, state.rows().rows(), row);
+    if (counted)
+      text += ", " + format_number(*smem_share_percent(ceilings, *counted), 1) +
+              " % of smem.read (N = " + std::to_string(counted->problem.seq_len) +
+              (counted->run_id == row.run_id ? std::string() : ", run " + run_label(*counted)) +
+              ")";
     return text;
   };
   if (current.rows.empty()) return;

@@ -356,16 +356,22 @@ void ProgressionView::draw(ExplorerState& state) {
   };
   // The shared-memory data stage against the smem.read ceiling, where a row of the step counted
   // its wavefronts (CUPTI; the shipped progression-4096 files do, at N = 4096).
+  // A run without the count (most runs) borrows it from a run that measured the same kernel.
   const auto smem_cell = [&](const StepValue& value) {
+    const ResultRow* counted = nullptr;
     for (const ResultRow* row : value.rows)
-      if (const auto share = smem_share_percent(ceilings, *row)) {
-        ImGui::Text("%.1f%%", *share);
-        if (ImGui::IsItemHovered())
-          ImGui::SetTooltip("%s at N = %d over the smem.read ceiling (128 B per wavefront)",
-                            kSharedWavefrontsMetric, row->problem.seq_len);
-        return;
-      }
-    ImGui::TextColored(kMutedColour, "-");
+      if (!counted && smem_share_percent(ceilings, *row)) counted = row;
+    if (!counted && !value.rows.empty())
+      counted = smem_counted_row(ceilings, state.rows().rows(), *value.rows.front());
+    if (!counted) {
+      ImGui::TextColored(kMutedColour, "-");
+      return;
+    }
+    ImGui::Text("%.1f%%", *smem_share_percent(ceilings, *counted));
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s at N = %d (run %s) over the smem.read ceiling (128 B per wavefront)",
+                        kSharedWavefrontsMetric, counted->problem.seq_len,
+                        run_label(*counted).c_str());
   };
   if (ImGui::BeginTable("##progression_table", 10, flags)) {
     ImGui::TableSetupScrollFreeze(0, 1);

@@ -106,6 +106,18 @@ std::optional<double> smem_share_percent(const Ceilings& ceilings, const ResultR
   return bytes_per_s / (ceiling->gbytes_per_s * 1e9) * 100.0;
 }
 
+const ResultRow* smem_counted_row(const Ceilings& ceilings,
+                                  const std::vector<const ResultRow*>& rows,
+                                  const ResultRow& like) {
+  for (const ResultRow* row : rows)
+    if (row->device == like.device && row->subject == like.subject && row->config == like.config &&
+        row->problem.dtype == like.problem.dtype && row->problem.d_head == like.problem.d_head &&
+        row->problem.causal == like.problem.causal && row->problem.pass == like.problem.pass &&
+        smem_share_percent(ceilings, *row))
+      return row;
+  return nullptr;
+}
+
 std::optional<CeilingShare> share_of_ceiling(const Ceilings& ceilings, const ResultRow& row,
                                              std::optional<InstructionFamily> family) {
   const ComputeCeiling* ceiling = nullptr;

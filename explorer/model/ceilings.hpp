@@ -97,5 +97,12 @@ inline constexpr const char* kSharedWavefrontsMetric =
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum";
 inline constexpr double kBytesPerSharedWavefront = 128.0;
 std::optional<double> smem_share_percent(const Ceilings& ceilings, const ResultRow& row);
+// The views' shared-memory share of a step: the first of `rows` with a share that measured the
+// same kernel on the same problem kind as `like` (device, step, config, dtype, d_head, mask,
+// pass; any N and any run), or nullptr. The wavefronts are counted only in runs that asked CUPTI
+// for them, which are rarely the run a view shows, and a kernel's count per FLOP does not depend
+// on the run.
+const ResultRow* smem_counted_row(const Ceilings& ceilings,
+                                  const std::vector<const ResultRow*>& rows, const ResultRow& like);
 
 }  // namespace flashscope::explorer

@@ -169,6 +169,15 @@ TEST_CASE("the shared-memory share: wavefronts of 128 bytes against the smem.rea
   CHECK_FALSE(smem_share_percent(ceilings, faulted));
   step.median_ms = 1.0;  // the same work in half the time: twice the rate
   CHECK(*smem_share_percent(ceilings, step) == doctest::Approx(100));
+
+  // A view of another run borrows the count from a row of the same kernel and problem kind.
+  const RowSet set = rows.set();
+  CHECK(smem_counted_row(ceilings, set.rows(), uncounted) == &step);
+  ResultRow& other_dtype = rows.add("21", kConfig, 8192, 500, "bf16");
+  CHECK(smem_counted_row(ceilings, rows.set().rows(), other_dtype) == nullptr);
+  ResultRow& causal = rows.add("21", kConfig, 8192, 500);
+  causal.problem.causal = true;
+  CHECK(smem_counted_row(ceilings, rows.set().rows(), causal) == nullptr);
 }
 
 TEST_CASE("a row's share of its own family's ceiling") {
