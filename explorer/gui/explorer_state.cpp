@@ -225,6 +225,19 @@ void ExplorerState::repair_selection() {
     if (std::find(seq_lens.begin(), seq_lens.end(), *selection.seq_len) == seq_lens.end())
       selection.seq_len.reset();
   }
+  // The percentages are of a reference the rows have: a run measured without FA2 (a build without
+  // libtorch) shows its percentages of cuDNN rather than a column of "-".
+  const auto measured = [&](Baseline baseline) {
+    return std::any_of(set.rows().begin(), set.rows().end(), [&](const ResultRow* row) {
+      return row->subject.which_baseline() == baseline;
+    });
+  };
+  if (!measured(selection.baseline))
+    for (const Baseline baseline : kBaselines)
+      if (measured(baseline)) {
+        selection.baseline = baseline;
+        break;
+      }
 }
 
 void ExplorerState::start_live_sweep(const std::string& device_name) {

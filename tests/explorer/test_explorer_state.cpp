@@ -45,3 +45,17 @@ TEST_CASE("Save refuses a partial file it did not make and leaves it as it was")
   CHECK_FALSE(std::filesystem::exists(dir / "saved.csv.partial"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a run measured without FA2 shows its percentages of cuDNN") {
+  ExplorerState state;
+  // Built without libtorch: cuDNN is its only reference (results/h200/MANIFEST.md).
+  state.load({FLASHSCOPE_SOURCE_DIR "/results/h200/progression-4096-smem.csv"});
+  REQUIRE(state.problems().empty());
+  state.repair_selection();
+  CHECK(state.selection.baseline == flashscope::Baseline::cudnn);
+  // A run with both keeps FA2, the default.
+  ExplorerState both;
+  both.load({FLASHSCOPE_SOURCE_DIR "/results/h200/progression-4096.csv"});
+  both.repair_selection();
+  CHECK(both.selection.baseline == flashscope::Baseline::fa2);
+}
