@@ -19,6 +19,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -245,6 +246,14 @@ TEST_SUITE("coverage") {
   // step is added before a GPU host can disassemble it (the after-a-GPU-run row of
   // docs/adding-a-step.md's table), so this is a suite of its own, test_sass_artifact_coverage,
   // which the adding-a-step check leaves out as it does test_shipped_results.
+  // Steps a GPU run still owes the artifact, each with its reason (the coverage check skips
+  // exactly these and fails once the artifact has one: a debt paid is struck from the list).
+  struct OwedSass {
+    int step;
+    const char* reason;
+  };
+  static constexpr std::array<OwedSass, 0> kSassOwed{};
+
   TEST_CASE("the newest artifact has every step's headline config, forward and backward") {
     const auto newest = std::max_element(
         shipped().begin(), shipped().end(), [](const SassArtifact& a, const SassArtifact& b) {
@@ -261,6 +270,13 @@ TEST_SUITE("coverage") {
           found = true;
           CHECK(newest->load_function(*record).instructions.size() > 0);
         }
+      const auto debt = std::find_if(kSassOwed.begin(), kSassOwed.end(),
+                                     [&](const OwedSass& owed) { return owed.step == step; });
+      if (debt != kSassOwed.end()) {
+        INFO("owed: " << debt->reason);
+        CHECK_MESSAGE(!found, "the artifact has the step now: strike it from kSassOwed");
+        continue;
+      }
       CHECK_MESSAGE(found, "no kernel of the step's headline config");
     }
   }
