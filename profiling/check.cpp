@@ -59,7 +59,7 @@ const KernelEntry& resolve_check_kernel(const CheckRequest& request,
     return find_kernel(registry, request.step, *request.config);
   }
   // The step's config at the problem's d_head, or the one the step chooses for this problem
-  // (StepDescriptor::problem_config, step 33); a step that does not run the d_head is named with
+  // (StepDescriptor::problem_config, step 32); a step that does not run the d_head is named with
   // the steps that do (std::invalid_argument).
   const KernelConfig headline = configs::config_for_problem(
       request.step,

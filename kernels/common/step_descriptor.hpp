@@ -175,7 +175,7 @@ using StepProblemRuleFunction = std::optional<std::string> (*)(int step, const K
                                                                const Problem& problem);
 
 // A step that runs some problems with another of its configs than the one that stands for it
-// (step 33: B_r = 128 instead of 192 under the mask at short N): the config the step launches
+// (step 32: B_r = 128 instead of 192 under the mask at short N): the config the step launches
 // `problem` with in place of `config` (a progression config of the step, in the problem's dtype and
 // d_head), or nullopt to keep `config`. The chosen config must be one the step builds (a pick or
 // a variant). The sweep's prog plan and `explorer check` apply it (configs::config_for_problem), so

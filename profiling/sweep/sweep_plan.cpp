@@ -443,7 +443,7 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
         }
       // The configs that stand for the step (its progression config at the problem's d_head)
       // become the config the step chooses for this problem (StepDescriptor::problem_config, step
-      // 33), so the row names the kernel that ran; a chosen config measured anyway (a variant)
+      // 32), so the row names the kernel that ran; a chosen config measured anyway (a variant)
       // is measured once.
       const bool by_problem = options.configs.empty() && options.set_key.starts_with("prog") &&
                               configs::step_descriptor(step).problem_config != nullptr;

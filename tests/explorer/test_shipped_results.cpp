@@ -283,7 +283,7 @@ TEST_CASE("results/h100/hopper.csv has today's header without the later axes: by
 TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names") {
   // docs/explorer.md, "Compare": on the H200 (the device with the most rows, which the views
   // show first), the newest re-run: step 31's fp16 and bf16 rows at d_head 64, measured beside
-  // step 30 and again beside step 33.
+  // step 30 and again beside step 32.
   const Dataset dataset = load_shipped();
   const auto pair = default_compare_pair(dataset.files, "NVIDIA H200");
   REQUIRE(pair.has_value());
@@ -292,9 +292,9 @@ TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names"
     return path.parent_path().filename().string() + "/" + path.filename().string();
   };
   CHECK(name(pair->a) == "h200/step31-d64.csv");
-  CHECK(name(pair->b) == "h200/step33-d64.csv");
+  CHECK(name(pair->b) == "h200/step32-d64.csv");
   const std::string doc = read_file(kSourceDir + "/docs/explorer.md");
-  CHECK(doc.find("`h200/step31-d64.csv` against `h200/step33-d64.csv`") != std::string::npos);
+  CHECK(doc.find("`h200/step31-d64.csv` against `h200/step32-d64.csv`") != std::string::npos);
 }
 
 // Issue 36: the roofline (the GUI's roofline view builds it from the rows with DRAM counts, as
@@ -304,7 +304,7 @@ TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names"
 // Steps whose DRAM counts a GPU run still owes: steps 30 and 31 were measured after the session's
 // last DRAM sweep, and no device time was left for theirs (`explorer --csv --set prog --steps 30,31
 // --seq-lens 4096 --metrics dram__bytes_read.sum,dram__bytes_write.sum`). An owed step that is
-// placed fails the test, so the entry goes when the rows come. Step 33 likewise: its session's
+// placed fails the test, so the entry goes when the rows come. Step 32 likewise: its session's
 // device budget (450 s) went to the build, checks, sanitizers and the d_head 64 sweep
 // (results/h200/MANIFEST.md); its DRAM rows are the same command with --steps 33.
 constexpr std::array kRooflineOwed{30, 31, 33};

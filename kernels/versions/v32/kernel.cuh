@@ -45,17 +45,17 @@
 #include "kernels/common/registry.hpp"
 #include "kernels/common/tensor_map.hpp"
 #include "kernels/common/tile_scheduler.hpp"
-#include "kernels/versions/v33/block_gemms.cuh"
-#include "kernels/versions/v33/causal_mask.cuh"
-#include "kernels/versions/v33/fp8_kernel.cuh"
-#include "kernels/versions/v33/fragments.cuh"
-#include "kernels/versions/v33/gmem_smem_copy.cuh"
-#include "kernels/versions/v33/layout.cuh"
-#include "kernels/versions/v33/online_softmax.cuh"
-#include "kernels/versions/v33/packing.cuh"
-#include "kernels/versions/v33/step.hpp"
+#include "kernels/versions/v32/block_gemms.cuh"
+#include "kernels/versions/v32/causal_mask.cuh"
+#include "kernels/versions/v32/fp8_kernel.cuh"
+#include "kernels/versions/v32/fragments.cuh"
+#include "kernels/versions/v32/gmem_smem_copy.cuh"
+#include "kernels/versions/v32/layout.cuh"
+#include "kernels/versions/v32/online_softmax.cuh"
+#include "kernels/versions/v32/packing.cuh"
+#include "kernels/versions/v32/step.hpp"
 
-namespace flashscope::v33 {
+namespace flashscope::v32 {
 
 template <typename StaticC>
 __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
@@ -372,15 +372,15 @@ void register_kernel(KernelRegistry& registry, int step) {
     constexpr TmaKernelFunction kKernel = &flash_forward_fp8_kernel<StaticConfig<C>>;
     KernelEntry entry = make_hopper_kernel_entry<C>(step, &launch_persistent_fp8<C>, kKernel);
     entry.smem_bytes = Fp8Shape<C>::kSmemBytes;
-    entry.supports_causal = versions::kStep33.causal;
+    entry.supports_causal = versions::kStep32.causal;
     registry.add(std::move(entry));
   } else {
     constexpr TmaKernelFunction kKernel = &flash_forward_kernel<StaticConfig<C>>;
     KernelEntry entry = make_hopper_kernel_entry<C>(step, &launch_persistent<C>, kKernel);
     entry.smem_bytes = Shape<C>::kSmemBytes;
-    entry.supports_causal = versions::kStep33.causal;
+    entry.supports_causal = versions::kStep32.causal;
     registry.add(std::move(entry));
   }
 }
 
-}  // namespace flashscope::v33
+}  // namespace flashscope::v32

@@ -23,9 +23,9 @@
 #include <cstdint>
 
 #include "kernels/common/config.hpp"
-#include "kernels/versions/v33/fp8_layout.cuh"
+#include "kernels/versions/v32/fp8_layout.cuh"
 
-namespace flashscope::v33 {
+namespace flashscope::v32 {
 
 // The producer warpgroup's warps that transpose (1–3) and the named barrier they meet at before
 // one of them marks a Vᵀ tile full (0: __syncthreads, 3–4: the consumers' turns).
@@ -98,4 +98,4 @@ __device__ __forceinline__ void transpose_V_tile(std::uint32_t V_tile, std::uint
   }
 }
 
-}  // namespace flashscope::v33
+}  // namespace flashscope::v32

@@ -10,7 +10,7 @@ namespace flashscope::versions {
 
 // The step's own functions live in a namespace named after its folder, so that a copy of this
 // folder (renamed as docs/adding-a-step.md says) declares its own and never collides with these.
-namespace v33 {
+namespace v32 {
 
 // A packed tile holds floor(B_r / g) positions of a group's g query heads: a group of more than
 // B_r heads would leave none (docs/versions/26.md). Step 29: and the lengths it runs.
@@ -88,7 +88,7 @@ inline std::optional<std::string> fp8_rules(int step, const KernelConfig& c) {
   return std::nullopt;
 }
 
-// Step 33: the query-block height chosen per problem. At d_head 64 step 29's three consumers
+// Step 32: the query-block height chosen per problem. At d_head 64 step 29's three consumers
 // (B_r = 192) pay without the mask at every N, but under it, at short N, a (sample, head) has only
 // 3-11 query blocks, each crossing the diagonal in two KV blocks: there step 28's two consumers of
 // 128 rows (twice as many, finer paired units) were faster in step 29's run on an
@@ -112,16 +112,16 @@ inline std::optional<KernelConfig> rows_for_problem(const KernelConfig& c, const
   return two_consumers;
 }
 
-}  // namespace v33
+}  // namespace v32
 
-inline constexpr StepDescriptor kStep33{
-    .number = 33,
+inline constexpr StepDescriptor kStep32{
+    .number = 32,
     .title =
         "B_r chosen per problem: two consumers of 128 rows under the mask at short N, three "
         "of 64 otherwise (d_head 64)",
     .track = Track::hopper,
-    .source_folder = "v33",
-    .cpp_namespace = "v33",
+    .source_folder = "v32",
+    .cpp_namespace = "v32",
     // e4m3 inputs on the FP8 path (docs/spec/fp8-track.md §4.1, O in bf16); fp16 and bf16 on
     // step 27's 16-bit path, unchanged.
     .dtypes = {DType::FP16, DType::BF16, DType::E4M3},
@@ -152,7 +152,7 @@ inline constexpr StepDescriptor kStep33{
     .picks = {.progression = "(FP16, 128, 128, 128, 12): stages_2+regs_240",
               .progression_at_other_d_heads = {"(FP16, 64, 192, 128, 16): stages_4+regs_160",
                                                "(FP16, 256, 128, 64, 12): stages_2+regs_240"},
-              // Step 33: the kernel rows_for_problem launches under the mask at short N (step 28's
+              // Step 32: the kernel rows_for_problem launches under the mask at short N (step 28's
               // config at d_head 64), built in each dtype; a prog sweep measures it at every N too,
               // beside the choice (docs/versions/33.md).
               .variants = {"(FP16, 64, 128, 128, 12): stages_4+regs_240"}},
@@ -175,10 +175,10 @@ inline constexpr StepDescriptor kStep33{
     // adds none (the idle rows of a packed Q tile are part of it).
     // Step 25's rules, plus the FP8 path's transposed V tiles (fp8_rules).
     // Step 29: two or three consumers (two_or_three_consumers).
-    .rules = v33::fp8_rules,
-    .problem_rules = v33::packs_whole_groups,
-    // Step 33: the query-block height per problem (rows_for_problem).
-    .problem_config = v33::rows_for_problem,
+    .rules = v32::fp8_rules,
+    .problem_rules = v32::packs_whole_groups,
+    // Step 32: the query-block height per problem (rows_for_problem).
+    .problem_config = v32::rows_for_problem,
     .kernel = {.header = "kernel.cuh", .register_function = "register_kernel"},
 };
 

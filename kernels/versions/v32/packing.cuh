@@ -21,7 +21,7 @@
 #include "kernels/common/config.hpp"
 #include "kernels/common/forward_args.hpp"
 
-namespace flashscope::v33 {
+namespace flashscope::v32 {
 
 // The packing of one launch: the same for every tile.
 struct Packing {
@@ -74,4 +74,4 @@ struct PackedRows {
   }
 };
 
-}  // namespace flashscope::v33
+}  // namespace flashscope::v32

@@ -12,9 +12,9 @@
 
 #include "kernels/common/config.hpp"
 #include "kernels/common/ptx_hopper.cuh"
-#include "kernels/versions/v33/layout.cuh"
+#include "kernels/versions/v32/layout.cuh"
 
-namespace flashscope::v33 {
+namespace flashscope::v32 {
 
 // Where a tile's rows come from: the box of the map whose first sequence position is first_row,
 // first head `head`, in one sample. A K or V box is B_c rows of one head; step 26's Q box is
@@ -54,4 +54,4 @@ __device__ __forceinline__ void load_tile(std::uint32_t tile, const CUtensorMap*
   }
 }
 
-}  // namespace flashscope::v33
+}  // namespace flashscope::v32

@@ -11,7 +11,7 @@
 #include "kernels/common/config.hpp"
 #include "kernels/common/mbarrier_pipeline.cuh"
 
-namespace flashscope::v33 {
+namespace flashscope::v32 {
 
 template <DType kDType>
 struct ElementOf;
@@ -118,4 +118,4 @@ struct Shape {
 inline constexpr int kSubTileColumns = 64;
 inline constexpr int kSubTileRowBytes = kSubTileColumns * kElementBytes;  // 128
 
-}  // namespace flashscope::v33
+}  // namespace flashscope::v32

@@ -9,9 +9,9 @@
 
 #include "kernels/common/config.hpp"
 #include "kernels/common/ptx.cuh"
-#include "kernels/versions/v33/layout.cuh"
+#include "kernels/versions/v32/layout.cuh"
 
-namespace flashscope::v33 {
+namespace flashscope::v32 {
 
 // A operand from registers (P), [m-tile][16-wide k-slice][a0..a3]: 16 rows x 16 reduction
 // columns; a warp's share of the 64 x 16 A of wgmma's register-A form is exactly this fragment.
@@ -114,4 +114,4 @@ __device__ __forceinline__ void store_O_to_global(
   }
 }
 
-}  // namespace flashscope::v33
+}  // namespace flashscope::v32

@@ -11,10 +11,10 @@
 
 #include "kernels/common/config.hpp"
 #include "kernels/common/mbarrier_pipeline.cuh"
-#include "kernels/versions/v33/layout.cuh"
-#include "kernels/versions/v33/step.hpp"
+#include "kernels/versions/v32/layout.cuh"
+#include "kernels/versions/v32/step.hpp"
 
-namespace flashscope::v33 {
+namespace flashscope::v32 {
 
 template <KernelConfig C>
 struct Fp8Shape {
@@ -36,8 +36,8 @@ struct Fp8Shape {
   static constexpr int kConsumerRegisters = C.consumer_regs;
   static constexpr int kProducerRegisters = producer_regs(C);
 
-  static constexpr int kRowBytes = versions::v33::kFp8RowBytes;  // 128 elements
-  static constexpr int kSubTiles = versions::v33::fp8_sub_tiles(C);
+  static constexpr int kRowBytes = versions::v32::kFp8RowBytes;  // 128 elements
+  static constexpr int kSubTiles = versions::v32::fp8_sub_tiles(C);
 
   // Accumulators as in the 16-bit path: S is 64 x B_c, O is 64 x d_head per consumer.
   static constexpr int kMTiles = 1;
@@ -66,7 +66,7 @@ struct Fp8Shape {
   static constexpr int kBarrierBytes =
       kVtRingOffsetBytes + pipeline::MbarrierPipeline<kStages>::kBarrierBytes - kBarrierOffsetBytes;
   static_assert(kBarrierBytes <= kHopperBarrierBytes, "the rings' barriers outgrow their space");
-  static constexpr int kSmemBytes = versions::v33::fp8_smem_bytes(C);
+  static constexpr int kSmemBytes = versions::v32::fp8_smem_bytes(C);
   static_assert(kSmemBytes == kHopperSmemAlignment + kBarrierOffsetBytes + kHopperBarrierBytes);
   static_assert(kSmemBytes <= kHopperMaxSmemBytes,
                 "step 28's e4m3 Q + stages x (K + V + Vᵀ) tiles exceed the 227 KB a block may opt "
@@ -85,4 +85,4 @@ __device__ __forceinline__ std::uint32_t swizzled_128(int row, int column) {
   return static_cast<std::uint32_t>(row * 128 + ((((column >> 4) ^ row) & 7) << 4) + (column & 15));
 }
 
-}  // namespace flashscope::v33
+}  // namespace flashscope::v32

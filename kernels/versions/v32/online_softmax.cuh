@@ -7,10 +7,10 @@
 
 #include "kernels/common/config.hpp"
 #include "kernels/common/ptx.cuh"
-#include "kernels/versions/v33/fragments.cuh"
-#include "kernels/versions/v33/layout.cuh"
+#include "kernels/versions/v32/fragments.cuh"
+#include "kernels/versions/v32/layout.cuh"
 
-namespace flashscope::v33 {
+namespace flashscope::v32 {
 
 __device__ __forceinline__ float quad_max(float value) {
   value = fmaxf(value, ptx::shuffle_xor(value, 2));
@@ -202,4 +202,4 @@ class OnlineSoftmax {
   float row_sum_[Sh::kMTiles][2];
 };
 
-}  // namespace flashscope::v33
+}  // namespace flashscope::v32

@@ -54,16 +54,16 @@
 #include "kernels/common/tile_scheduler.hpp"
 #include "kernels/common/wgmma_descriptor.hpp"
 #include "kernels/common/wgmma_ops.cuh"
-#include "kernels/versions/v33/block_gemms.cuh"
-#include "kernels/versions/v33/causal_mask.cuh"
-#include "kernels/versions/v33/fp8_layout.cuh"
-#include "kernels/versions/v33/fp8_transpose.cuh"
-#include "kernels/versions/v33/fragments.cuh"
-#include "kernels/versions/v33/gmem_smem_copy.cuh"
-#include "kernels/versions/v33/online_softmax.cuh"
-#include "kernels/versions/v33/packing.cuh"
+#include "kernels/versions/v32/block_gemms.cuh"
+#include "kernels/versions/v32/causal_mask.cuh"
+#include "kernels/versions/v32/fp8_layout.cuh"
+#include "kernels/versions/v32/fp8_transpose.cuh"
+#include "kernels/versions/v32/fragments.cuh"
+#include "kernels/versions/v32/gmem_smem_copy.cuh"
+#include "kernels/versions/v32/online_softmax.cuh"
+#include "kernels/versions/v32/packing.cuh"
 
-namespace flashscope::v33 {
+namespace flashscope::v32 {
 
 // ---- P into the 8-bit A fragment ---------------------------------------------------------------
 
@@ -690,4 +690,4 @@ cudaError_t launch_persistent_fp8(const ForwardArgs& args, cudaStream_t stream) 
   return cudaGetLastError();
 }
 
-}  // namespace flashscope::v33
+}  // namespace flashscope::v32

@@ -13,10 +13,10 @@
 #pragma once
 
 #include "kernels/common/config.hpp"
-#include "kernels/versions/v33/fragments.cuh"
-#include "kernels/versions/v33/layout.cuh"
+#include "kernels/versions/v32/fragments.cuh"
+#include "kernels/versions/v32/layout.cuh"
 
-namespace flashscope::v33 {
+namespace flashscope::v32 {
 
 // The score a masked position gets. Not -inf: a row of the tile can have no visible key in its
 // first (diagonal) block -- e.g. at B_c = 64 the first block holds keys 64-127 of the tile and
@@ -81,4 +81,4 @@ __device__ __forceinline__ void apply_causal_mask(
   }
 }
 
-}  // namespace flashscope::v33
+}  // namespace flashscope::v32

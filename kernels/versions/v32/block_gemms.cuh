@@ -13,10 +13,10 @@
 #include "kernels/common/config.hpp"
 #include "kernels/common/ptx.cuh"
 #include "kernels/common/ptx_hopper.cuh"
-#include "kernels/versions/v33/fragments.cuh"
-#include "kernels/versions/v33/layout.cuh"
+#include "kernels/versions/v32/fragments.cuh"
+#include "kernels/versions/v32/layout.cuh"
 
-namespace flashscope::v33 {
+namespace flashscope::v32 {
 
 // The SMEM descriptors of a warpgroup's three operands at reduction step 0, made once per thread.
 // All tiles are 64-column sub-tiles in the 128-byte swizzled layout (layout.cuh).
@@ -99,4 +99,4 @@ __device__ __forceinline__ void issue_output(
   ptx::wgmma_commit_group();
 }
 
-}  // namespace flashscope::v33
+}  // namespace flashscope::v32
