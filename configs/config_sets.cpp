@@ -489,6 +489,12 @@ KernelConfig with_dtype(KernelConfig c, DType dtype) {
   return c;
 }
 
+KernelConfig config_for_problem(int step, const KernelConfig& config, const Problem& problem) {
+  const StepDescriptor& descriptor = step_descriptor(step);
+  if (descriptor.problem_config == nullptr) return config;
+  return descriptor.problem_config(config, problem).value_or(config);
+}
+
 std::vector<int> parse_step_list(std::string_view text) {
   const auto fail = [text](const std::string& problem) {
     throw std::invalid_argument("invalid step list \"" + std::string(text) + "\": " + problem);

@@ -160,6 +160,11 @@ BuildPlan build_plan(BuildSet set, const std::vector<int>& step_filter = {},
 
 KernelConfig with_dtype(KernelConfig c, DType dtype);
 
+// The config `step` launches `problem` with when `config` (a config of the step in the problem's
+// dtype and d_head) stands for it: the step's own per-problem choice
+// (StepDescriptor::problem_config, step 32) where it makes one, else `config`.
+KernelConfig config_for_problem(int step, const KernelConfig& config, const Problem& problem);
+
 // Parses "1-21", "7,16", "1-3,8" into a sorted list of steps; throws std::invalid_argument.
 std::vector<int> parse_step_list(std::string_view text);
 

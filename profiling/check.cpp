@@ -58,10 +58,13 @@ const KernelEntry& resolve_check_kernel(const CheckRequest& request,
                                   " (its dtype and d_head must be the problem's)");
     return find_kernel(registry, request.step, *request.config);
   }
-  // The step's config at the problem's d_head; a step that does not run it is named with the
-  // steps that do (std::invalid_argument).
-  const KernelConfig headline =
-      configs::with_dtype(configs::headline_config(request.step, problem.d_head), problem.dtype);
+  // The step's config at the problem's d_head, or the one the step chooses for this problem
+  // (StepDescriptor::problem_config, step 32); a step that does not run the d_head is named with
+  // the steps that do (std::invalid_argument).
+  const KernelConfig headline = configs::config_for_problem(
+      request.step,
+      configs::with_dtype(configs::headline_config(request.step, problem.d_head), problem.dtype),
+      problem);
   if (const KernelEntry* entry = registry.try_find(request.step, headline)) return *entry;
   std::vector<const KernelEntry*> candidates;
   for (const KernelEntry* entry : registry.entries_of_step(request.step))

@@ -174,6 +174,15 @@ class StepRules {
 using StepProblemRuleFunction = std::optional<std::string> (*)(int step, const KernelConfig& config,
                                                                const Problem& problem);
 
+// A step that runs some problems with another of its configs than the one that stands for it
+// (step 32: B_r = 128 instead of 192 under the mask at short N): the config the step launches
+// `problem` with in place of `config` (a progression config of the step, in the problem's dtype and
+// d_head), or nullopt to keep `config`. The chosen config must be one the step builds (a pick or
+// a variant). The sweep's prog plan and `explorer check` apply it (configs::config_for_problem), so
+// a row's config column names the kernel that ran; most steps have none.
+using StepProblemConfigFunction = std::optional<KernelConfig> (*)(const KernelConfig& config,
+                                                                  const Problem& problem);
+
 // How the generator instantiates the step: each generated translation unit includes
 // kernels/versions/<source_folder>/<kernel_header> and calls
 // flashscope::<cpp_namespace>::<register_function><config, static head count...>(registry, step),
@@ -231,6 +240,7 @@ struct StepDescriptor {
   StepTuning tuning;
   StepRules rules;
   StepProblemRuleFunction problem_rules = nullptr;
+  StepProblemConfigFunction problem_config = nullptr;
   StepKernel kernel;
 };
 

@@ -441,9 +441,31 @@ SweepPlan plan_sweep(const SweepOptions& options, const KernelRegistry& registry
           ++refusals[{step, *reason}];
           continue;
         }
-      for (const KernelEntry* entry : built) {
-        if (entry->config.dtype != problem.dtype || entry->config.d_head != problem.d_head)
+      // The configs that stand for the step (its progression config at the problem's d_head)
+      // become the config the step chooses for this problem (StepDescriptor::problem_config, step
+      // 32), so the row names the kernel that ran; a chosen config measured anyway (a variant)
+      // is measured once.
+      const bool by_problem = options.configs.empty() && options.set_key.starts_with("prog") &&
+                              configs::step_descriptor(step).problem_config != nullptr;
+      for (const KernelEntry* listed : built) {
+        if (listed->config.dtype != problem.dtype || listed->config.d_head != problem.d_head)
           continue;
+        const KernelEntry* entry = listed;
+        if (by_problem &&
+            listed->config == configs::with_dtype(configs::headline_config(step, problem.d_head),
+                                                  problem.dtype)) {
+          const KernelConfig chosen = configs::config_for_problem(step, listed->config, problem);
+          entry = registry.try_find(step, chosen);
+          if (entry == nullptr) {
+            ++refusals[{step, "the step runs such problems with " + to_short_form(chosen) +
+                                  ", which is not in this binary (FLASHSCOPE_KERNEL_SET)"}];
+            continue;
+          }
+        }
+        const auto same = [&](const MeasurementItem& item) {
+          return item.subject == RowSubject::kernel(step) && item.config == entry->config;
+        };
+        if (std::any_of(kernels_here.begin(), kernels_here.end(), same)) continue;
         if (auto reason = launch_refusal(*entry, problem)) {
           ++refusals[{step, *reason}];
           continue;

@@ -345,6 +345,43 @@ TEST_CASE("selection keys as a Hopper step reads them") {
   CHECK_THROWS_AS(select_for_step("fast", 20), std::invalid_argument);
 }
 
+TEST_CASE("a step's config per problem (StepDescriptor::problem_config, step 32)") {
+  const KernelConfig three = with_dtype(headline_config(32, 64), DType::BF16);
+  const KernelConfig two =
+      with_dtype(parse_short_form("(FP16, 64, 128, 128, 12): stages_4+regs_240"), DType::BF16);
+  REQUIRE(three.B_r == 192);
+  // The chosen config is built: it is one of the step's picks (its variant).
+  const std::vector<KernelConfig> picks = step_picks(32).all();
+  CHECK(std::find(picks.begin(), picks.end(), with_dtype(two, DType::FP16)) != picks.end());
+  Problem problem{.dtype = DType::BF16,
+                  .batch = 2,
+                  .seq_len = 2048,
+                  .heads = 16,
+                  .heads_kv = 16,
+                  .d_head = 64,
+                  .causal = true};
+  CHECK(config_for_problem(32, three, problem) == two);
+  CHECK_FALSE(unsupported_combination(32, two).has_value());
+  problem.seq_len = 4096;  // past the threshold: the 192-row tiles
+  CHECK(config_for_problem(32, three, problem) == three);
+  problem.seq_len = 512;
+  problem.causal = false;  // without the mask B_r = 192 at every N
+  CHECK(config_for_problem(32, three, problem) == three);
+  problem.causal = true;
+  problem.heads = 160;  // a group of 160 heads does not fit 128 rows
+  problem.heads_kv = 1;
+  CHECK(config_for_problem(32, three, problem) == three);
+  problem.heads = 16;
+  problem.heads_kv = 16;
+  problem.dtype = DType::E4M3;  // the FP8 path keeps its config
+  CHECK(config_for_problem(32, with_dtype(three, DType::E4M3), problem) ==
+        with_dtype(three, DType::E4M3));
+  // Steps without the field keep the config they are given.
+  problem.dtype = DType::BF16;
+  const KernelConfig step31 = with_dtype(headline_config(31, 64), DType::BF16);
+  CHECK(config_for_problem(31, step31, problem) == step31);
+}
+
 TEST_CASE("build plans") {
   const BuildPlan ci = build_plan(BuildSet::ci);
   // Every step once per dtype it runs (fp16 and bf16; an FP8 step e4m3 as well), steps 22+ at
