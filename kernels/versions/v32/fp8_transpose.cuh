@@ -91,12 +91,14 @@ __device__ __forceinline__ void transpose_V_tile(std::uint32_t V_tile, std::uint
   const int lane = thread % 32;
   const int t = lane % 4;
   const int column_in_block = lane / 4 * 4;
-  const int rotation = lane / 8 % 4;  // s = q / 2 with q = lane / 4
 #pragma unroll 1
   for (int item = warp; item < kItems; item += kTransposeWarps) {
     const int sixteen_keys = item / kColumnBlocks;  // 32-key step · 2 + half
     const int column = item % kColumnBlocks * 32 + column_in_block;
     const int first_key = sixteen_keys * 16 + 2 * t;
+    // s = q / 2 with q = lane / 4, derived here rather than kept live across the loop: after
+    // setmaxnreg the transpose warps have 24 registers, and one more live value spills.
+    const int rotation = column_in_block / 8 % 4;
     const std::uint32_t V_sub_tile =
         V_tile + static_cast<std::uint32_t>(column / Sh::kRowBytes * C.B_c * Sh::kRowBytes);
     const int sub_column = column % Sh::kRowBytes;
