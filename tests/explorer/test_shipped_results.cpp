@@ -37,9 +37,12 @@ struct OwedRows {
   const char* dtype;
   const char* reason;
 };
-// None owed now: step 28's fp16 and bf16 rows at every N came with step 29's run
-// (results/h200/step29-d64.csv, d_head 64). An empty std::array, since a C array cannot be empty.
-constexpr std::array<OwedRows, 0> kOwed{};
+// Step 32 changes only the FP8 path's V transpose; its one device call (results/h200/MANIFEST.md,
+// issue 35) timed e4m3 against cuDNN and had no time left for the 16-bit rows.
+constexpr std::array<OwedRows, 2> kOwed{{
+    {32, "fp16", "step 32's device call (issue 35) timed e4m3 only; its 16-bit path is step 31's"},
+    {32, "bf16", "step 32's device call (issue 35) timed e4m3 only; its 16-bit path is step 31's"},
+}};
 
 const OwedRows* owed(int step, const std::string& dtype) {
   for (const OwedRows& entry : kOwed)
