@@ -307,8 +307,9 @@ TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names"
 // Steps whose DRAM counts a GPU run still owes: steps 30 and 31 were measured after the session's
 // last DRAM sweep, and no device time was left for theirs (`explorer --csv --set prog --steps 30,31
 // --seq-lens 4096 --metrics dram__bytes_read.sum,dram__bytes_write.sum`). An owed step that is
-// placed fails the test, so the entry goes when the rows come.
-constexpr std::array kRooflineOwed{30, 31};
+// placed fails the test, so the entry goes when the rows come. Step 32 likewise: its one device
+// call (issue 35) timed e4m3 against cuDNN only.
+constexpr std::array kRooflineOwed{30, 31, 32};
 
 TEST_CASE("the H200 roofline places every forward step at N = 4096 in both dtypes") {
   const Dataset dataset = load_shipped();
