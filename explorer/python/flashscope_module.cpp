@@ -410,11 +410,20 @@ AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays, boo
   return tensors;
 }
 
-// The kernel of `step` for the call: the named config, or the step's pick for the GPU.
+// The kernel of `step` for the call: the named config, or the step's pick for the GPU, replaced
+// by the config the step chooses for this problem where it chooses one and it is built
+// (StepDescriptor::problem_config: step 32 launches B_r = 128 under the mask at short N), as the
+// explorer's sweep and check do.
 const KernelEntry& kernel_of_step(int step, const std::optional<KernelConfig>& config,
-                                  const TensorView& q, const GpuTarget& gpu) {
+                                  const TensorView& q, const Problem& problem,
+                                  const GpuTarget& gpu) {
   if (config) return find_kernel(built_kernels(), step, *config);
-  return default_kernel(built_kernels(), step, q.dtype, static_cast<int>(q.shape[3]), gpu);
+  const KernelEntry& pick =
+      default_kernel(built_kernels(), step, q.dtype, static_cast<int>(q.shape[3]), gpu);
+  const KernelConfig chosen = configs::config_for_problem(step, pick.config, problem);
+  if (chosen == pick.config) return pick;
+  const KernelEntry* entry = built_kernels().try_find(step, chosen);
+  return entry != nullptr ? *entry : pick;
 }
 
 struct ResolvedKernel {
@@ -486,7 +495,7 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, const Descales&
   resolved.gpu = describe_gpu(resolved.device);
   const int capability = resolved.gpu.compute_capability;
   if (step) {
-    resolved.entry = &kernel_of_step(*step, config, tensors.q, resolved.gpu);
+    resolved.entry = &kernel_of_step(*step, config, tensors.q, problem, resolved.gpu);
     validate_launch(*resolved.entry, tensors, capability, resolved.device);
     return resolved;
   }
@@ -502,7 +511,7 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, const Descales&
                      [&](const KernelEntry* entry) { return runs_on(*entry, capability); }))
       continue;
     try {
-      const KernelEntry& entry = kernel_of_step(*it, config, tensors.q, resolved.gpu);
+      const KernelEntry& entry = kernel_of_step(*it, config, tensors.q, problem, resolved.gpu);
       if (configs::step_refusal_message(*it, problem)) continue;
       validate_launch(entry, tensors, capability, resolved.device);
       resolved.entry = &entry;
@@ -994,14 +1003,14 @@ BackwardResult backward(const py::object& q, const py::object& k, const py::obje
   check_stream_device(stream, device);
   const KernelEntry* chosen = nullptr;
   if (step) {
-    chosen = &kernel_of_step(*step, config, qv, gpu);
+    chosen = &kernel_of_step(*step, config, qv, problem, gpu);
   } else {
     // The newest built backward step whose kernel runs here and takes the problem.
     std::vector<int> steps = built_kernels().steps();
     for (auto it = steps.rbegin(); it != steps.rend() && chosen == nullptr; ++it) {
       if (configs::step_descriptor(*it).pass != Pass::backward) continue;
       if (configs::step_refusal_message(*it, problem)) continue;
-      const KernelEntry& entry = kernel_of_step(*it, config, qv, gpu);
+      const KernelEntry& entry = kernel_of_step(*it, config, qv, problem, gpu);
       if (runs_on(entry, gpu.compute_capability)) chosen = &entry;
     }
     if (chosen == nullptr)
