@@ -98,8 +98,11 @@ def random_inputs(torch, shape, dtype, seed=0):
 
 
 # forward() runs the forward steps; the backward steps (B1, B2, ...) are test_backward_gpu.py's.
+# These tests judge 16-bit outputs against SDPA under spec §1.4; the e4m3 kernels of the FP8 steps
+# (28 on) need fp8-track.md §2's FP8-aware reference, which `explorer check --dtype e4m3` and
+# test_reference_gpu apply (no Python GPU test runs them yet).
 ALL_KERNELS = [(s, c) for s, c in flashscope.kernels()
-               if flashscope.kernel_info(s, c)["pass"] == "forward"]
+               if flashscope.kernel_info(s, c)["pass"] == "forward" and c.dtype != "e4m3"]
 
 
 @pytest.mark.parametrize("step, config", ALL_KERNELS,
