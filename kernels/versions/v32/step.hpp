@@ -93,7 +93,7 @@ inline std::optional<std::string> fp8_rules(int step, const KernelConfig& c) {
 // 3-11 query blocks, each crossing the diagonal in two KV blocks: there step 28's two consumers of
 // 128 rows (twice as many, finer paired units) were faster in step 29's run on an
 // H200 (N = 512, 1024, 2048: 214.0, 297.6, 361.0 TFLOP/s fp16 against step 30's 168.6, 285.5,
-// 335.7 in its own run), and from N = 4096 on the 192-row tiles lead (docs/versions/33.md has
+// 335.7 in its own run), and from N = 4096 on the 192-row tiles lead (docs/versions/32.md has
 // this step's own measurement). So the step launches its B_r = 128 kernel (the variant below, step
 // 28's config at d_head 64) for causal fp16 and bf16 problems of seq_len <= 2048 whose group of
 // query heads fits 128 rows, and the 192-row kernel otherwise. e4m3 keeps B_r = 192 (not
@@ -154,7 +154,7 @@ inline constexpr StepDescriptor kStep32{
                                                "(FP16, 256, 128, 64, 12): stages_2+regs_240"},
               // Step 32: the kernel rows_for_problem launches under the mask at short N (step 28's
               // config at d_head 64), built in each dtype; a prog sweep measures it at every N too,
-              // beside the choice (docs/versions/33.md).
+              // beside the choice (docs/versions/32.md).
               .variants = {"(FP16, 64, 128, 128, 12): stages_4+regs_240"}},
     // Step 25's tune set: the packed Q tile is the B_r x d_head tile it always was.
     // Step 29: B_r = 192 beside 128, at 160 registers (rule H1 leaves 160 to B_r = 192 and 224,
