@@ -252,7 +252,11 @@ TEST_SUITE("coverage") {
     int step;
     const char* reason;
   };
-  static constexpr std::array<OwedSass, 0> kSassOwed{};
+  static constexpr std::array<OwedSass, 1> kSassOwed{{
+      {33,
+       "step 33's GPU call disassembled its e4m3 kernel at d_head 128 into its logs only; the "
+       "artifact's merge (gpu_host.sh --stages sass) needs a device build"},
+  }};
 
   TEST_CASE("the newest artifact has every step's headline config, forward and backward") {
     const auto newest = std::max_element(
