@@ -285,8 +285,8 @@ TEST_CASE("results/h100/hopper.csv has today's header without the later axes: by
 
 TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names") {
   // docs/explorer.md, "Compare": on the H200 (the device with the most rows, which the views
-  // show first), the newest re-run: step 32's fp16 and bf16 rows at d_head 64, measured beside
-  // step 31 and again beside the reverted candidate step 33 (results/h200/MANIFEST.md).
+  // show first), the newest re-run: B5's and the reverted B6 candidate's fp16 backward rows at
+  // N = 4096, swept and measured again with counters (results/h200/MANIFEST.md).
   const Dataset dataset = load_shipped();
   const auto pair = default_compare_pair(dataset.files, "NVIDIA H200");
   REQUIRE(pair.has_value());
@@ -294,10 +294,11 @@ TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names"
     const std::filesystem::path path = dataset.files[index].path;
     return path.parent_path().filename().string() + "/" + path.filename().string();
   };
-  CHECK(name(pair->a) == "h200/step32-d64.csv");
-  CHECK(name(pair->b) == "h200/step32-d-heads.csv");
+  CHECK(name(pair->a) == "h200/backward-b6-fp16.csv");
+  CHECK(name(pair->b) == "h200/backward-b6-pipes.csv");
   const std::string doc = read_file(kSourceDir + "/docs/explorer.md");
-  CHECK(doc.find("`h200/step32-d64.csv` against `h200/step32-d-heads.csv`") != std::string::npos);
+  CHECK(doc.find("`h200/backward-b6-fp16.csv` against `h200/backward-b6-pipes.csv`") !=
+        std::string::npos);
 }
 
 // Issue 36: the roofline (the GUI's roofline view builds it from the rows with DRAM counts, as
