@@ -3,6 +3,7 @@ rule (spec §1.4, kernels/common/reference.hpp), on PyTorch, CuPy and JAX arrays
 stream. Every test skips with the reason where no GPU (or no PyTorch) is usable."""
 
 import csv
+import math
 import os
 import pathlib
 import subprocess
@@ -455,7 +456,8 @@ def test_grouped_kv_heads_match_sdpa(torch, gpu, heads, heads_kv):
     for step, config in GROUPED_KERNELS:
         if not runs_here(step, config, gpu[0]):
             continue
-        batch, seq_len = 2, 3 * max(config.B_r, config.B_c)
+        # Whole query and KV blocks: a B_r = 192 kernel reads KV in blocks of 128.
+        batch, seq_len = 2, 3 * math.lcm(config.B_r, config.B_c)
         dtype = torch_dtype(torch, config.dtype)
         generator = torch.Generator(device="cuda").manual_seed(step * 100 + heads * 10 + heads_kv)
         q = torch.randn((batch, seq_len, heads, config.d_head), generator=generator,
