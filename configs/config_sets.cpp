@@ -6,8 +6,29 @@
 #include <stdexcept>
 
 #include "configs/launch_validation.hpp"
+#include "kernels/versions/steps.hpp"
 
 namespace flashscope::configs {
+
+static_assert(versions::kFirst == kFirstStep && versions::kFirstBackward == kFirstBackwardStep,
+              "configs/config_sets.hpp's first step numbers must match kernels/versions/steps.hpp");
+// Constant-initialized (before any dynamic initialization), so reading them is safe anywhere.
+const int kLastStep = versions::kLast;
+const int kLastBackwardStep = versions::kLastBackward;
+
+std::span<const StepDescriptor> step_descriptors() {
+  return versions::kEvery;
+}
+std::span<const StepDescriptor> forward_step_descriptors() {
+  return versions::kAll;
+}
+std::span<const StepDescriptor> backward_step_descriptors() {
+  return versions::kBackward;
+}
+
+const StepDescriptor* find_step_descriptor(int step) {
+  return versions::find(step);
+}
 
 namespace {
 

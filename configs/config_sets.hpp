@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,14 +16,24 @@
 #include "kernels/common/problem.hpp"
 #include "kernels/common/problem_axes.hpp"
 #include "kernels/common/step_descriptor.hpp"
-#include "kernels/versions/steps.hpp"
 
 namespace flashscope::configs {
 
 // The steps kernels/versions/steps.hpp lists; from kFirstHopperStep on, the Hopper track
-// (hopper-track.md).
-constexpr int kFirstStep = versions::kFirst;
-constexpr int kLastStep = versions::kLast;
+// (hopper-track.md). Only config_sets.cpp includes that list: the last step numbers are run-time
+// constants here, so that adding a step recompiles that file and not every file that includes
+// this header (docs/adding-a-step.md). The forward steps are numbered from 1, the backward
+// steps from kFirstBackwardStep (kernels/common/step_descriptor.hpp).
+constexpr int kFirstStep = 1;
+extern const int kLastStep;          // the newest forward step
+extern const int kLastBackwardStep;  // the newest backward step
+
+// Every step's descriptor: the forward steps in order, then the backward steps in order.
+std::span<const StepDescriptor> step_descriptors();
+std::span<const StepDescriptor> forward_step_descriptors();   // steps kFirstStep..kLastStep
+std::span<const StepDescriptor> backward_step_descriptors();  // B1..the newest backward step
+// The descriptor of step `step`, or nullptr when no step has that number.
+const StepDescriptor* find_step_descriptor(int step);
 
 // A step's descriptor in the form the host tools use (built from kernels/versions/vNN/step.hpp).
 struct StepInfo {

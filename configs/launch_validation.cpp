@@ -54,7 +54,7 @@ Problem problem_of(const AttentionTensors& tensors) {
 // (kernels/versions/vNN/step.hpp) declares them. A step without a descriptor has no rules to
 // fall back on: it is rejected by name.
 std::optional<std::string> unsupported_combination(int step, const KernelConfig& c) {
-  const StepDescriptor* descriptor = versions::find(step);
+  const StepDescriptor* descriptor = configs::find_step_descriptor(step);
   // A dtype the step does not run is refused by name first, whatever else the config breaks (an
   // E4M3 config on an Ampere step is also no Ampere config): the dtype axis comes first in the
   // table, so the sentence is the dtype's, naming the steps that run it.
@@ -85,7 +85,7 @@ std::optional<std::string> unsupported_combination(int step, const KernelConfig&
                                          configs::problem_at_d_head(c.d_head, descriptor->pass));
   if (c.deterministic && !descriptor->deterministic_dq) {
     std::vector<int> with;
-    for (const StepDescriptor& other : versions::kEvery)
+    for (const StepDescriptor& other : configs::step_descriptors())
       if (other.deterministic_dq) with.push_back(other.number);
     return "step " + step_name(step) + " has no deterministic option; " + to_short_form(c) +
            " asks for it (dQ added in a fixed order), which " + configs::step_list_text(with) +
@@ -101,7 +101,7 @@ const KernelEntry& find_kernel(const KernelRegistry& registry, int step,
   // Only for a step that exists: unsupported_combination rejects the others, and the lookup's
   // own message (this build has no kernel for step N) says the rest.
   std::optional<std::string> rule;
-  if (versions::find(step) != nullptr) rule = unsupported_combination(step, config);
+  if (configs::find_step_descriptor(step) != nullptr) rule = unsupported_combination(step, config);
   return registry.find(step, config, rule);
 }
 
@@ -172,10 +172,10 @@ std::optional<std::string> block_descale_violation(const KernelEntry& entry,
   const std::int64_t seq_len = tensors.q.shape[1];
   if (!has_blocks(tensors.q_descale, seq_len) && !has_blocks(tensors.k_descale, seq_len))
     return std::nullopt;
-  const StepDescriptor* descriptor = versions::find(entry.step);
+  const StepDescriptor* descriptor = configs::find_step_descriptor(entry.step);
   if (descriptor == nullptr || !descriptor->block_descales) {
     std::vector<int> steps;
-    for (const StepDescriptor& step : versions::kEvery)
+    for (const StepDescriptor& step : configs::step_descriptors())
       if (step.block_descales) steps.push_back(step.number);
     return "step " + step_name(entry.step) +
            " reads one descale per sample and head, not per block of positions (block_rows " +
@@ -198,7 +198,7 @@ std::optional<std::string> launch_refusal(const KernelEntry& entry, const Proble
   if (const auto violation = problem_violation(problem)) return *violation;
   // A dtype the step does not run at all is the step's refusal by name (naming the steps that
   // run it), not a mismatch with this one kernel's dtype.
-  if (const StepDescriptor* descriptor = versions::find(entry.step);
+  if (const StepDescriptor* descriptor = configs::find_step_descriptor(entry.step);
       descriptor != nullptr && !descriptor->dtypes.contains(problem.dtype))
     return configs::step_refusal_message(entry.step, problem);
   if (problem.d_head != c.d_head)
@@ -207,7 +207,7 @@ std::optional<std::string> launch_refusal(const KernelEntry& entry, const Proble
   if (problem.dtype != c.dtype)
     return "kernel config dtype " + dtype_text(c.dtype) + " does not match the input dtype " +
            dtype_text(problem.dtype);
-  const StepDescriptor* step = versions::find(entry.step);
+  const StepDescriptor* step = configs::find_step_descriptor(entry.step);
   // Steps whose descriptor sets `.partial_blocks` zero-fill, mask and skip the rows past the end.
   if (step == nullptr || !step->partial_blocks) {
     if (problem.seq_len % c.B_r != 0)
@@ -219,7 +219,7 @@ std::optional<std::string> launch_refusal(const KernelEntry& entry, const Proble
   }
   if (auto reason = unsupported_combination(entry.step, c)) return reason;
   if (auto reason = configs::step_refusal_message(entry.step, problem)) return reason;
-  if (const StepDescriptor* descriptor = versions::find(entry.step);
+  if (const StepDescriptor* descriptor = configs::find_step_descriptor(entry.step);
       descriptor != nullptr && descriptor->problem_rules != nullptr)
     if (auto reason = descriptor->problem_rules(entry.step, c, problem)) return reason;
   const auto& heads = entry.static_head_counts;
@@ -320,7 +320,7 @@ void validate_launch(const KernelEntry& entry, const AttentionTensors& tensors,
     reject("O has shape " + shape_string(tensors.o.shape) + " but Q has " + shape_string(shape) +
            "; they must be equal");
   if (tensors.softmax_lse != nullptr) {
-    const StepDescriptor* descriptor = versions::find(entry.step);
+    const StepDescriptor* descriptor = configs::find_step_descriptor(entry.step);
     if (descriptor == nullptr || !descriptor->writes_lse)
       reject("step " + step_name(entry.step) +
              " does not write the log-sum-exp; the steps that do: " +

@@ -33,10 +33,10 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
                    "Kernel step, 1-" + std::to_string(configs::kLastStep) + " (" +
                        std::to_string(kFirstHopperStep) + "-" + std::to_string(configs::kLastStep) +
                        ": the Hopper track, sm_90a only), or a backward step " +
-                       std::to_string(versions::kFirstBackward) + "-" +
-                       std::to_string(versions::kLastBackward) + " (" +
-                       step_name(versions::kFirstBackward) + "-" +
-                       step_name(versions::kLastBackward) + "), checked on the backward pass")
+                       std::to_string(kFirstBackwardStep) + "-" +
+                       std::to_string(configs::kLastBackwardStep) + " (" +
+                       step_name(kFirstBackwardStep) + "-" + step_name(configs::kLastBackwardStep) +
+                       "), checked on the backward pass")
       ->required();
   check->add_option("--config", cli.config,
                     "Config short form, e.g. \"(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles\" "
@@ -191,7 +191,7 @@ CheckRequest check_request_from_cli(const CheckCli& cli) {
   if (per_tile(request.quantization) && step_valid &&
       !configs::step_descriptor(cli.step).block_descales) {
     std::vector<int> steps;
-    for (const StepDescriptor& step : versions::kEvery)
+    for (const StepDescriptor& step : configs::step_descriptors())
       if (step.block_descales) steps.push_back(step.number);
     problems.add("--quantize " + std::string(quantization_text(request.quantization)) + ": step " +
                  step_name(cli.step) +

@@ -63,10 +63,10 @@ int main(int argc, char** argv) {
   CLI::App app{"flashscope explorer: the FlashAttention-2 forward progression (steps 1–" +
                std::to_string(kFirstHopperStep - 1) + "), its Hopper track (steps " +
                std::to_string(kFirstHopperStep) + "–" + std::to_string(configs::kLastStep) +
-               ") and the backward track (" + step_name(versions::kFirstBackward) + "–" +
-               step_name(versions::kLastBackward) + ", steps " +
-               std::to_string(versions::kFirstBackward) + "–" +
-               std::to_string(versions::kLastBackward) +
+               ") and the backward track (" + step_name(kFirstBackwardStep) + "–" +
+               step_name(configs::kLastBackwardStep) + ", steps " +
+               std::to_string(kFirstBackwardStep) + "–" +
+               std::to_string(configs::kLastBackwardStep) +
                ": --pass backward), built, checked and measured.\nBuilt kernel set: " +
                std::string(build_info().kernel_set) + ", CUDA architectures " +
                std::string(build_info().cuda_architectures) + "."};
@@ -139,11 +139,11 @@ int main(int argc, char** argv) {
   // before the window opens or a GPU is looked for.
   cli::UsageProblems problems;
   if (!list_set.empty()) {
-    if (list_set_step != 0 && versions::find(list_set_step) == nullptr)
+    if (list_set_step != 0 && configs::find_step_descriptor(list_set_step) == nullptr)
       problems.add("--list-set-step: " + std::to_string(list_set_step) + " is not a step (" +
                    std::to_string(configs::kFirstStep) + "-" + std::to_string(configs::kLastStep) +
-                   ", or a backward step " + std::to_string(versions::kFirstBackward) + "-" +
-                   std::to_string(versions::kLastBackward) + ")");
+                   ", or a backward step " + std::to_string(kFirstBackwardStep) + "-" +
+                   std::to_string(configs::kLastBackwardStep) + ")");
     else
       problems.check([&] {
         try {

@@ -88,7 +88,7 @@ int run(const Options& options) {
   const configs::BuildPlan plan = configs::build_plan(*set, step_filter, tune_steps);
 
   std::set<int> written_steps;
-  for (const StepDescriptor& step : versions::kEvery)
+  for (const StepDescriptor& step : configs::step_descriptors())
     if (fs::exists(options.versions_dir / step.source_folder / step.kernel.header))
       written_steps.insert(step.number);
 
@@ -183,7 +183,7 @@ int run(const Options& options) {
   // a page for each (explorer/model/embed_step_pages.cmake).
   std::string all_steps;
   std::string folders;
-  for (const StepDescriptor& step : versions::kEvery) {
+  for (const StepDescriptor& step : configs::step_descriptors()) {
     all_steps += " " + std::to_string(step.number);
     folders += " " + std::string(step.source_folder);
   }

@@ -222,9 +222,9 @@ void ProgressionView::draw(ExplorerState& state) {
 
   plot::Axis x_axis;
   x_axis.title = "step";
-  x_axis.fit = {0.4, kStepCount + 0.6};
+  x_axis.fit = {0.4, configs::kLastStep + 0.6};
   x_axis.zoomable = false;
-  for (int step = 1; step <= kStepCount; ++step)
+  for (int step = 1; step <= configs::kLastStep; ++step)
     x_axis.categories.push_back({static_cast<double>(step), std::to_string(step)});
   plot::Axis y_axis;
   y_axis.title = mode == ValueMode::tflops

@@ -20,12 +20,8 @@ struct StepPage {
   std::string_view source_diff;    // `diff -ruN previous current`, empty when none
 };
 
-// The forward progression's steps, 1..kStepCount (the progression view's x axis).
-inline constexpr int kStepCount = configs::kLastStep;
-// Pages embedded: one per step of both passes (the backward steps' are docs/versions/B1.md, ...).
-inline constexpr int kPageCount = static_cast<int>(versions::kEvery.size());
-
-// Every step's page: the forward steps 1..kStepCount, then the backward steps, in order.
+// Every step's page, one per step of both passes: the forward steps 1..configs::kLastStep, then
+// the backward steps (docs/versions/B1.md, ...), in order.
 std::span<const StepPage> embedded_step_pages();
 const StepPage* embedded_step_page(int step);  // nullptr for a step no descriptor declares
 

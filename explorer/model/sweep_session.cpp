@@ -20,7 +20,7 @@ namespace {
 // What a step's kernels need: its descriptor's track (B1 and B2 are Ampere steps); a step no
 // descriptor declares yet is placed by its number, as track_name places it.
 std::string_view track_arch(int step) {
-  const StepDescriptor* descriptor = versions::find(step);
+  const StepDescriptor* descriptor = configs::find_step_descriptor(step);
   const bool hopper =
       descriptor != nullptr ? descriptor->track == Track::hopper : step >= kFirstHopperStep;
   return hopper ? "sm_90a" : "sm_80+";

@@ -63,7 +63,7 @@ void require_kernel_capability(int compute_capability) {
 void require_built_kernel(const KernelRegistry& registry, int step, DType dtype, int d_head) {
   // A dtype the step does not run: its descriptor's refusal by name (the dtype axis comes first
   // in the table), not a kernel this build lacks.
-  if (const StepDescriptor* descriptor = versions::find(step);
+  if (const StepDescriptor* descriptor = configs::find_step_descriptor(step);
       descriptor != nullptr && !descriptor->dtypes.contains(dtype)) {
     Problem problem = configs::problem_at_d_head(d_head);
     problem.dtype = dtype;

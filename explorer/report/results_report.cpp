@@ -1226,7 +1226,7 @@ std::map<std::string, std::string> report_blocks(const RowSet& set) {
   // The backward steps' pages: one block per step the descriptors declare, measured or not, each
   // reading its own workload (backward, d_head 128, no mask) from the run that measured it most,
   // and again per device.
-  for (const StepDescriptor& step : versions::kBackward) {
+  for (const StepDescriptor& step : configs::backward_step_descriptors()) {
     const std::string name = "step-" + step_name(step.number);
     blocks[name] = backward_step_block(set, step.number);
     for (const auto& [device, rows] : rows_by_device)

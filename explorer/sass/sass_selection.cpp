@@ -47,9 +47,9 @@ constexpr std::array kParts = {Part::progression, Part::seed_a100, Part::seed_rt
                                Part::hopper_h100};
 
 // Every step kernels/versions/steps.hpp lists has picks: the forward steps 1..kLast and the
-// backward track's B1, B2, ... (numbered from versions::kFirstBackward).
+// backward track's B1, B2, ... (numbered from kFirstBackwardStep).
 bool is_known_step(int step) {
-  return versions::find(step) != nullptr;
+  return configs::find_step_descriptor(step) != nullptr;
 }
 
 std::optional<configs::StepPicks> picks_of(int step) {
@@ -59,9 +59,9 @@ std::optional<configs::StepPicks> picks_of(int step) {
 
 // The two progressions never compare with each other: a backward step's kernels (several per
 // instantiation, computing dQ, dK and dV) have no forward counterpart, and step numbers from
-// versions::kFirstBackward on are the backward track's (backward-track.md §1.1).
+// kFirstBackwardStep on are the backward track's (backward-track.md §1.1).
 bool same_pass(int a, int b) {
-  return (a >= versions::kFirstBackward) == (b >= versions::kFirstBackward);
+  return (a >= kFirstBackwardStep) == (b >= kFirstBackwardStep);
 }
 
 bool same_ignoring_dtype(const std::optional<KernelConfig>& pick, const KernelConfig& config) {

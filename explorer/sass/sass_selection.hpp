@@ -43,7 +43,7 @@ std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifac
 // dtype, or, with `include_neighbour_picks`, one of step - 1's or step + 1's of the same pass
 // (what a shipped artifact keeps: the measured kernels, and each neighbour's picks built at this
 // step, so that both sides of a step's change exist in the same config). Backward steps (B1 =
-// versions::kFirstBackward, ...) count as well; their neighbours are backward steps only.
+// kFirstBackwardStep, ...) count as well; their neighbours are backward steps only.
 bool is_progression_kernel(int step, const KernelConfig& config, bool include_neighbour_picks);
 
 }  // namespace flashscope::sass

@@ -219,7 +219,7 @@ TEST_CASE("e4m3 block descales: steps with .block_descales only, K and V in whol
   // The first FP8 step per (sample, head) and the first step with block descales (step 31 and
   // any copied from it).
   std::vector<int> block_steps;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : configs::forward_step_descriptors())
     if (step.block_descales) block_steps.push_back(step.number);
   REQUIRE_FALSE(block_steps.empty());
   CHECK(block_steps.front() == 31);
@@ -278,14 +278,14 @@ TEST_CASE("e4m3 inputs: O is bf16, and every 16-bit step refuses e4m3 by name") 
   // Well-formed e4m3 tensors reach the step's descriptor: steps 1-27 run fp16 and bf16 only, and
   // name the FP8 steps (those whose descriptors list e4m3: step 28 and any copied from it).
   std::vector<int> fp8_steps;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : configs::forward_step_descriptors())
     if (step.dtypes.contains(DType::E4M3)) fp8_steps.push_back(step.number);
   REQUIRE_FALSE(fp8_steps.empty());
   CHECK(fp8_steps.front() == 28);
   CHECK(message(entry_for(7), e4m3_tensors()) ==
         "step 7 runs fp16 and bf16 inputs only, not e4m3; e4m3 (FP8) input runs on " +
             configs::step_list_text(fp8_steps) + " (their kernels/versions/*/step.hpp declare it)");
-  for (const StepDescriptor& step : versions::kAll) {
+  for (const StepDescriptor& step : configs::forward_step_descriptors()) {
     if (step.dtypes.contains(DType::E4M3)) continue;
     Problem problem = multi_head_problem(DType::E4M3, 1, 1024, 16, *step.d_heads.begin());
     problem.pass = step.pass;
@@ -326,8 +326,8 @@ std::size_t no_workspace(const BackwardArgs&) {
 
 // Step B1's d_head 128 pick, as a backward entry (a launcher and a workspace size, no forward).
 KernelEntry backward_entry() {
-  KernelEntry entry = entry_for(versions::kFirstBackward,
-                                *configs::step_picks(versions::kFirstBackward).progression);
+  KernelEntry entry =
+      entry_for(kFirstBackwardStep, *configs::step_picks(kFirstBackwardStep).progression);
   entry.launch_backward = &launch_nothing;
   entry.backward_workspace_bytes = &no_workspace;
   return entry;

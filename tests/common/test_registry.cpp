@@ -6,7 +6,6 @@
 #include "configs/config_sets.hpp"
 #include "kernels/common/build_info.hpp"
 #include "kernels/common/registry.hpp"
-#include "kernels/versions/steps.hpp"
 
 using namespace flashscope;
 
@@ -71,7 +70,7 @@ TEST_CASE("entries carry a launcher, the kernel function and the spec's attribut
     CAPTURE(entry->display_name);
     // A step's pass decides its launcher: the forward's, or the backward's with its workspace
     // size (backward-track.md §1.1), never both.
-    const StepDescriptor* step = versions::find(entry->step);
+    const StepDescriptor* step = configs::find_step_descriptor(entry->step);
     REQUIRE(step != nullptr);
     const bool backward = step->pass == Pass::backward;
     CHECK(static_cast<bool>(entry->launch) == !backward);
@@ -138,7 +137,7 @@ TEST_CASE(
   // would refuse (or wrongly accept) causal launches.
   for (const KernelEntry* entry : built_kernels().entries()) {
     CAPTURE(entry->display_name);
-    const StepDescriptor* descriptor = versions::find(entry->step);
+    const StepDescriptor* descriptor = configs::find_step_descriptor(entry->step);
     REQUIRE(descriptor != nullptr);
     CHECK(entry->supports_causal == descriptor->causal);
   }

@@ -7,6 +7,7 @@
 
 #include "configs/config_sets.hpp"
 #include "configs/launch_validation.hpp"
+#include "kernels/versions/steps.hpp"
 
 using namespace flashscope;
 using namespace flashscope::configs;

@@ -5,9 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -45,7 +47,84 @@ constexpr const char* kFixtureTable = R"(Some prose.
 <!-- layers:end -->
 )";
 
+// The files under `folders` of `root` that include `target`: a quoted #include, or one that a
+// CMake script writes into a generated source (its quotes escaped). Relative paths, sorted.
+std::vector<std::string> files_including(const fs::path& root,
+                                         const std::vector<std::string>& folders,
+                                         const std::string& target) {
+  const std::string plain = "#include \"" + target + "\"";
+  const std::string escaped = "#include \\\"" + target + "\\\"";
+  std::vector<std::string> out;
+  for (const std::string& folder : folders) {
+    if (!fs::exists(root / folder)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
+      if (!entry.is_regular_file()) continue;
+      const std::string extension = entry.path().extension().string();
+      if (extension != ".cpp" && extension != ".hpp" && extension != ".cu" && extension != ".cuh" &&
+          extension != ".h" && extension != ".cmake" && entry.path().filename() != "CMakeLists.txt")
+        continue;
+      const std::string text = read_text(entry.path());
+      if (text.find(plain) != std::string::npos || text.find(escaped) != std::string::npos)
+        out.push_back(fs::relative(entry.path(), root).generic_string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The paths listed as "- `path`: ..." between the page's step-list-includers markers, sorted.
+std::vector<std::string> documented_step_list_includers(const std::string& page) {
+  const std::size_t begin = page.find("<!-- step-list-includers:begin");
+  const std::size_t end = page.find("<!-- step-list-includers:end -->");
+  REQUIRE_MESSAGE(begin != std::string::npos,
+                  "docs/architecture.md has no step-list-includers list");
+  REQUIRE(end > begin);
+  std::vector<std::string> out;
+  std::istringstream lines(page.substr(begin, end - begin));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("- `", 0) != 0) continue;
+    const std::size_t close = line.find('`', 3);
+    if (close != std::string::npos) out.push_back(line.substr(3, close - 3));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const std::vector<std::string> kSourceFolders = {"kernels", "configs", "profiling", "explorer",
+                                                 "tests",   "scripts", "python"};
+
 }  // namespace
+
+TEST_CASE("only the files docs/architecture.md lists include the step list") {
+  // The search itself, on a fixture tree: a plain include, a CMake-written one, a mention in a
+  // comment (not an include) and another header. (The includes are split in two literals so
+  // that this file is not one of the tree's includers.)
+  const fs::path root =
+      fs::temp_directory_path() / ("flashscope_test_step_list_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  write_file(root / "configs/a.cpp",
+             "#include \"kernels/versions/"
+             "steps.hpp\"\n");
+  write_file(root / "explorer/embed.cmake",
+             "set(code \"#include \\\"kernels/versions/"
+             "steps.hpp\\\"\")\n");
+  write_file(root / "explorer/b.cpp", "// reads kernels/versions/steps.hpp through configs\n");
+  write_file(root / "tests/c.hpp", "#include \"kernels/versions/v08/step.hpp\"\n");
+  CHECK(files_including(root, {"configs", "explorer", "tests"}, "kernels/versions/steps.hpp") ==
+        std::vector<std::string>{"configs/a.cpp", "explorer/embed.cmake"});
+  fs::remove_all(root);
+
+  const std::vector<std::string> documented =
+      documented_step_list_includers(read_text(fs::path(kSourceDir) / "docs/architecture.md"));
+  const std::vector<std::string> found =
+      files_including(kSourceDir, kSourceFolders, "kernels/versions/steps.hpp");
+  std::string listed;
+  for (const std::string& path : found)
+    listed += "  " + path + "\n";
+  INFO("files that include kernels/versions/steps.hpp:\n" << listed);
+  CHECK(!documented.empty());
+  CHECK(found == documented);
+}
 
 TEST_CASE("the layer check reads its table and finds what breaks it, on a fixture tree") {
   const std::vector<Layer> layers = parse_layer_table(kFixtureTable);

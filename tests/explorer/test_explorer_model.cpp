@@ -631,11 +631,11 @@ TEST_CASE("every step has an embedded page entry") {
   CHECK(embedded_step_page(12)->doc_path == "docs/versions/12.md");
   CHECK(embedded_step_page(18)->source_folder == "kernels/versions/v18");
   // The backward steps: their own pages, B2 diffed against B1 and B1 against nothing.
-  const StepPage* b1 = embedded_step_page(versions::kFirstBackward);
+  const StepPage* b1 = embedded_step_page(kFirstBackwardStep);
   REQUIRE(b1 != nullptr);
   CHECK(b1->doc_path == "docs/versions/B1.md");
   CHECK(b1->source_diff.empty());
-  const StepPage* b2 = embedded_step_page(versions::kFirstBackward + 1);
+  const StepPage* b2 = embedded_step_page(kFirstBackwardStep + 1);
   REQUIRE(b2 != nullptr);
   CHECK(b2->doc_path == "docs/versions/B2.md");
   CHECK(b2->source_folder == "kernels/versions/b02");

@@ -134,11 +134,11 @@ TEST_CASE("group_by_track splits every configs/ step into the Ampere, Hopper and
   CHECK(tracks[1].steps.back().step == configs::kLastStep);
   // The backward steps, their arch from their descriptors (B1 and B2 are Ampere steps).
   CHECK(tracks[2].name == "Backward");
-  CHECK(tracks[2].steps.front().step == versions::kFirstBackward);
-  CHECK(tracks[2].steps.back().step == versions::kLastBackward);
-  CHECK(tracks[2].arch == (configs::step_descriptor(versions::kLastBackward).track == Track::hopper
-                               ? "sm_90a"
-                               : "sm_80+"));
+  CHECK(tracks[2].steps.front().step == kFirstBackwardStep);
+  CHECK(tracks[2].steps.back().step == configs::kLastBackwardStep);
+  CHECK(tracks[2].arch ==
+        (configs::step_descriptor(configs::kLastBackwardStep).track == Track::hopper ? "sm_90a"
+                                                                                     : "sm_80+"));
   CHECK(tracks[0].steps.size() + tracks[1].steps.size() + tracks[2].steps.size() ==
         configs::steps().size());
   for (const StepTrack& track : tracks)

@@ -69,7 +69,9 @@ void check_step_list(std::string_view text) {
                  std::adjacent_find(steps.begin(), steps.end()) == steps.end(),
              "steps not sorted and distinct: " + detail);
   FUZZ_CHECK(std::all_of(steps.begin(), steps.end(),
-                         [](int step) { return flashscope::versions::find(step) != nullptr; }),
+                         [](int step) {
+                           return flashscope::configs::find_step_descriptor(step) != nullptr;
+                         }),
              "a step no descriptor declares: " + detail);
   std::vector<int> again;
   try {

@@ -160,8 +160,7 @@ TEST_CASE("every built backward kernel passes backward-track.md §2 on the shape
     if (configs::step_descriptor(entry->step).pass == Pass::backward) entries.push_back(entry);
   if (entries.empty()) {
     skip_test_case("this build has no backward kernels (FLASHSCOPE_STEPS names none of " +
-                   configs::step_list_text({versions::kFirstBackward, versions::kLastBackward}) +
-                   ")");
+                   configs::step_list_text({kFirstBackwardStep, configs::kLastBackwardStep}) + ")");
     return;
   }
   const int cc = compute_capability();

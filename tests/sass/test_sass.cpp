@@ -406,7 +406,7 @@ TEST_CASE("which kernel a step is compared with") {
 }
 
 TEST_CASE("backward steps: their picks are kept, one entry kernel each, compared within the pass") {
-  const int b1 = versions::kFirstBackward;
+  const int b1 = kFirstBackwardStep;
   const int b2 = b1 + 1;
   const KernelConfig b1_config = *configs::step_picks(b1).progression;
   const KernelConfig b2_config = *configs::step_picks(b2).progression;

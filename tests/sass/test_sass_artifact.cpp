@@ -314,7 +314,7 @@ TEST_SUITE("shipped") {
   TEST_CASE("backward steps: three kernels per instantiation, the entry kernel found by config") {
     for (const SassArtifact& artifact : shipped()) {
       for (const int step : artifact.steps()) {
-        if (step < versions::kFirstBackward) continue;
+        if (step < kFirstBackwardStep) continue;
         for (const std::string& arch : artifact.architectures()) {
           for (const SassKernelRecord* record : artifact.kernels_of(step, arch)) {
             INFO(name_of(*record));
@@ -332,7 +332,7 @@ TEST_SUITE("hopper") {
   TEST_CASE("every 16-bit kernel of steps 17+ issues HGMMA and no HMMA.16816 (sm_90a)") {
     for (const SassArtifact& artifact : shipped()) {
       for (const int step : artifact.steps()) {
-        if (step <= kLastMmaSyncStep || step >= versions::kFirstBackward) continue;
+        if (step <= kLastMmaSyncStep || step >= kFirstBackwardStep) continue;
         for (const SassKernelRecord* record : artifact.kernels_of(step, "sm_90a")) {
           if (record->config.dtype == DType::E4M3) continue;  // 8-bit wgmma is QGMMA
           INFO(name_of(*record));

@@ -705,7 +705,7 @@ TEST_CASE("--causal: a unit per mask value, steps without the mask skipped with 
 TEST_CASE("--pass backward: backward steps in units of their own, forward steps noted") {
   KernelRegistry registry;
   registry.add(entry_for(1, fp16(configs::progression()[0])));
-  const int b1 = versions::kFirstBackward;
+  const int b1 = kFirstBackwardStep;
   KernelEntry backward = entry_for(b1, fp16(configs::headline_config(b1)));
   backward.launch = nullptr;  // a backward step's entry: its own launcher, never the forward's
   backward.launch_backward = [](const BackwardArgs&, cudaStream_t) { return cudaSuccess; };
@@ -1048,7 +1048,7 @@ TEST_CASE(
         std::string::npos);
   check.quantize = "per-tile";
   std::vector<int> block_steps;
-  for (const StepDescriptor& step : versions::kAll)
+  for (const StepDescriptor& step : configs::forward_step_descriptors())
     if (step.block_descales) block_steps.push_back(step.number);
   CHECK(problems(check).find("--quantize per-tile: step 29 reads one descale per sample and "
                              "head; per-tile descales run on " +
