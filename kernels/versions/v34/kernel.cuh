@@ -218,7 +218,9 @@ __global__ void __launch_bounds__(Shape<StaticC::value>::kThreads, 1)
     // 28's ping-pong is the round of two). Step 34: the round of a tile is its live consumers
     // 0 .. live - 1 (live_consumers.cuh), so the last live one hands the turn to consumer 0, live
     // in every tile; a consumer arrives at consumer 0's barrier in its last turn of a tile only
-    // when it is that tile's last live one, so each arrival is still matched by one wait.
+    // when it is that tile's last live one, so each arrival is still matched by one wait. A tile
+    // with one live consumer is a round of one: consumer 0 arrives at its own barrier (128 of its
+    // 256 threads) and its next turn's wait brings the other 128, so its turns pass at once.
     constexpr int kTurnBarrier = 3;  // 0: __syncthreads, 1-2: step 24's epilogues (unused), 3-5
     constexpr int kTurnThreads = 2 * kWarpgroupWarps * 32;
     const bool goes_first = consumer == 0;
