@@ -302,14 +302,12 @@ TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names"
 // below) places every forward step on the H200, whose dataset has DRAM byte counts for each step's
 // progression configs at N = 4096 (progression-4096.csv: steps 1-21; progression-4096-22-29.csv:
 // the steps added after it; progression-4096-smem.csv: steps 1-31 again, with the shared-memory
-// wavefront counts too; progression-4096-smem-32.csv: step 32). Steps whose DRAM counts a GPU
-// run still owes (`explorer --csv --set prog --steps NN --seq-lens 4096 --d-heads 128 --metrics
-// dram__bytes_read.sum,dram__bytes_write.sum`): step 33, whose one GPU call measured e4m3 only
-// (results/h200/step33-e4m3.csv; its 16-bit kernels are step 32's), and step 34, whose call
-// measured time against step 33 and cuDNN without the DRAM metrics (results/h200/
-// step34-d-heads.csv). An owed step that is placed fails the test, so an entry goes when its rows
-// come.
-constexpr std::array<int, 2> kRooflineOwed{33, 34};
+// wavefront counts too; progression-4096-smem-32.csv: step 32; progression-4096-smem-34.csv:
+// steps 33 and 34, whose 16-bit kernels are step 32's and step 34's). Steps whose DRAM counts a
+// GPU run still owes (`explorer --csv --set prog --steps NN --seq-lens 4096 --d-heads 128
+// --metrics dram__bytes_read.sum,dram__bytes_write.sum`): none now. An owed step that is placed
+// fails the test, so an entry goes when its rows come.
+constexpr std::array<int, 0> kRooflineOwed{};
 
 TEST_CASE("the H200 roofline places every forward step at N = 4096 in both dtypes") {
   const Dataset dataset = load_shipped();
