@@ -37,12 +37,9 @@ struct OwedRows {
   const char* dtype;
   const char* reason;
 };
-// Step 33's fp16 and bf16 rows: its 16-bit kernels are step 32's, unchanged (the step changes the
-// FP8 path only), and its one GPU call measured e4m3 (results/h200/step33-e4m3.csv).
-constexpr std::array<OwedRows, 2> kOwed{{
-    {33, "fp16", "step 33's run measured e4m3 only (its 16-bit kernels are step 32's)"},
-    {33, "bf16", "step 33's run measured e4m3 only (its 16-bit kernels are step 32's)"},
-}};
+// None owed: step 33's fp16 and bf16 rows (its 16-bit kernels are step 32's) came with step 34's
+// run (results/h200/step34-d-heads.csv), which measured both steps in the same rounds.
+constexpr std::array<OwedRows, 0> kOwed{};
 
 const OwedRows* owed(int step, const std::string& dtype) {
   for (const OwedRows& entry : kOwed)
@@ -305,12 +302,12 @@ TEST_CASE("Compare opens the shipped dataset on the pair docs/explorer.md names"
 // below) places every forward step on the H200, whose dataset has DRAM byte counts for each step's
 // progression configs at N = 4096 (progression-4096.csv: steps 1-21; progression-4096-22-29.csv:
 // the steps added after it; progression-4096-smem.csv: steps 1-31 again, with the shared-memory
-// wavefront counts too; progression-4096-smem-32.csv: step 32). Steps whose DRAM counts a GPU
-// run still owes (`explorer --csv --set prog --steps NN --seq-lens 4096 --d-heads 128 --metrics
-// dram__bytes_read.sum,dram__bytes_write.sum`): step 33, whose one GPU call measured e4m3 only
-// (results/h200/step33-e4m3.csv; its 16-bit kernels are step 32's). An owed step that is placed
+// wavefront counts too; progression-4096-smem-32.csv: step 32; progression-4096-smem-34.csv:
+// steps 33 and 34, whose 16-bit kernels are step 32's and step 34's). Steps whose DRAM counts a
+// GPU run still owes (`explorer --csv --set prog --steps NN --seq-lens 4096 --d-heads 128
+// --metrics dram__bytes_read.sum,dram__bytes_write.sum`): none now. An owed step that is placed
 // fails the test, so an entry goes when its rows come.
-constexpr std::array<int, 1> kRooflineOwed{33};
+constexpr std::array<int, 0> kRooflineOwed{};
 
 TEST_CASE("the H200 roofline places every forward step at N = 4096 in both dtypes") {
   const Dataset dataset = load_shipped();
