@@ -43,12 +43,9 @@
 // the consumers take 232), and the transposing warps move two items at once with the swizzle
 // applied by XOR from per-lane offsets (fp8_transpose.cuh). The consumers are step 32's.
 //
-// Step 34 (docs/versions/34.md): V's path gets rings of its own depth. With one depth for K, V and
-// Vᵀ (the config's stages, 2 at d_head 128 and 256) the transpose of tile j + 2 waits for the
-// slower consumer's P·V of tile j, and TMA's load of V j + 2 for the transpose of tile j: each V
-// tile's transpose had about one consumer turn between its start and the P·V that needs it. V and
-// Vᵀ now have max(stages, 3) slots (Fp8Shape::kVStages) with their own pipeline states, so the
-// transpose may run a tile further ahead; K keeps the config's stages. Nothing else changes.
+// Step 34 (docs/versions/34.md): every ring of this kernel (K, V, Vᵀ) has at least three slots
+// (Fp8Shape::kStages), where the config's two left a consumer waiting inside its GEMM turn for a K
+// tile still in flight. Nothing else changes.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -411,8 +408,6 @@ __global__ void __launch_bounds__(Fp8Shape<StaticC::value>::kThreads, 1)
   constexpr KernelConfig C = StaticC::value;
   using Sh = Fp8Shape<C>;
   using KVState = pipeline::PipelineState<Sh::kStages>;
-  // Step 34: V's and Vᵀ's rings are deeper than K's (Fp8Shape::kVStages).
-  using VState = pipeline::PipelineState<Sh::kVStages>;
   using QState = pipeline::PipelineState<1>;
 
   extern __shared__ uint4 smem[];
@@ -429,8 +424,8 @@ __global__ void __launch_bounds__(Fp8Shape<StaticC::value>::kThreads, 1)
   // by the consumer warps after P·V.
   const pipeline::MbarrierPipeline<1> Q_ring(base + Sh::kBarrierOffsetBytes);
   const pipeline::MbarrierPipeline<Sh::kStages> K_ring(base + Sh::kKRingOffsetBytes);
-  const pipeline::MbarrierPipeline<Sh::kVStages> V_ring(base + Sh::kVRingOffsetBytes);
-  const pipeline::MbarrierPipeline<Sh::kVStages> Vt_ring(base + Sh::kVtRingOffsetBytes);
+  const pipeline::MbarrierPipeline<Sh::kStages> V_ring(base + Sh::kVRingOffsetBytes);
+  const pipeline::MbarrierPipeline<Sh::kStages> Vt_ring(base + Sh::kVtRingOffsetBytes);
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32;
@@ -474,7 +469,6 @@ __global__ void __launch_bounds__(Fp8Shape<StaticC::value>::kThreads, 1)
       // ---- TMA: Q, then K and V of each block, as in step 27 -----------------------------------
       QState q_state;
       KVState kv_state;
-      VState v_state;
       const std::uint32_t Q_bytes =
           static_cast<std::uint32_t>(packing.rows) * Sh::kSubTiles * Sh::kRowBytes;
       for (; scheduler.has_tile(); scheduler.advance()) {
@@ -487,37 +481,38 @@ __global__ void __launch_bounds__(Fp8Shape<StaticC::value>::kThreads, 1)
         load_fp8_tile<C, C.B_r>(Q_address, &maps.q, Q_ring.producer_expect_bytes(q_state, Q_bytes),
                                 {first_position, tile.head * packing.group, tile.sample});
         q_state.advance();
-        for (int block = 0; block < range.blocks; ++block, kv_state.advance(), v_state.advance()) {
+        for (int block = 0; block < range.blocks; ++block, kv_state.advance()) {
           const TileCoordinates from{(last_kv_block - block) * C.B_c, tile.head, tile.sample};
+          const int slot_offset = kv_state.index * Sh::kKVTileBytes;
           K_ring.producer_acquire(kv_state);
-          load_fp8_tile<C, C.B_c>(K_address + kv_state.index * Sh::kKVTileBytes, &maps.k,
+          load_fp8_tile<C, C.B_c>(K_address + slot_offset, &maps.k,
                                   K_ring.producer_expect_bytes(kv_state, Sh::kKVTileBytes), from);
-          V_ring.producer_acquire(v_state);
-          load_fp8_tile<C, C.B_c>(V_address + v_state.index * Sh::kKVTileBytes, &maps.v,
-                                  V_ring.producer_expect_bytes(v_state, Sh::kKVTileBytes), from);
+          V_ring.producer_acquire(kv_state);
+          load_fp8_tile<C, C.B_c>(V_address + slot_offset, &maps.v,
+                                  V_ring.producer_expect_bytes(kv_state, Sh::kKVTileBytes), from);
         }
       }
     } else if (warp >= 1) {
       // ---- Transpose: warps 1-3 turn each landed V tile into Vᵀ --------------------------------
       const int thread = tid - 32;
-      VState v_state;
+      KVState kv_state;
       for (; scheduler.has_tile(); scheduler.advance()) {
         const scheduling::AttentionTile tile = scheduler.tile();
         const int first_position = packing.first_position(tile.query_block, args.seq_len, causal);
         const CausalBlockRange range =
             kv_blocks_of<C>(first_position, packing.positions, args.n_KV_blocks, causal);
-        for (int block = 0; block < range.blocks; ++block, v_state.advance()) {
-          V_ring.consumer_wait(v_state);
-          Vt_ring.producer_acquire(v_state);
-          transpose_V_tile<C>(V_address + v_state.index * Sh::kKVTileBytes,
-                              Vt_address + v_state.index * Sh::kVtTileBytes, thread);
+        for (int block = 0; block < range.blocks; ++block, kv_state.advance()) {
+          V_ring.consumer_wait(kv_state);
+          Vt_ring.producer_acquire(kv_state);
+          transpose_V_tile<C>(V_address + kv_state.index * Sh::kKVTileBytes,
+                              Vt_address + kv_state.index * Sh::kVtTileBytes, thread);
           // Each thread's generic stores are made visible to wgmma's async proxy, then all 96
           // threads meet before one of them publishes the tile and frees V's slot.
           ptx::fence_proxy_async_shared();
           ptx::named_barrier_sync(kTransposeBarrier, kTransposeThreads);
           if (thread == 0) {
-            Vt_ring.producer_commit(v_state);
-            V_ring.consumer_release(v_state);
+            Vt_ring.producer_commit(kv_state);
+            V_ring.consumer_release(kv_state);
           }
         }
       }
@@ -548,7 +543,6 @@ __global__ void __launch_bounds__(Fp8Shape<StaticC::value>::kThreads, 1)
 
     QState q_state;
     KVState kv_state;
-    VState v_state;  // the Vᵀ tile of the KV block whose Q·Kᵀ was issued last
     bool first_turn = true;
     for (; scheduler.has_tile(); scheduler.advance()) {
       const scheduling::AttentionTile tile = scheduler.tile();
@@ -595,9 +589,8 @@ __global__ void __launch_bounds__(Fp8Shape<StaticC::value>::kThreads, 1)
       if (range.masked_blocks > 0) apply_causal_mask<C>(S, row_positions, range.blocks - 1, lane);
       softmax.template update_scores<true>(S, factors, kv_descales.of(next_descales));
       convert_to_fp8_A_fragments(P, S);
-      VState previous = v_state;
+      KVState previous = kv_state;
       kv_state.advance();
-      v_state.advance();
 
       auto kv_turn = [&](int block, auto masked) {
         next_descales = kv_descales.load(range.blocks - 1 - block);
@@ -620,9 +613,8 @@ __global__ void __launch_bounds__(Fp8Shape<StaticC::value>::kThreads, 1)
         release(Vt_ring, previous);
         if (rescales) softmax.rescale(O, factors);
         convert_to_fp8_A_fragments(P, S);
-        previous = v_state;
+        previous = kv_state;
         kv_state.advance();
-        v_state.advance();
       };
       int block = 1;
       for (; block < range.masked_blocks; ++block)

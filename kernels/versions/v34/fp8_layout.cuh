@@ -28,9 +28,8 @@ struct Fp8Shape {
                 "Vᵀ keeps B_c keys in one 128-byte row, read in 32-key steps");
   static_assert(C.d_head % 64 == 0, "d_head is 64, 128 or 256");
 
-  static constexpr int kStages = C.stages;  // K's ring
-  // Step 34: V's and Vᵀ's rings, at least three slots (step.hpp, fp8_v_stages).
-  static constexpr int kVStages = versions::v34::fp8_v_stages(C);
+  // Step 34: at least three slots in each ring (step.hpp, fp8_stages), whatever the config says.
+  static constexpr int kStages = versions::v34::fp8_stages(C);
   static constexpr int kDHead = C.d_head;
   static constexpr int kThreads = 32 * C.n_warps;
   static constexpr int kConsumerWarps = consumer_warpgroups(C) * kWarpgroupWarps;
@@ -62,34 +61,31 @@ struct Fp8Shape {
   static constexpr int kQKSteps = kDHead / 32;  // 32-wide k-steps of Q·Kᵀ
   static constexpr int kPVSteps = C.B_c / 32;   // 32-key k-steps of P·V
 
-  // Byte offsets from the 1024-byte aligned base: Q, the K ring (kStages slots), the V ring, the Vᵀ
-  // ring (kVStages slots each), then the barriers: Q's ring, K's, V's (TMA-full, transpose-empty)
-  // and Vᵀ's (transpose-full, consumer-empty).
+  // Byte offsets from the 1024-byte aligned base: Q, the K ring, the V ring, the Vᵀ ring, then the
+  // barriers: Q's ring, K's, V's (TMA-full, transpose-empty) and Vᵀ's (transpose-full,
+  // consumer-empty).
   static constexpr int kQTileBytes = C.B_r * kSubTiles * kRowBytes;
   static constexpr int kKVTileBytes = C.B_c * kSubTiles * kRowBytes;
   static constexpr int kVtTileBytes = kDHead * kRowBytes;
   static constexpr int kQTileOffset = 0;
   static constexpr int kKTileOffset = kQTileBytes;
   static constexpr int kVTileOffset = kKTileOffset + kStages * kKVTileBytes;
-  static constexpr int kVtTileOffset = kVTileOffset + kVStages * kKVTileBytes;
-  static constexpr int kBarrierOffsetBytes = kVtTileOffset + kVStages * kVtTileBytes;
+  static constexpr int kVtTileOffset = kVTileOffset + kStages * kKVTileBytes;
+  static constexpr int kBarrierOffsetBytes = kVtTileOffset + kStages * kVtTileBytes;
   static constexpr int kKRingOffsetBytes =
       kBarrierOffsetBytes + pipeline::MbarrierPipeline<1>::kBarrierBytes;
   static constexpr int kVRingOffsetBytes =
       kKRingOffsetBytes + pipeline::MbarrierPipeline<kStages>::kBarrierBytes;
   static constexpr int kVtRingOffsetBytes =
-      kVRingOffsetBytes + pipeline::MbarrierPipeline<kVStages>::kBarrierBytes;
-  static constexpr int kBarrierBytes = kVtRingOffsetBytes +
-                                       pipeline::MbarrierPipeline<kVStages>::kBarrierBytes -
-                                       kBarrierOffsetBytes;
+      kVRingOffsetBytes + pipeline::MbarrierPipeline<kStages>::kBarrierBytes;
+  static constexpr int kBarrierBytes =
+      kVtRingOffsetBytes + pipeline::MbarrierPipeline<kStages>::kBarrierBytes - kBarrierOffsetBytes;
   static_assert(kBarrierBytes <= kHopperBarrierBytes, "the rings' barriers outgrow their space");
   static constexpr int kSmemBytes = versions::v34::fp8_smem_bytes(C);
   static_assert(kSmemBytes == kHopperSmemAlignment + kBarrierOffsetBytes + kHopperBarrierBytes);
-  static_assert(
-      kSmemBytes <= kHopperMaxSmemBytes,
-      "step 34's e4m3 Q + stages x K + max(stages, 3) x (V + Vᵀ) tiles exceed the 227 KB a "
-      "block may opt "
-      "in to");
+  static_assert(kSmemBytes <= kHopperMaxSmemBytes,
+                "step 34's e4m3 Q + max(stages, 3) x (K + V + Vᵀ) tiles exceed the 227 KB a block "
+                "may opt in to");
 
   // log2(e) / sqrt(d): the per-(sample, head) descales of Q and K multiply it at run time.
   static constexpr float kSoftmaxScaleLog2 =

@@ -42,20 +42,19 @@ inline constexpr int kFp8RowBytes = 128;
 constexpr int fp8_sub_tiles(const KernelConfig& c) {
   return (c.d_head + kFp8RowBytes - 1) / kFp8RowBytes;
 }
-// Step 34: V's path has a ring of its own depth. The V tile and its transpose wait on each other
-// (TMA refills a V slot only once the transpose has read it; the transpose writes a Vᵀ slot only
-// once both consumers' P·V has read it), so with the config's two stages the transpose of tile
-// j + 2 cannot start before the slower consumer's P·V of tile j, which the other consumer's next
-// P·V already waits for (docs/versions/34.md). V and Vᵀ keep at least three slots; K keeps the
-// config's stages (its slot is free as soon as Q·Kᵀ has read it).
-inline constexpr int kFp8MinVStages = 3;
-constexpr int fp8_v_stages(const KernelConfig& c) {
-  return c.stages > kFp8MinVStages ? c.stages : kFp8MinVStages;
+// Step 34: the FP8 kernel's rings (K, V and Vᵀ) have at least three slots, whatever the config's
+// stages say (2 at d_head 128 and 256). With two, the consumers waited inside their GEMM turn for a
+// K tile TMA had not landed yet, which held the other consumer's turn too (docs/versions/34.md has
+// the profile). Three fit beside Q at every d_head: 165120 bytes at 128, 230656 at 256 (B_c 64).
+// The 16-bit kernel keeps the config's stages.
+inline constexpr int kFp8MinStages = 3;
+constexpr int fp8_stages(const KernelConfig& c) {
+  return c.stages > kFp8MinStages ? c.stages : kFp8MinStages;
 }
 constexpr int fp8_smem_bytes(const KernelConfig& c) {
   const int row_bytes = fp8_sub_tiles(c) * kFp8RowBytes;
-  return kHopperSmemAlignment + c.B_r * row_bytes + c.stages * c.B_c * row_bytes +
-         fp8_v_stages(c) * (c.B_c * row_bytes + c.d_head * kFp8RowBytes) + kHopperBarrierBytes;
+  return kHopperSmemAlignment + c.B_r * row_bytes +
+         fp8_stages(c) * (2 * c.B_c * row_bytes + c.d_head * kFp8RowBytes) + kHopperBarrierBytes;
 }
 
 // Step 29: step 25's warp-specialized rules with two or three consumer warpgroups (B_r = 128 or
@@ -91,10 +90,9 @@ inline std::optional<std::string> fp8_rules(int step, const KernelConfig& c) {
            "B_c must be 32, 64, 96 or 128, not " +
            std::to_string(c.B_c);
   if (fp8_smem_bytes(c) > kHopperMaxSmemBytes)
-    return name + " keeps e4m3 Q, stages x K and max(stages, 3) x (V + transposed V) in shared " +
-           "memory: " + std::to_string(fp8_smem_bytes(c)) +
-           " bytes at d_head = " + std::to_string(c.d_head) + ", B_c = " + std::to_string(c.B_c) +
-           " and stages = " + std::to_string(c.stages) +
+    return name + " keeps e4m3 Q and max(stages, 3) x (K + V + transposed V) in shared memory: " +
+           std::to_string(fp8_smem_bytes(c)) + " bytes at d_head = " + std::to_string(c.d_head) +
+           ", B_c = " + std::to_string(c.B_c) + " and stages = " + std::to_string(c.stages) +
            " exceed the 232448 bytes (227 KB) a block may opt in to";
   return std::nullopt;
 }
@@ -127,7 +125,7 @@ inline std::optional<KernelConfig> rows_for_problem(const KernelConfig& c, const
 
 inline constexpr StepDescriptor kStep34{
     .number = 34,
-    .title = "FP8: V and its transpose in rings of three slots, ahead of K's two",
+    .title = "FP8: the K, V and transposed-V rings three slots deep",
     .track = Track::hopper,
     .source_folder = "v34",
     .cpp_namespace = "v34",
@@ -182,8 +180,8 @@ inline constexpr StepDescriptor kStep34{
                .by_d_head = {{{.d_head = 256, .B_c = {32, 64}, .stages = {2, 3}}}}},
     // Step 25's rules: smem_bytes() (Q + stages x (K + V)) is the whole footprint, and packing
     // adds none (the idle rows of a packed Q tile are part of it).
-    // Step 25's rules, plus the FP8 path's transposed V tiles (fp8_rules; step 34: V and Vᵀ in
-    // rings of at least three slots, fp8_v_stages).
+    // Step 25's rules, plus the FP8 path's transposed V tiles (fp8_rules; step 34: rings of at
+    // least three slots, fp8_stages).
     // Step 29: two or three consumers (two_or_three_consumers).
     .rules = v34::fp8_rules,
     .problem_rules = v34::packs_whole_groups,
