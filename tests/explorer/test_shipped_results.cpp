@@ -37,14 +37,9 @@ struct OwedRows {
   const char* dtype;
   const char* reason;
 };
-// Step 33's fp16 and bf16 rows (its 16-bit kernels are step 32's) came with step 34's run
-// (results/h200/step34-d-heads.csv), which measured both steps in the same rounds.
-constexpr std::array<OwedRows, 2> kOwed{{
-    {35, "fp16",
-     "step 35 changes the FP8 path only (its 16-bit kernels are step 34's); its one device call "
-     "measured e4m3 beside step 34 (results/h200/step35-e4m3.csv)"},
-    {35, "bf16", "as fp16: step 35's 16-bit kernels are step 34's, not measured in its call"},
-}};
+// None owed: step 33's fp16 and bf16 rows (its 16-bit kernels are step 32's) came with step 34's
+// run (results/h200/step34-d-heads.csv), which measured both steps in the same rounds.
+constexpr std::array<OwedRows, 0> kOwed{};
 
 const OwedRows* owed(int step, const std::string& dtype) {
   for (const OwedRows& entry : kOwed)
