@@ -12,8 +12,11 @@ BUILD=${1:?usage: scripts/ci_build.sh BUILD_DIR [TARGET...]}
 shift
 export PATH="$PATH:/usr/local/cuda/bin"
 # ccache keys on paths relative to the repository, so the sanitizer build reuses this build's CUDA
-# objects (generated sources live in each build folder).
+# objects (generated sources live in each build folder), and does not hash the build folder
+# (CCACHE_NOHASHDIR): nvcc's -lineinfo counts as debug information for ccache, which would then
+# hash the folder's absolute path and miss in every other build folder (docs/hardening.md).
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 # The Python module is built for the first python3 that can run its tests (has pytest): the one
 # on PATH, else Debian's, which install_deps.sh gave python3-pytest.
 PYTHON=""

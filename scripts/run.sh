@@ -10,7 +10,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 "$ROOT/scripts/install_deps.sh"
 export PATH="$PATH:/usr/local/cuda/bin"
+# ccache shares objects between build folders: see scripts/ci_build.sh.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 if ! nvidia-smi -L > /dev/null 2>&1; then
   BUILD="$ROOT/build-ci"
   if [[ -f $BUILD/CMakeCache.txt ]]; then

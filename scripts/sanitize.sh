@@ -37,8 +37,10 @@ BUILD=${1:-"$ROOT/build-asan"}
 export PATH="$PATH:/usr/local/cuda/bin"
 
 # Same build type and kernel set as scripts/test.sh, and ccache keyed on paths relative to the
-# repository: the (uninstrumented) CUDA objects then come from that build's cache entries.
+# repository and not on the build folder (scripts/ci_build.sh says why): the (uninstrumented)
+# CUDA objects then come from that build's cache entries.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 start=$(date +%s)
 # C++ at -O1, as the sanitizers' documentation suggests (here test_sweep_cli.cpp compiled in 30 s
 # of CPU against 53 s at -O3); the CUDA flags stay Release's, shared with scripts/test.sh.

@@ -13,7 +13,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-"$ROOT/build-ci"}
 "$ROOT/scripts/install_deps.sh"
 export PATH="$PATH:/usr/local/cuda/bin"
+# ccache shares the kernels' objects between this build, the sanitizer build and
+# tests/docs/check_adding_a_step.sh's copy: see scripts/ci_build.sh.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 # Configure and build (scripts/ci_build.sh, which scripts/run.sh shares on a machine without a
 # GPU); its last line names the interpreter the Python module was built for.
 PYTHON=$("$ROOT/scripts/ci_build.sh" "$BUILD" | sed -n 's/^python: //p' | tail -1)

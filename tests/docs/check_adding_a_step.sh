@@ -73,6 +73,7 @@ EOF
 
 export PATH="$PATH:/usr/local/cuda/bin"
 export CCACHE_BASEDIR=$COPY
+export CCACHE_NOHASHDIR=1  # the copy's build folder is another path: scripts/ci_build.sh says why
 BUILD="$COPY/build-ci"
 echo "configure and build as scripts/ci_build.sh does ($JOBS jobs)"
 scripts/ci_build.sh "$BUILD" > "$LOGS/build.log" 2>&1 ||
