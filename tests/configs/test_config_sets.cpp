@@ -123,6 +123,24 @@ TEST_CASE("selection keys of spec §5.4") {
   CHECK(select_error("128,x").find("two integers") != std::string::npos);
 }
 
+TEST_CASE("the run-time step list is kernels/versions/steps.hpp's") {
+  // The host code outside config_sets.cpp reads the list through these (docs/architecture.md).
+  CHECK(kLastStep == versions::kLast);
+  CHECK(kLastBackwardStep == versions::kLastBackward);
+  REQUIRE(step_descriptors().size() == versions::kEvery.size());
+  REQUIRE(forward_step_descriptors().size() == versions::kAll.size());
+  REQUIRE(backward_step_descriptors().size() == versions::kBackward.size());
+  for (std::size_t i = 0; i < versions::kEvery.size(); ++i)
+    CHECK(step_descriptors()[i].number == versions::kEvery[i].number);
+  CHECK(forward_step_descriptors().back().number == kLastStep);
+  CHECK(backward_step_descriptors().front().number == kFirstBackwardStep);
+  CHECK(backward_step_descriptors().back().number == kLastBackwardStep);
+  for (const StepDescriptor& step : versions::kEvery)
+    CHECK(find_step_descriptor(step.number) == versions::find(step.number));
+  for (const int missing : {0, -1, kLastStep + 1, kFirstBackwardStep - 1, kLastBackwardStep + 1})
+    CHECK(find_step_descriptor(missing) == nullptr);
+}
+
 TEST_CASE("steps and picks") {
   CHECK(steps().size() == versions::kEvery.size());  // one per descriptor
   for (int step = kFirstStep; step <= kLastStep; ++step) {
