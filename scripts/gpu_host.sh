@@ -15,7 +15,7 @@
 # this host's cuobjdump by default; the sass stage always does, in a build of its own).
 # --no-torch skips the FA2 reference (libtorch makes configure and build slower).
 # --tests REGEX runs only the ctest tests it matches; --sanitize-steps LIST (e.g. 16 or 13-16)
-# sanitizes only those steps' picks. --sass-tune-steps LIST (default 7-16): the steps the sass
+# sanitizes only those steps, every config of theirs that the build has. --sass-tune-steps LIST (default 7-16): the steps the sass
 # stage also builds with every tune config, so that a neighbour step's picks exist there for
 # same-config diffs (8 alone is the minimum CI's tests need: step 7's progression config at
 # step 8, the seed's 7 -> 8 comparison; about 150 kernels instead of about 900).
@@ -49,8 +49,10 @@
 # --lock-sm-clock), counters (the hardware counters of docs/versions' profiles for every step's
 # configs at N = 4096: counters.csv, read by `explorer report` as counters-NN blocks), sanitize
 # (compute-sanitizer memcheck + racecheck at a small shape on each step's progression config and
-# picks in each dtype, with and without the causal mask where the kernel has it, and with 8 query
-# heads on 2 K/V heads where it takes grouped K/V, plus synccheck on the Hopper steps 17+), sass (a build of its own for sm_80
+# picks, or with --sanitize-steps on every built config of those steps, in each dtype e4m3
+# included, with and without the causal mask where the kernel has it, and with 8 query heads on
+# 2 K/V heads where it takes grouped K/V, plus synccheck on the Hopper steps 17+; SANITIZE_JOBS
+# runs at a time, default 8, logs joined in sanitizer.log), sass (a build of its own for sm_80
 # and sm_90a with the CUDA 13 cuobjdump: the SASS artifact of every step's picks, exported to
 # LOG_DIR/results/<gpu>/sass with a raw cuobjdump sample and checked by test_sass_artifact;
 # commit it as results/<gpu>/sass), peak (explorer peak: the device's mma.sync, wgmma, HBM, ex2
@@ -326,12 +328,22 @@ if has_stage sweep; then
 fi
 
 if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
-  # Each step's progression config or picks, in every dtype it is built for, at a small shape
-  # (16 heads for steps 16-17, whose GMEM row stride is compiled for 16). Each kernel runs
-  # unmasked, with the causal mask where it has one, and with grouped K/V heads (8 query heads on
-  # 2 K/V heads) where it takes them, masked and not. The Hopper steps' barriers also get synccheck.
-  log "compute-sanitizer memcheck + racecheck (+ synccheck from step 17) on every step's progression config and picks, each dtype, causal and grouped K/V where the kernel has them (B=1, N=256 and 384)"
+  # Every built kernel of the chosen steps (--sanitize-steps, default all: with all the steps that
+  # is their picks only, as a full build lists every tune config too), in every dtype it is built
+  # for (e4m3 included), at a small shape (16 heads for steps 16-17, whose GMEM row stride is
+  # compiled for 16). Each kernel runs unmasked, with the causal mask where it has one, and with
+  # grouped K/V heads (8 query heads on 2 K/V heads) where it takes them, masked and not. The
+  # Hopper steps' barriers also get synccheck. The runs are independent processes on one GPU, so
+  # they run SANITIZE_JOBS at a time (default 8), each into its own log, joined in order after.
+  if [[ -n $SANITIZE_STEPS ]]; then
+    WHAT="every built config of steps $SANITIZE_STEPS"
+  else
+    WHAT="every step's progression config and picks"
+  fi
+  log "compute-sanitizer memcheck + racecheck (+ synccheck from step 17) on $WHAT, each dtype, causal and grouped K/V where the kernel has them (B=1, N=256 and 384), ${SANITIZE_JOBS:-8} at a time"
   : > "$LOG_DIR/sanitizer.log"
+  SANITIZE_DIR="$LOG_DIR/sanitizer"
+  rm -rf "$SANITIZE_DIR" && mkdir -p "$SANITIZE_DIR"
   # Asks the explorer (a small check, no sanitizer) whether a kernel takes ARGS; it names the rule
   # when it does not ("has no causal mask", "runs multi-head attention only").
   kernel_takes() {
@@ -339,6 +351,8 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
     shift 3
     ! "$EXPLORER" check --step "$step" --config "$config" --batch 1 "$@" 2>&1 | grep -q "$refusal"
   }
+  if [[ -n $SANITIZE_STEPS ]]; then LIST_OPTION=--list; else LIST_OPTION=--list-picks; fi
+  JOB=0
   while read -r step config; do
     heads=2
     [[ $step == 16 || $step == 17 ]] && heads=16
@@ -358,25 +372,45 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
     fi
     for tool in $tools; do
       for variant in "${variants[@]}"; do
-        label=${variant%%|*}
-        read -r -a arguments <<< "${variant#*|}"
-        echo "=== $tool step $step $config${label:+ $label}" >> "$LOG_DIR/sanitizer.log"
-        if ! compute-sanitizer --tool "$tool" --error-exitcode 9 "$EXPLORER" check --step "$step" \
-            --config "$config" --batch 1 "${arguments[@]}" >> "$LOG_DIR/sanitizer.log" 2>&1; then
-          echo "SANITIZER FAILURE: $tool step $step $config${label:+ $label}" | tee -a "$LOG_DIR/summary.txt"
-          STATUS=1
-        fi
+        JOB=$((JOB + 1))
+        # One job per line: its log's number, then the fields ('|'-separated: configs hold spaces,
+        # and a label may be empty, which a whitespace separator would swallow).
+        printf '%05d|%s|%s|%s|%s|%s\n' "$JOB" "$tool" "$step" "$config" "${variant%%|*}" \
+          "${variant#*|}"
       done
     done
-  done < <("$EXPLORER" --list-picks | grep -E "^[0-9]+ \((FP16|BF16), " | while read -r step config; do
+  done < <("$EXPLORER" $LIST_OPTION | grep -E "^[0-9]+ \((FP16|BF16|E4M3), " | while read -r step config; do
     if [[ -z $SANITIZE_STEPS ]] || in_step_list "$step" "$SANITIZE_STEPS"; then
       echo "$step $config"
     fi
-  done)
+  done) > "$SANITIZE_DIR/jobs.txt"
+  # Runs one job line; a failure is written into the job's log and its .failed marker.
+  sanitize_job() {
+    local number tool step config label arguments
+    IFS='|' read -r number tool step config label arguments <<< "$1"
+    read -r -a arguments <<< "$arguments"
+    {
+      echo "=== $tool step $step $config${label:+ $label}"
+      if ! compute-sanitizer --tool "$tool" --error-exitcode 9 "$EXPLORER" check --step "$step" \
+          --config "$config" --batch 1 "${arguments[@]}" 2>&1; then
+        echo "SANITIZER FAILURE: $tool step $step $config${label:+ $label}" \
+          | tee "$SANITIZE_DIR/$number.failed"
+      fi
+    } > "$SANITIZE_DIR/$number.log"
+  }
+  export -f sanitize_job
+  export EXPLORER SANITIZE_DIR
+  tr '\n' '\0' < "$SANITIZE_DIR/jobs.txt" \
+    | xargs -0 -r -P "${SANITIZE_JOBS:-8}" -I{} bash -c 'sanitize_job "$1"' _ {} || true
+  cat "$SANITIZE_DIR"/[0-9]*.log >> "$LOG_DIR/sanitizer.log" 2> /dev/null || true
+  if compgen -G "$SANITIZE_DIR/*.failed" > /dev/null; then
+    cat "$SANITIZE_DIR"/*.failed >> "$LOG_DIR/summary.txt"
+    STATUS=1
+  fi
   # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: ... (N errors, ...)".
   CLEAN=$(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors' "$LOG_DIR/sanitizer.log" || true)
   DIRTY=$(grep -cE 'ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: .*\([1-9][0-9]* errors' "$LOG_DIR/sanitizer.log" || true)
-  log "sanitizer: $CLEAN clean runs, $DIRTY with errors"
+  log "sanitizer: $(wc -l < "$SANITIZE_DIR/jobs.txt") runs, $CLEAN clean, $DIRTY with errors"
 fi
 
 # results = progression + tune + peak; each can run alone (a device call has a time limit).
