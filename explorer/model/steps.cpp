@@ -7,8 +7,8 @@
 namespace flashscope::explorer {
 
 std::string_view step_title(int step) {
-  if (step < configs::kFirstStep || step > configs::kLastStep) return {};
-  return configs::step_info(step).title;
+  const StepDescriptor* descriptor = configs::find_step_descriptor(step);
+  return descriptor != nullptr ? descriptor->title : std::string_view{};
 }
 
 bool ConfigChange::identical() const {

@@ -10,7 +10,8 @@
 
 namespace flashscope::explorer {
 
-// "Swizzling" for step 2; empty outside 1..configs::kLastStep.
+// "Swizzling" for step 2, B5's title for 105; empty for a number no step of this build has (a
+// result file may hold rows of a step from another build or a reverted experiment).
 std::string_view step_title(int step);
 
 // The difference between two configs as their short forms show it, e.g. step 1 -> 2 adds

@@ -20,6 +20,7 @@
 #include "explorer/model/fields.hpp"
 #include "explorer/model/progression.hpp"
 #include "explorer/model/roofline.hpp"
+#include "explorer/model/steps.hpp"
 #include "explorer/model/compare.hpp"
 #include "profiling/results/baseline_drift.hpp"
 
@@ -40,6 +41,14 @@ constexpr SeedResult kSeedResults[] = {
     {97.6, 98.8, 101.5, 101.2},  {97.7, 99.1, 101.5, 101.2}, {97.9, 99.5, 101.5, 101.3},
     {99.2, 100.4, 100.9, 100.7},
 };
+
+// A step's title, or what the row is where this build has no such step: a result file may hold
+// rows of a reverted experiment or of another build's newer step, and the blocks that list the
+// steps a run measured (the tensor-pipe and roofline tables) take their numbers from the rows.
+std::string title_or_unknown(int step) {
+  const std::string_view title = step_title(step);
+  return title.empty() ? "(not a step of this build)" : std::string(title);
+}
 
 std::string fixed(std::optional<double> value, int decimals, const char* suffix = "") {
   if (!value) return "–";
@@ -455,8 +464,7 @@ std::string tensor_pipe_block(const RowSet& all) {
     };
     for (const StepValue& value : progression.steps) {
       const int step = *value.subject.step();
-      if (step >= kFirstHopperStep - 1)
-        line(value, value.subject.text(), std::string(configs::step_info(step).title));
+      if (step >= kFirstHopperStep - 1) line(value, value.subject.text(), title_or_unknown(step));
     }
     for (const StepValue& value : progression.baselines)
       line(value, "", value.subject.label());
@@ -510,7 +518,7 @@ std::string roofline_table(const Ceilings& ceilings, const RowSet& set,
   for (const int step : steps) {
     const InstructionFamily family =
         step >= kFirstHopperStep ? InstructionFamily::wgmma : InstructionFamily::mma_sync;
-    out += "| " + std::to_string(step) + " | " + std::string(configs::step_info(step).title) + " |";
+    out += "| " + std::to_string(step) + " | " + title_or_unknown(step) + " |";
     for (const std::string& dtype : dtypes)
       out += cells(progressions[dtype].find_step(step), family);
     out += "\n";
@@ -1164,6 +1172,9 @@ std::map<std::string, std::string> device_blocks(const RowSet& set) {
   }
   for (const int step : set.steps()) {
     if (is_backward_step_number(step)) continue;  // report_blocks gives theirs
+    // No page of this build cites a step it does not have (title_or_unknown says why rows of one
+    // may be loaded); its picks and tune set, which these blocks read, are unknown too.
+    if (step_title(step).empty()) continue;
     char name[16];
     std::snprintf(name, sizeof name, "step-%02d", step);
     if (std::string block = step_block(set, step); !block.empty()) blocks[name] = block;

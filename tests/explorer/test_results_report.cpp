@@ -10,6 +10,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "explorer/model/fields.hpp"
+#include "explorer/model/steps.hpp"
 #include "explorer/report/report_mode.hpp"
 #include "explorer/report/results_report.hpp"
 
@@ -506,4 +508,36 @@ TEST_CASE("a backward step's block reads the run that compared it with a baselin
   block = blocks.at("step-B3");
   CHECK(block.find("| 410.0 |") != std::string::npos);
   CHECK(block.find("430.0") == std::string::npos);
+}
+
+TEST_CASE("rows of a step this build does not have are reported, not fatal") {
+  // A result file may hold a reverted experiment's rows or another build's newer step (the
+  // backward candidate B6's counters were such a file); the blocks that list a run's steps take
+  // their numbers from the rows and name the step as unknown instead of throwing.
+  Rows rows;
+  constexpr const char* kHopper = "(FP16, 128, 128, 128, 12): stages_2+regs_240";
+  constexpr int kNoSuchStep = 99;  // forward numbers end well below it, backward start at 101
+  REQUIRE(step_title(kNoSuchStep).empty());
+  ResultRow& known = rows.add("17", kHopper, 450, "pipes");
+  known.extra_metrics[std::string(kTensorPipeMetric)] = 60.0;
+  ResultRow& unknown = rows.add(std::to_string(kNoSuchStep), kHopper, 500, "pipes");
+  unknown.extra_metrics[std::string(kTensorPipeMetric)] = 70.0;
+  ResultRow& unknown_backward = rows.add("B9", "(FP16, 128, 64, 128, 12): stages_3", 300, "pipes");
+  unknown_backward.problem.pass = Pass::backward;
+  unknown_backward.extra_metrics[std::string(kTensorPipeMetric)] = 50.0;
+  std::map<std::string, std::string> blocks;
+  REQUIRE_NOTHROW(blocks = report_blocks(rows.set()));
+  CHECK(blocks.count("step-" + std::to_string(kNoSuchStep)) == 0);  // no page cites it
+  REQUIRE(blocks.count("hopper-tensor-pipe") == 1);
+  const std::string& block = blocks.at("hopper-tensor-pipe");
+  CAPTURE(block);
+  CHECK(contains(block, "| " + std::to_string(kNoSuchStep) + " | (not a step of this build) |"));
+  CHECK(contains(block, "| 17 | " + std::string(step_title(17)) + " |"));
+}
+
+TEST_CASE("step titles cover both passes and nothing else") {
+  CHECK(!step_title(1).empty());
+  CHECK(!step_title(101).empty());  // B1: the backward track has titles too
+  CHECK(step_title(0).empty());
+  CHECK(step_title(100).empty());
 }
