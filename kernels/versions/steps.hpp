@@ -45,6 +45,7 @@
 #include "kernels/versions/b03/step.hpp"
 #include "kernels/versions/b04/step.hpp"
 #include "kernels/versions/b05/step.hpp"
+#include "kernels/versions/b06/step.hpp"
 
 namespace flashscope::versions {
 
@@ -63,7 +64,7 @@ inline constexpr int kLast = static_cast<int>(kAll.size());
 // ... without gaps (checked below): their own progression, whose numbers never meet the forward's
 // (backward-track.md §1.1). kAll stays the forward progression, which the views and reports that
 // draw steps 1..kLast read.
-inline constexpr std::array kBackward = {kStepB1, kStepB2, kStepB3, kStepB4, kStepB5};
+inline constexpr std::array kBackward = {kStepB1, kStepB2, kStepB3, kStepB4, kStepB5, kStepB6};
 
 inline constexpr int kFirstBackward = kFirstBackwardStep;  // B1 (step_descriptor.hpp)
 inline constexpr int kLastBackward = kFirstBackward + static_cast<int>(kBackward.size()) - 1;

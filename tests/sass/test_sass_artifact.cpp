@@ -252,8 +252,12 @@ TEST_SUITE("coverage") {
     int step;
     const char* reason;
   };
-  // Empty: every step is in the artifact (steps 33 and 34 merged on 2026-11-29, part.5).
-  static constexpr std::array<OwedSass, 0> kSassOwed{};
+  // Steps 33 and 34 merged on 2026-11-29, part.5.
+  static constexpr std::array<OwedSass, 1> kSassOwed{
+      {{106,
+        "B6 (2026-11-29): its one GPU call (a 230 s budget) ran the checks, sanitizers and "
+        "sweeps; the sass stage (scripts/gpu_host.sh --stages sass --sass-steps 106) is "
+        "owed"}}};
 
   TEST_CASE("the newest artifact has every step's headline config, forward and backward") {
     const auto newest = std::max_element(
