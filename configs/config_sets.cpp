@@ -516,21 +516,35 @@ KernelConfig config_for_problem(int step, const KernelConfig& config, const Prob
   return descriptor.problem_config(config, problem).value_or(config);
 }
 
+std::optional<int> parse_step(std::string_view text) {
+  const bool backward_name = !text.empty() && (text.front() == 'B' || text.front() == 'b');
+  const std::string_view digits = backward_name ? text.substr(1) : text;
+  int value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 1)
+    return std::nullopt;
+  // "B1" is the first backward step; a plain number is a forward step or a backward step's number.
+  if (backward_name) {
+    if (value > versions::kLastBackward - versions::kFirstBackward + 1) return std::nullopt;
+    value += versions::kFirstBackward - 1;
+  }
+  if (versions::find(value) == nullptr) return std::nullopt;
+  return value;
+}
+
 std::vector<int> parse_step_list(std::string_view text) {
   const auto fail = [text](const std::string& problem) {
     throw std::invalid_argument("invalid step list \"" + std::string(text) + "\": " + problem);
   };
   const auto parse = [&fail](std::string_view item) {
-    int value = 0;
-    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || error != std::errc() || end != item.data() + item.size())
-      fail("\"" + std::string(item) + "\" is not a step number");
-    if (versions::find(value) == nullptr)
-      fail("step " + std::to_string(value) + " is outside " + std::to_string(kFirstStep) + "–" +
-           std::to_string(kLastStep) + " and " + std::to_string(versions::kFirstBackward) + "–" +
-           std::to_string(versions::kLastBackward) + " (the backward steps " +
-           step_name(versions::kFirstBackward) + "–" + step_name(versions::kLastBackward) + ")");
-    return value;
+    const std::optional<int> step = parse_step(item);
+    if (!step)
+      fail("\"" + std::string(item) + "\" is no step: the steps are " + std::to_string(kFirstStep) +
+           "–" + std::to_string(kLastStep) + " and the backward steps " +
+           step_name(versions::kFirstBackward) + "–" + step_name(versions::kLastBackward) +
+           " (or " + std::to_string(versions::kFirstBackward) + "–" +
+           std::to_string(versions::kLastBackward) + ")");
+    return *step;
   };
   std::set<int> out;
   std::size_t begin = 0;

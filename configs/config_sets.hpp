@@ -176,7 +176,12 @@ KernelConfig with_dtype(KernelConfig c, DType dtype);
 // (StepDescriptor::problem_config, step 32) where it makes one, else `config`.
 KernelConfig config_for_problem(int step, const KernelConfig& config, const Problem& problem);
 
-// Parses "1-21", "7,16", "1-3,8" into a sorted list of steps; throws std::invalid_argument.
+// A step as a person writes it: "7", "B1" (or "b1"), or a backward step's number "101"; nullopt
+// when the text names no step of this build.
+std::optional<int> parse_step(std::string_view text);
+
+// Parses "1-21", "7,16", "1-3,8", "B1-B6", "30,B5" into a sorted list of steps; throws
+// std::invalid_argument naming the item and the steps there are.
 std::vector<int> parse_step_list(std::string_view text);
 
 }  // namespace flashscope::configs

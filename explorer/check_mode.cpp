@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "configs/config_sets.hpp"
+#include "explorer/step_option.hpp"
 #include "explorer/usage.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/registry.hpp"
@@ -36,7 +37,8 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
                        std::to_string(kFirstBackwardStep) + "-" +
                        std::to_string(configs::kLastBackwardStep) + " (" +
                        step_name(kFirstBackwardStep) + "-" + step_name(configs::kLastBackwardStep) +
-                       "), checked on the backward pass")
+                       "), checked on the backward pass; a backward step may be named B1, B2, ...")
+      ->transform(step_name_transform())
       ->required();
   check->add_option("--config", cli.config,
                     "Config short form, e.g. \"(FP16, 128, 64, 64, 4): async+load_0_0_0_tiles\" "

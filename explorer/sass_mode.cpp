@@ -10,6 +10,7 @@
 #include "explorer/sass/sass_analysis.hpp"
 #include "explorer/sass/sass_artifact.hpp"
 #include "explorer/sass/sass_selection.hpp"
+#include "explorer/step_option.hpp"
 #include "explorer/usage.hpp"
 
 namespace flashscope::cli {
@@ -19,8 +20,7 @@ using namespace flashscope::sass;
 namespace {
 
 std::string kernel_label(const SassKernelRecord& record) {
-  return "step " + std::to_string(record.step) + " " + to_short_form(record.config) + " " +
-         record.arch;
+  return "step " + step_name(record.step) + " " + to_short_form(record.config) + " " + record.arch;
 }
 
 std::string hex_address(std::uint32_t address) {
@@ -201,7 +201,8 @@ CLI::App* add_sass_command(CLI::App& app, SassCli& cli) {
       "this build had no CUDA 13 cuobjdump): the opcode histogram, its change against the previous "
       "step's kernel (--diff-prev) or a named one (--against), and the normalized disassembly "
       "diff. No GPU needed. Exit code 0 done, 2 invalid request, 3 no SASS artifact.");
-  sass->add_option("--step", cli.step, "Kernel step");
+  sass->add_option("--step", cli.step, "Kernel step: 7, or a backward step as B1 (or 101)")
+      ->transform(step_name_transform());
   sass->add_option("--config", cli.config,
                    "Config short form (default: the step's headline config, else its first "
                    "kernel, in --dtype)");
@@ -374,8 +375,8 @@ int print_sass_report(const SassCli& cli, std::ostream& out) {
       out << "against " << kernel_label(*other) << " (" << relation << ")\n";
       print_resources(out, *other);
       print_function_summary(out, *other_function);
-      const std::string before_header = "step " + std::to_string(other->step);
-      const std::string after_header = "step " + std::to_string(current.step);
+      const std::string before_header = "step " + step_name(other->step);
+      const std::string after_header = "step " + step_name(current.step);
       char line[160];
       std::snprintf(line, sizeof line, "\n%-28s %10s %10s %8s\n",
                     std::string(grouping_name(*grouping)).c_str(), before_header.c_str(),

@@ -107,6 +107,7 @@ CASES=(
   '2|check|check --step 29 --dtype e4m3 --quantize per-tile'
   '2|check|check --step 31 --dtype e4m3 --quantize per-row'
   '2|check|check --step 31 --outliers'
+  '2|check|check --step B9'
   '2|check|check --step 26 --pass backward'
   '2|check|check --step 101 --heads 8 --heads-kv 2'
   '2|check|check --step 102 --d-head 256'

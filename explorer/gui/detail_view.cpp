@@ -1,5 +1,8 @@
 #include <algorithm>
+#include <iterator>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "configs/config_sets.hpp"
 #include "explorer/gui/views.hpp"
@@ -68,23 +71,38 @@ const std::vector<MarkdownBlock>& DetailView::page_blocks(const StepPage& page) 
 
 void DetailView::draw(ExplorerState& state) {
   int& step = state.selection.detail_step;
-  // Every step the build knows, the Hopper track included: a step without an embedded page
-  // still has its metrics and SASS.
-  step = std::clamp(step, configs::kFirstStep, configs::kLastStep);
-  if (ImGui::ArrowButton("##previous_step", ImGuiDir_Left) && step > configs::kFirstStep) --step;
+  // Every step the build knows, forward then backward, the Hopper track included: a step without
+  // an embedded page still has its metrics and SASS.
+  const std::span<const StepDescriptor> steps = configs::step_descriptors();
+  auto current = std::find_if(steps.begin(), steps.end(),
+                              [step](const StepDescriptor& known) { return known.number == step; });
+  if (current == steps.end()) current = steps.begin();
+  const auto label = [](const StepDescriptor& known) {
+    return "step " + step_name(known.number) + ": " + std::string(known.title);
+  };
+  auto chosen = current;
+  if (ImGui::ArrowButton("##previous_step", ImGuiDir_Left) && chosen != steps.begin()) --chosen;
   ImGui::SameLine();
   ImGui::SetNextItemWidth(420);
-  const std::string preview = "step " + std::to_string(step) + ": " + std::string(step_title(step));
-  if (ImGui::BeginCombo("##detail_step", preview.c_str())) {
-    for (int candidate = configs::kFirstStep; candidate <= configs::kLastStep; ++candidate) {
-      const std::string label =
-          "step " + std::to_string(candidate) + ": " + std::string(step_title(candidate));
-      if (ImGui::Selectable(label.c_str(), candidate == step)) step = candidate;
-    }
+  if (ImGui::BeginCombo("##detail_step", label(*current).c_str())) {
+    for (auto candidate = steps.begin(); candidate != steps.end(); ++candidate)
+      if (ImGui::Selectable(label(*candidate).c_str(), candidate == current)) chosen = candidate;
     ImGui::EndCombo();
   }
   ImGui::SameLine();
-  if (ImGui::ArrowButton("##next_step", ImGuiDir_Right) && step < configs::kLastStep) ++step;
+  if (ImGui::ArrowButton("##next_step", ImGuiDir_Right) && std::next(chosen) != steps.end())
+    ++chosen;
+  step = chosen->number;
+  // A step of the other pass is measured in the other pass's workload: the metrics and the
+  // comparison with the previous step follow it there, where the loaded files have it.
+  const auto shown_pass = state.filter().workload.find(Axis::pass);
+  const int pass = static_cast<int>(chosen->pass);
+  if (chosen != current && shown_pass != state.filter().workload.end() &&
+      shown_pass->second != pass) {
+    const std::vector<int> passes = state.workload_values(Axis::pass);
+    if (std::find(passes.begin(), passes.end(), pass) != passes.end())
+      state.requested_workload_value = {Axis::pass, pass};
+  }
   // The shared selection (dtype, d_head, workload, N, show) on a line of its own, as in the
   // progression view: beside the step chooser it ran off a 1600-pixel window.
   selection_controls(state);
@@ -130,14 +148,14 @@ void DetailView::draw_changes(ExplorerState& state, const Progression& progressi
       change_from_previous_step(progression, step, set, state.selection.baseline);
   if (change.current == nullptr) {
     ImGui::TextColored(kWarningColour,
-                       "Step %d has no usable rows for %s at this N: nothing to compare.", step,
-                       state.selection.dtype.c_str());
+                       "Step %s has no usable rows for %s at this N: nothing to compare.",
+                       step_name(step).c_str(), state.selection.dtype.c_str());
     ImGui::Separator();
     return;
   }
   const std::string previous_name =
       change.previous ? change.previous->subject.label() : std::string("(none)");
-  ImGui::TextColored(kHeadingColour, "What step %d changed against %s", step,
+  ImGui::TextColored(kHeadingColour, "What step %s changed against %s", step_name(step).c_str(),
                      previous_name.c_str());
   if (change.previous) {
     const ConfigChange config =

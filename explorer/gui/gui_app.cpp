@@ -4,6 +4,8 @@
 #include "kernels/common/text.hpp"
 
 #include <CLI/CLI.hpp>
+
+#include "explorer/step_option.hpp"
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
@@ -50,7 +52,9 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
   in_group(app.add_option("--view", options.view, "View shown first: " + view_list)
                ->capture_default_str());
   in_group(app.add_option("--detail-step", options.detail_step,
-                          "Step the detail view shows first (default: the second with data)"));
+                          "Step the detail view shows first: 7, or a backward step as B1 (or 101) "
+                          "(default: the second with data)")
+               ->transform(cli::step_name_transform()));
   in_group(app.add_option("--detail-tab", options.detail_tab,
                           "Tab the detail view shows first: documentation, diff or sass"));
   in_group(app.add_option("--sass-dir", options.sass_directory,
@@ -184,11 +188,12 @@ std::vector<std::string> gui_option_problems(const GuiOptions& options) {
       names += (names.empty() ? "" : ", ") + std::string(view_name(view));
     problems.push_back("--view: '" + options.view + "' is not a view (" + names + ")");
   }
-  if (options.detail_step != 0 &&
-      (options.detail_step < configs::kFirstStep || options.detail_step > configs::kLastStep))
+  if (options.detail_step != 0 && configs::find_step_descriptor(options.detail_step) == nullptr)
     problems.push_back("--detail-step: " + std::to_string(options.detail_step) +
                        " is not a step (" + std::to_string(configs::kFirstStep) + "-" +
-                       std::to_string(configs::kLastStep) + ")");
+                       std::to_string(configs::kLastStep) + ", or a backward step " +
+                       step_name(kFirstBackwardStep) + "-" + step_name(configs::kLastBackwardStep) +
+                       ")");
   if (!options.detail_tab.empty() && options.detail_tab != "documentation" &&
       options.detail_tab != "diff" && options.detail_tab != "sass")
     problems.push_back("--detail-tab: '" + options.detail_tab +

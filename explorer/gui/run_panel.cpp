@@ -217,10 +217,12 @@ void RunPanel::draw_steps() {
     for (std::size_t i = 0; i < track.steps.size(); ++i) {
       const RunnableStep& step = track.steps[i];
       if (i % kStepsPerRow != 0) ImGui::SameLine(static_cast<float>(i % kStepsPerRow) * 76.0f);
-      const std::string label = (step.step < 10 ? " " : "") + std::to_string(step.step) + " (" +
-                                count_label(step.step) + ")##run_step";
+      const std::string name = step_name(step.step);
+      const std::string label =
+          (name.size() < 2 ? " " : "") + name + " (" + count_label(step.step) + ")##run_step";
       ImGui::Checkbox(label.c_str(), &steps_[step.step]);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("step %d: %s", step.step, step.title.c_str());
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("step %s: %s", step_name(step.step).c_str(), step.title.c_str());
     }
     ImGui::PopID();
   }

@@ -23,7 +23,7 @@ std::string hex_address(std::uint32_t address) {
 }
 
 std::string kernel_title(const sass::SassKernelRecord& record) {
-  return "step " + std::to_string(record.step) + " " + to_short_form(record.config);
+  return "step " + step_name(record.step) + " " + to_short_form(record.config);
 }
 
 bool in_loop(const std::optional<sass::SassLoop>& loop, std::optional<std::size_t> index) {
@@ -156,8 +156,8 @@ void SassTab::draw(ExplorerState& state, int step, const Progression& progressio
   const ImGuiTableFlags flags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (ImGui::BeginTable("##sass_resources", 4, flags)) {
-    const std::string before_label = before ? "step " + std::to_string(before->step) : "-";
-    const std::string after_label = "step " + std::to_string(step);
+    const std::string before_label = before ? "step " + step_name(before->step) : "-";
+    const std::string after_label = "step " + step_name(step);
     ImGui::TableSetupColumn("ptxas / SASS");
     ImGui::TableSetupColumn(before_label.c_str());
     ImGui::TableSetupColumn(after_label.c_str());
@@ -228,8 +228,8 @@ void SassTab::draw_histogram(const sass::SassComparison& comparison) {
   if (!ImGui::BeginTable("##sass_changes", 5, flags)) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("name");
-  const std::string before = "step " + std::to_string(comparison.before->step);
-  const std::string after = "step " + std::to_string(comparison.after->step);
+  const std::string before = "step " + step_name(comparison.before->step);
+  const std::string after = "step " + step_name(comparison.after->step);
   ImGui::TableSetupColumn(before.c_str());
   ImGui::TableSetupColumn(after.c_str());
   ImGui::TableSetupColumn("change");

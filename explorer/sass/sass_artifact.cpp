@@ -10,6 +10,8 @@
 
 #ifdef FLASHSCOPE_HAVE_ZLIB
 #include <zlib.h>
+
+#include "kernels/common/step_descriptor.hpp"
 #endif
 
 namespace flashscope::sass {
@@ -348,8 +350,8 @@ bool is_entry_kernel_name(const std::string& function) {
 }
 
 SassFunction SassArtifact::load_function(const SassKernelRecord& record) const {
-  const std::string name = "step " + std::to_string(record.step) + " " +
-                           to_short_form(record.config) + " (" + record.arch + ")";
+  const std::string name = "step " + step_name(record.step) + " " + to_short_form(record.config) +
+                           " (" + record.arch + ")";
   if (record.listing.empty())
     throw SassArtifactError(describe() + ": no listing of " + name +
                             " (this artifact was made without a CUDA 13 disassembler)");

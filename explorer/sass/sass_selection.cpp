@@ -107,7 +107,7 @@ std::optional<Counterpart> previous_step_counterpart(const SassArtifact& artifac
         !artifact.kernels_of(step, current.arch).empty())
       previous = step;
   if (previous == 0) return std::nullopt;
-  const std::string label = "step " + std::to_string(previous) + "'s ";
+  const std::string label = "step " + step_name(previous) + "'s ";
 
   if (const SassKernelRecord* same = artifact.find(previous, current.config, current.arch))
     return Counterpart{same, "same config"};

@@ -455,19 +455,45 @@ TEST_CASE("step lists") {
   CHECK(parse_step_list("16-21").size() == 6);
   CHECK(parse_step_list("7,16") == std::vector<int>{7, 16});
   CHECK(parse_step_list("3,1-2,3") == std::vector<int>{1, 2, 3});
-  const std::string outside = "outside 1–" + std::to_string(kLastStep);
-  CHECK_THROWS_WITH_AS(parse_step_list("0-3"), doctest::Contains(outside.c_str()),
+  // Every refusal names the item and the steps there are, both tracks.
+  const std::string steps_there_are = "the steps are 1–" + std::to_string(kLastStep) +
+                                      " and the backward steps B1–" +
+                                      step_name(versions::kLastBackward);
+  CHECK_THROWS_WITH_AS(parse_step_list("0-3"), doctest::Contains("\"0\" is no step"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_step_list("0-3"), doctest::Contains(steps_there_are.c_str()),
                        std::invalid_argument);
   // The backward steps (101, 102, ...): by number, and a range over both tracks skips the gap.
   CHECK(parse_step_list("101-102") == std::vector<int>{101, 102});
   CHECK(
       parse_step_list(std::to_string(kLastStep) + "-" + std::to_string(versions::kFirstBackward)) ==
       std::vector<int>{kLastStep, versions::kFirstBackward});
-  const std::string past_backward = "step " + std::to_string(versions::kLastBackward + 1);
-  CHECK_THROWS_WITH_AS(parse_step_list(std::to_string(versions::kLastBackward + 1)),
-                       doctest::Contains(past_backward.c_str()), std::invalid_argument);
+  // ... and by the name the views and the CSV give them.
+  CHECK(parse_step_list("B1-B2") == std::vector<int>{101, 102});
+  CHECK(parse_step_list("7,b1") == std::vector<int>{7, 101});
+  const std::string past_backward = std::to_string(versions::kLastBackward + 1);
+  CHECK_THROWS_WITH_AS(parse_step_list(past_backward),
+                       doctest::Contains(("\"" + past_backward + "\" is no step").c_str()),
+                       std::invalid_argument);
+  const std::string past_backward_name = step_name(versions::kLastBackward + 1);
+  CHECK_THROWS_WITH_AS(parse_step_list(past_backward_name),
+                       doctest::Contains(("\"" + past_backward_name + "\" is no step").c_str()),
+                       std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_step_list("5-2"), doctest::Contains("runs backwards"),
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(parse_step_list("x"), doctest::Contains("not a step number"),
+  CHECK_THROWS_WITH_AS(parse_step_list("x"), doctest::Contains("\"x\" is no step"),
                        std::invalid_argument);
+}
+
+TEST_CASE("a step as a person writes it") {
+  CHECK(parse_step("7") == 7);
+  CHECK(parse_step("B1") == versions::kFirstBackward);
+  CHECK(parse_step("b2") == versions::kFirstBackward + 1);
+  CHECK(parse_step(std::to_string(versions::kFirstBackward)) == versions::kFirstBackward);
+  CHECK(parse_step(step_name(versions::kLastBackward)) == versions::kLastBackward);
+  for (const char* text : {"", "0", "B0", "B", "-1", "7x", " 7", "B1.5"})
+    CHECK_MESSAGE(!parse_step(text).has_value(), text);
+  CHECK_FALSE(parse_step(std::to_string(kLastStep + 1)).has_value());
+  CHECK_FALSE(parse_step(step_name(versions::kLastBackward + 1)).has_value());
+  CHECK_FALSE(parse_step("100").has_value());  // between the tracks
 }
