@@ -147,9 +147,13 @@ void DetailView::draw_changes(ExplorerState& state, const Progression& progressi
   const StepChange change =
       change_from_previous_step(progression, step, set, state.selection.baseline);
   if (change.current == nullptr) {
+    // The rows shown are one run's unless the user chose every run; a step measured in another
+    // run (a newer step's own sweep) is there, not missing.
+    const char* where =
+        state.filter().run.empty() ? "" : " in the run shown (Rows shown: its run or every run)";
     ImGui::TextColored(kWarningColour,
-                       "Step %s has no usable rows for %s at this N: nothing to compare.",
-                       step_name(step).c_str(), state.selection.dtype.c_str());
+                       "Step %s has no usable rows for %s at this N%s: nothing to compare.",
+                       step_name(step).c_str(), state.selection.dtype.c_str(), where);
     ImGui::Separator();
     return;
   }

@@ -259,7 +259,7 @@ class ExplorerWindow {
     if (!options.run_steps.empty()) {
       std::string missing;
       for (const int step : run_panel_.choose_steps(options.run_steps))
-        missing += (missing.empty() ? "" : ", ") + std::to_string(step);
+        missing += (missing.empty() ? "" : ", ") + step_name(step);
       if (!missing.empty())
         state_.add_problem("--run-steps: this build has no kernel of step " + missing +
                            " (the run panel lists the steps it has)");
@@ -272,6 +272,15 @@ class ExplorerWindow {
     }
     if (const auto view = view_from_name(options.view)) pending_view_ = *view;
     state_.selection.detail_step = options.detail_step;
+    // A backward step's rows are the backward workload's: open the detail view on them when the
+    // loaded files have any (the chooser does the same when a step of the other pass is picked).
+    if (const StepDescriptor* step = configs::find_step_descriptor(options.detail_step);
+        step != nullptr && step->pass != Pass::forward) {
+      const int pass = static_cast<int>(step->pass);
+      const std::vector<int> passes = state_.workload_values(Axis::pass);
+      if (std::find(passes.begin(), passes.end(), pass) != passes.end())
+        state_.set_workload_value(Axis::pass, pass);
+    }
     if (options.detail_step == 0) {
       // The second step with data: the first one that has a change to show.
       const std::vector<int>& steps = state_.rows().steps();
