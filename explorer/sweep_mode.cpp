@@ -101,8 +101,8 @@ void add_selection_options(CLI::App& app, SweepCli& cli, CLI::Option* needs,
                        ->excludes(set));
   selection_option(app.add_option("--steps", cli.steps,
                                   "Steps to measure, e.g. 1-21, 7,16 or 16-21, the backward steps "
-                                  "B1, B2 as 101,102 (with --pass backward; each step runs its own "
-                                  "pass) (default: every step built into this binary)"));
+                                  "as B1-B2 or 101,102 (with --pass backward; each step runs its "
+                                  "own pass) (default: every step built into this binary)"));
   // One option per problem axis, from the table: every combination of the listed values is a
   // problem of its own (its unit, references and pct_* baselines); a kernel is measured on the
   // problems its step runs, the others noted with the rule.

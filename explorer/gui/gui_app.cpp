@@ -94,7 +94,8 @@ void add_gui_options(CLI::App& app, GuiOptions& options) {
           throw CLI::ValidationError("--run-steps", error.what());
         }
       },
-      "Steps the run panel starts with ticked, e.g. 17-21 or 1,7,21 (default: every step built)"));
+      "Steps the run panel starts with ticked, e.g. 17-21, 1,7,21 or B1-B6 (default: every step "
+      "built)"));
   in_group(
       app.add_flag("--run-sweep", options.run_sweep,
                    "Start the run panel's sweep on opening (its default set, N = 4096, fp16, "
