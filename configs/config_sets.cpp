@@ -1,6 +1,7 @@
 #include "configs/config_sets.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <set>
 #include <stdexcept>
@@ -517,19 +518,18 @@ KernelConfig config_for_problem(int step, const KernelConfig& config, const Prob
 }
 
 std::optional<int> parse_step(std::string_view text) {
-  const bool backward_name = !text.empty() && (text.front() == 'B' || text.front() == 'b');
-  const std::string_view digits = backward_name ? text.substr(1) : text;
-  int value = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 1)
-    return std::nullopt;
-  // "B1" is the first backward step; a plain number is a forward step or a backward step's number.
-  if (backward_name) {
-    if (value > versions::kLastBackward - versions::kFirstBackward + 1) return std::nullopt;
-    value += versions::kFirstBackward - 1;
-  }
-  if (versions::find(value) == nullptr) return std::nullopt;
-  return value;
+  // Derived from the one spelling of a step (step_name), so the two cannot drift apart: a step
+  // is its name ("7", "B1", the backward names in either case) or its number ("101").
+  const auto same_ignoring_case = [](std::string_view a, std::string_view b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+      return std::tolower(static_cast<unsigned char>(x)) ==
+             std::tolower(static_cast<unsigned char>(y));
+    });
+  };
+  for (const StepDescriptor& step : step_descriptors())
+    if (text == std::to_string(step.number) || same_ignoring_case(text, step_name(step.number)))
+      return step.number;
+  return std::nullopt;
 }
 
 std::vector<int> parse_step_list(std::string_view text) {
