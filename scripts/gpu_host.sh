@@ -346,10 +346,13 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
   rm -rf "$SANITIZE_DIR" && mkdir -p "$SANITIZE_DIR"
   # Asks the explorer (a small check, no sanitizer) whether a kernel takes ARGS; it names the rule
   # when it does not ("has no causal mask", "runs multi-head attention only").
+  # The output is captured before it is searched: under pipefail, `check | grep -q` would take the
+  # refused check's own non-zero status for the pipeline's and call every kernel willing.
   kernel_takes() {
-    local step=$1 config=$2 refusal=$3
+    local step=$1 config=$2 refusal=$3 output
     shift 3
-    ! "$EXPLORER" check --step "$step" --config "$config" --batch 1 "$@" 2>&1 | grep -q "$refusal"
+    output=$("$EXPLORER" check --step "$step" --config "$config" --batch 1 "$@" 2>&1) || true
+    [[ $output != *"$refusal"* ]]
   }
   if [[ -n $SANITIZE_STEPS ]]; then LIST_OPTION=--list; else LIST_OPTION=--list-picks; fi
   JOB=0

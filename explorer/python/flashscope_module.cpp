@@ -352,13 +352,6 @@ BorrowedLse borrow_lse(const py::handle& array, const std::array<std::int64_t, 3
 
 // ---- Kernel choice ---------------------------------------------------------------------------
 
-std::string step_list_text(const std::vector<int>& steps) {
-  std::string text;
-  for (const int step : steps)
-    text += (text.empty() ? "" : ", ") + std::to_string(step);
-  return text.empty() ? "none" : text;
-}
-
 // ValueError unless the named step (or, with none named, some built step) runs every axis' value
 // of the problem the arrays pose — the mask, grouped K/V heads, the head dimension — as its
 // descriptor declares: the message launch validation, `explorer check` and a sweep give, naming
@@ -377,7 +370,7 @@ void require_problem_support(std::optional<int> step, const Problem& problem) {
       built.empty() ? std::nullopt : configs::step_refusal_message(built.back(), problem);
   throw py::value_error("no step built into this module runs the problem " +
                         problem_label(problem) + (newest ? ": " + *newest : std::string()) +
-                        " (built steps: " + step_list_text(built) + ")");
+                        " (built: " + configs::step_list_text(built) + ")");
 }
 
 void require_step_built(int step) {
@@ -387,10 +380,9 @@ void require_step_built(int step) {
     throw py::value_error(error.what());
   }
   if (built_kernels().entries_of_step(step).empty())
-    throw py::value_error(
-        "step " + std::to_string(step) +
-        " is not built into this module (built steps: " + step_list_text(built_kernels().steps()) +
-        "; see FLASHSCOPE_KERNEL_SET / FLASHSCOPE_STEPS)");
+    throw py::value_error("step " + step_name(step) + " is not built into this module (built: " +
+                          configs::step_list_text(built_kernels().steps()) +
+                          "; see FLASHSCOPE_KERNEL_SET / FLASHSCOPE_STEPS)");
 }
 
 AttentionTensors attention_tensors(const std::vector<BorrowedArray>& arrays, bool causal,
@@ -518,14 +510,14 @@ ResolvedKernel resolve(const std::vector<BorrowedArray>& arrays, const Descales&
       return resolved;
     } catch (const std::invalid_argument& refusal) {  // LaunchValidationError, KernelLookupError
       if (newest_refusal.empty())
-        newest_refusal =
-            "step " + std::to_string(*it) + " (the newest for this GPU): " + refusal.what();
+        newest_refusal = "step " + step_name(*it) + " (the newest for this GPU): " + refusal.what();
     }
   }
   if (newest_refusal.empty())
-    throw py::value_error("no step built into this module runs on cuda:" +
-                          std::to_string(resolved.device) + " (" + resolved.gpu.name + ", sm_" +
-                          std::to_string(capability) + "); built steps: " + step_list_text(steps));
+    throw py::value_error(
+        "no step built into this module runs on cuda:" + std::to_string(resolved.device) + " (" +
+        resolved.gpu.name + ", sm_" + std::to_string(capability) +
+        "); built: " + configs::step_list_text(steps));
   throw py::value_error("no step built into this module takes these inputs on cuda:" +
                         std::to_string(resolved.device) + " (" + resolved.gpu.name + "); " +
                         newest_refusal +
@@ -918,13 +910,14 @@ constexpr const char* kBackwardArgumentNames[] = {"q", "k", "v", "o", "do", "dq"
 // dQ, dK, dV of attention from q, k, v, the forward's o and lse and the loss gradient do
 // (docs/spec/backward-track.md §1), with a backward step (B1, B2, ...): the named one, or the
 // newest built one that runs on the GPU and takes the problem. dq, dk, dv None are allocated like
-// q, k, v through `allocate_output`. Every rule that needs no GPU is checked first.
+// q, k, v through `allocate_output`. Every rule that needs no GPU is checked first. With `launch`
+// false (resolve_backward_kernel()) it returns the chosen kernel after every check, gradients None.
 BackwardResult backward(const py::object& q, const py::object& k, const py::object& v,
                         const py::object& o, const py::object& d_o, const py::object& lse,
                         py::object dq, py::object dk, py::object dv,
                         const py::object& allocate_output, std::optional<int> step,
                         const std::optional<KernelConfig>& config, bool causal,
-                        std::intptr_t stream) {
+                        std::intptr_t stream, bool launch) {
   std::vector<BorrowedArray> arrays;
   const py::handle inputs[] = {q, k, v, o, d_o};
   for (int i = 0; i < 5; ++i)
@@ -1021,6 +1014,8 @@ BackwardResult backward(const py::object& q, const py::object& k, const py::obje
   const KernelEntry& entry = *chosen;
   // Refused before anything is allocated: the step, the device, the tensors against each other.
   validate_backward_launch(entry, tensors, gpu.compute_capability, device);
+  // resolve_backward_kernel(): every check above has passed; nothing is allocated or launched.
+  if (!launch) return {py::none(), py::none(), py::none(), entry.step, entry.config};
 
   for (int i = 0; i < 3; ++i) {
     if (!outputs[i]->is_none()) continue;
@@ -1310,7 +1305,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("backward", &backward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
         py::arg("do"), py::arg("lse"), py::arg("dq"), py::arg("dk"), py::arg("dv"),
         py::arg("allocate_output"), py::arg("step"), py::arg("config"), py::arg("causal"),
-        py::arg("stream"));
+        py::arg("stream"), py::arg("launch") = true);
   m.def("resolve_kernel", &resolve_kernel, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("o"),
         py::arg("step"), py::arg("config"), py::arg("causal"), py::arg("stream"),
         py::arg("q_descale") = py::none(), py::arg("k_descale") = py::none(),

@@ -10,10 +10,12 @@ import pytest
 import flashscope
 from flashscope import Config, _core
 
+from conftest import built_kernel
+
 
 def test_import_exposes_the_api():
     for name in ("forward", "forward_timed", "kernels", "Config", "resolve_kernel",
-                 "default_config", "kernel_info", "build_info", "DeviceArray"):
+                 "resolve_backward_kernel", "backward", "default_config", "kernel_info", "build_info", "DeviceArray"):
         assert hasattr(flashscope, name), name
 
 
@@ -38,7 +40,11 @@ def test_build_info_names_the_kernel_set():
 
 
 def test_kernel_info_describes_a_built_kernel():
-    step, config = flashscope.kernels()[0]
+    # A forward kernel: a backward step's shared memory is laid out by its own rules.
+    found = built_kernel()
+    if found is None:
+        pytest.skip("no forward step is built into this module (a backward-only build)")
+    step, config = found
     info = flashscope.kernel_info(step, config)
     assert info["step"] == step and info["config"] == config
     # Steps 22-24 keep a separate O tile beside what config.smem_bytes counts (Q + stages x K/V).

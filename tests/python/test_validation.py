@@ -226,7 +226,7 @@ def test_device_array_checks_its_arguments():
 
 @pytest.mark.parametrize("arguments, message", [
     (dict(dtype="fp32"), r'^dtype "fp32" is not fp16, bf16 or e4m3 \(fp8\)$'),
-    (dict(dtype="fp8"), r"^step \d+ runs fp16 and bf16 inputs only, not e4m3; e4m3 \(FP8\) input "
+    (dict(dtype="fp8"), r"^step (\d+|B\d+) runs fp16 and bf16 inputs only, not e4m3; e4m3 \(FP8\) input "
                         r"runs on steps? 28\b"),
     (dict(step=99), r"^step 99 does not exist"),
     (dict(d_head=96), r"kernel built for d_head 96; its fp16 kernels take d_head"),

@@ -252,12 +252,8 @@ TEST_SUITE("coverage") {
     int step;
     const char* reason;
   };
-  // Steps 33 and 34 merged on 2026-11-29, part.5.
-  static constexpr std::array<OwedSass, 1> kSassOwed{
-      {{106,
-        "B6 (2026-11-29): its one GPU call (a 230 s budget) ran the checks, sanitizers and "
-        "sweeps; the sass stage (scripts/gpu_host.sh --stages sass --sass-steps 106) is "
-        "owed"}}};
+  // Empty: every step is in the artifact (B6 merged on 2026-11-29, part.6).
+  static constexpr std::array<OwedSass, 0> kSassOwed{};
 
   TEST_CASE("the newest artifact has every step's headline config, forward and backward") {
     const auto newest = std::max_element(

@@ -32,6 +32,7 @@ __all__ = [
     "forward_timed",
     "kernel_info",
     "kernels",
+    "resolve_backward_kernel",
     "resolve_kernel",
 ]
 
@@ -322,6 +323,19 @@ def resolve_kernel(q, k, v, *, step=None, config=None, o=None, causal=False, str
     handle = _stream_handle(q, stream)
     return _core.resolve_kernel(_inputs(q), _inputs(k), _inputs(v), o, _step(step),
                                 _config(config), causal, handle, q_descale, k_descale, v_descale)
+
+
+def resolve_backward_kernel(q, k, v, o, do, lse, *, causal=False, step=None, config=None, dq=None,
+                            dk=None, dv=None, stream=None):
+    """(step, Config) that backward() would run for these arguments, after every check it makes,
+    without allocating or launching anything."""
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False; got {type(causal).__name__}")
+    handle = _stream_handle(q, stream)
+    q, k, v, o, do = (_inputs(array) for array in (q, k, v, o, do))
+    result = _core.backward(q, k, v, o, do, _inputs(lse), dq, dk, dv, None, _step(step),
+                            _config(config), causal, handle, launch=False)
+    return result.step, result.config
 
 
 def default_config(step, dtype="fp16", *, d_head=128, device=None, compute_capability=None,

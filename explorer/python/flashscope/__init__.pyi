@@ -83,6 +83,22 @@ def resolve_kernel(
     k_descale: _Array | None = None,
     v_descale: _Array | None = None,
 ) -> tuple[int, Config]: ...
+def resolve_backward_kernel(
+    q: _Array,
+    k: _Array,
+    v: _Array,
+    o: _Array,
+    do: _Array,
+    lse: _Array,
+    *,
+    causal: bool = False,
+    step: int | None = None,
+    config: Config | str | None = None,
+    dq: _Array | None = None,
+    dk: _Array | None = None,
+    dv: _Array | None = None,
+    stream: _Stream | None = None,
+) -> tuple[int, Config]: ...
 def default_config(
     step: int,
     dtype: str = "fp16",

@@ -194,11 +194,12 @@ def backward(
     dq: Any,
     dk: Any,
     dv: Any,
-    allocate_output: Callable[[tuple[int, int, int, int], str, int], Any],
+    allocate_output: Callable[[tuple[int, int, int, int], str, int], Any] | None,
     step: int | None,
     config: Config | None,
     causal: bool,
     stream: int,
+    launch: bool = True,
 ) -> BackwardResult: ...
 def resolve_kernel(
     q: Any,
