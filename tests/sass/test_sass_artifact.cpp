@@ -252,8 +252,12 @@ TEST_SUITE("coverage") {
     int step;
     const char* reason;
   };
-  // Empty: every step is in the artifact (B6 merged on 2026-11-29, part.6).
-  static constexpr std::array<OwedSass, 0> kSassOwed{};
+  // B6 merged on 2026-11-29, part.6.
+  static constexpr std::array<OwedSass, 1> kSassOwed{
+      {{35,
+        "step 35 (2026-11-29, branch edge4): its two GPU calls (a 400 s budget) ran the checks, "
+        "sanitizers and sweeps and disassembled the carried binary; the sass stage "
+        "(scripts/gpu_host.sh --stages sass --sass-steps 35) is owed"}}};
 
   TEST_CASE("the newest artifact has every step's headline config, forward and backward") {
     const auto newest = std::max_element(
