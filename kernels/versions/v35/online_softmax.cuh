@@ -9,7 +9,6 @@
 #include "kernels/common/ptx.cuh"
 #include "kernels/versions/v35/fragments.cuh"
 #include "kernels/versions/v35/layout.cuh"
-#include "kernels/versions/v35/row_reduce.cuh"
 
 namespace flashscope::v35 {
 
@@ -80,16 +79,12 @@ class OnlineSoftmax {
         // This thread's two scores per n-tile in the row: c0, c1 (row g) or c2, c3 (row g + 8).
         const int first = 2 * half;
 
-        // Step 35: the thread's 2 · n-tiles scores of the row combined as a tree (row_reduce.cuh),
-        // not as one chain of dependent FMNMX; the running maximum joins at the root.
-        float scores[2 * Sh::kScoreNTiles];
+        float block_max = kIsFirstBlock ? S[m][0][first] : fmaxf(row_max_[m][half], S[m][0][first]);
+        block_max = fmaxf(block_max, S[m][0][first + 1]);
 #pragma unroll
-        for (int n = 0; n < Sh::kScoreNTiles; ++n) {
-          scores[2 * n] = S[m][n][first];
-          scores[2 * n + 1] = S[m][n][first + 1];
+        for (int n = 1; n < Sh::kScoreNTiles; ++n) {
+          block_max = fmaxf(block_max, fmaxf(S[m][n][first], S[m][n][first + 1]));
         }
-        float block_max = tree_reduce(scores, MaxOf{});
-        if constexpr (!kIsFirstBlock) block_max = fmaxf(row_max_[m][half], block_max);
         float new_max = quad_max(block_max);
         if constexpr (!kIsFirstBlock) {
           // A row whose first block was wholly masked holds kMaskedScore (-2^100) as its maximum:
@@ -112,14 +107,10 @@ class OnlineSoftmax {
 
         // The thread-partial sum is enough: all four partial sums of a row are rescaled by the
         // same factor, so they are only combined once, in normalize().
-        // Step 35: the row sum as a tree too (the pairwise order rounds differently, not worse).
-        float probabilities[2 * Sh::kScoreNTiles];
+        float row_sum = S[m][0][first] + S[m][0][first + 1];
 #pragma unroll
-        for (int n = 0; n < Sh::kScoreNTiles; ++n) {
-          probabilities[2 * n] = S[m][n][first];
-          probabilities[2 * n + 1] = S[m][n][first + 1];
-        }
-        const float row_sum = tree_reduce(probabilities, SumOf{});
+        for (int n = 1; n < Sh::kScoreNTiles; ++n)
+          row_sum += S[m][n][first] + S[m][n][first + 1];
         if constexpr (kIsFirstBlock) {
           row_max_[m][half] = new_max;
           row_sum_[m][half] = row_sum;

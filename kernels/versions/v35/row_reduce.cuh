@@ -1,13 +1,14 @@
-// Step 35: a thread's part of a row reduction as a tree. The softmaxes of steps 21-34 folded a
-// thread's 2 · n-tiles scores of a row into one running value, one n-tile after the other: a chain
-// of n-tiles dependent FMNMX (the row maximum) and as many dependent FADD (the row sum), which
-// ptxas keeps as written (fmaxf of -0 and +0, and float addition, do not reassociate freely). Each
+// Step 35: a thread's part of a row reduction as a tree. The FP8 softmax of steps 28-34
+// (Fp8OnlineSoftmax) folded a thread's 2 · n-tiles scores of a row into one running value, one
+// n-tile after the other: ptxas emits that as a chain of dependent FMNMX (the row maximum; 17 deep
+// a row at B_c = 128 in step 34's SASS) and one of dependent FADD (the row sum, 16 deep). Each
 // link waits for the previous one's result, so the softmax's first instructions after the S wait
-// are a 16-deep FMNMX chain a row at B_c = 128 (docs/versions/33.md's PC sampling: 14.1 % of the
-// FP8 consumers' samples). Combined pairwise, the same 2k - 1 operations have a depth of
+// are a long dependent chain per row (docs/versions/33.md's PC sampling: 14.1 % of the FP8
+// consumers' samples). Combined pairwise, the same 2k - 1 operations have a depth of
 // ceil(log2(2k)): 5 at B_c = 128, 4 at 64. The maximum is the same value (max is exact, and a
-// masked -inf or -2^100 stays the smallest); the sum is rounded in another order (pairwise, whose
-// error bound is the smaller one).
+// masked -inf stays the smallest); the sum is rounded in another order (pairwise, whose error
+// bound is the smaller one). The 16-bit OnlineSoftmax keeps step 34's chains: with the same tree
+// ptxas spilled 8 bytes in its d_head 64, B_r = 192 kernel at 160 registers (docs/versions/35.md).
 #pragma once
 
 namespace flashscope::v35 {

@@ -116,7 +116,7 @@ inline std::optional<KernelConfig> rows_for_problem(const KernelConfig& c, const
 
 inline constexpr StepDescriptor kStep35{
     .number = 35,
-    .title = "The softmax's row maximum and row sum as trees, not chains",
+    .title = "FP8: the softmax's row maximum and row sum as trees, not chains",
     .track = Track::hopper,
     .source_folder = "v35",
     .cpp_namespace = "v35",
