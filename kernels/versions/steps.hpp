@@ -39,7 +39,6 @@
 #include "kernels/versions/v32/step.hpp"
 #include "kernels/versions/v33/step.hpp"
 #include "kernels/versions/v34/step.hpp"
-#include "kernels/versions/v35/step.hpp"
 // The backward track (docs/spec/backward-track.md), numbered from kFirstBackward.
 #include "kernels/versions/b01/step.hpp"
 #include "kernels/versions/b02/step.hpp"
@@ -55,7 +54,7 @@ inline constexpr std::array kAll = {
     kStep01, kStep02, kStep03, kStep04, kStep05, kStep06, kStep07, kStep08, kStep09,
     kStep10, kStep11, kStep12, kStep13, kStep14, kStep15, kStep16, kStep17, kStep18,
     kStep19, kStep20, kStep21, kStep22, kStep23, kStep24, kStep25, kStep26, kStep27,
-    kStep28, kStep29, kStep30, kStep31, kStep32, kStep33, kStep34, kStep35,
+    kStep28, kStep29, kStep30, kStep31, kStep32, kStep33, kStep34,
 };
 
 inline constexpr int kFirst = 1;
