@@ -256,8 +256,9 @@ TEST_SUITE("coverage") {
   static constexpr std::array<OwedSass, 1> kSassOwed{
       {{35,
         "step 35 (2026-11-29, branch edge4): its two GPU calls (a 400 s budget) ran the checks, "
-        "sanitizers and sweeps and disassembled the carried binary; the sass stage "
-        "(scripts/gpu_host.sh --stages sass --sass-steps 35) is owed"}}};
+        "sanitizers and sweeps and disassembled the carried binary; a third call's sass stage "
+        "(scripts/gpu_host.sh --stages sass --sass-steps 35) ran out of time in its build, "
+        "so the merge is owed"}}};
 
   TEST_CASE("the newest artifact has every step's headline config, forward and backward") {
     const auto newest = std::max_element(
