@@ -234,14 +234,20 @@ def backward(q, k, v, o, do, lse, *, causal=False, step=None, config=None, dq=No
 
     Returns (dq, dk, dv). Raises TypeError / ValueError naming the value and the rule it breaks.
     """
+    q, result = _backward_call(q, k, v, o, do, lse, causal, step, config, dq, dk, dv, stream,
+                               launch=True)
+    return tuple(_finish_output(q, g) for g in (result.dq, result.dk, result.dv))
+
+
+def _backward_call(q, k, v, o, do, lse, causal, step, config, dq, dk, dv, stream, *, launch):
+    """backward()'s checks and, with `launch`, its run; (q as the module reads it, the result)."""
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be True or False; got {type(causal).__name__}")
     handle = _stream_handle(q, stream)
     q, k, v, o, do = (_inputs(array) for array in (q, k, v, o, do))
-    allocate = _output_allocator(q, handle)
-    result = _core.backward(q, k, v, o, do, _inputs(lse), dq, dk, dv, allocate, _step(step),
-                            _config(config), causal, handle)
-    return tuple(_finish_output(q, g) for g in (result.dq, result.dk, result.dv))
+    allocate = _output_allocator(q, handle) if launch else None
+    return q, _core.backward(q, k, v, o, do, _inputs(lse), dq, dk, dv, allocate, _step(step),
+                             _config(config), causal, handle, launch=launch)
 
 
 _attention_function = None
@@ -329,12 +335,8 @@ def resolve_backward_kernel(q, k, v, o, do, lse, *, causal=False, step=None, con
                             dk=None, dv=None, stream=None):
     """(step, Config) that backward() would run for these arguments, after every check it makes,
     without allocating or launching anything."""
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be True or False; got {type(causal).__name__}")
-    handle = _stream_handle(q, stream)
-    q, k, v, o, do = (_inputs(array) for array in (q, k, v, o, do))
-    result = _core.backward(q, k, v, o, do, _inputs(lse), dq, dk, dv, None, _step(step),
-                            _config(config), causal, handle, launch=False)
+    _, result = _backward_call(q, k, v, o, do, lse, causal, step, config, dq, dk, dv, stream,
+                               launch=False)
     return result.step, result.config
 
 
