@@ -11,6 +11,7 @@
 #include "explorer/usage.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/registry.hpp"
+#include "kernels/common/persistent_grid_limit.hpp"
 #include "configs/launch_validation.hpp"
 #include "profiling/device.hpp"
 #include "kernels/common/text.hpp"
@@ -76,6 +77,12 @@ CLI::App* add_check_command(CLI::App& app, CheckCli& cli) {
                   "e4m3 inputs: Q and K with " + std::to_string(kOutlierChannels) +
                       " outlier channels x " + std::to_string(static_cast<int>(kOutlierFactor)) +
                       " (fp8-track.md §2)");
+  check->add_option("--persistent-ctas", cli.persistent_ctas,
+                    "Cap a persistent kernel's grid (steps with a tile scheduler) at this many "
+                    "CTAs, so that a small problem runs several tiles on each: a CTA's later "
+                    "tiles reuse its barrier rings, their phases and its shared memory, which "
+                    "compute-sanitizer sees only then (scripts/gpu_host.sh's sanitize stage); "
+                    "default: one CTA per multiprocessor, never more than the tiles");
   return check;
 }
 
@@ -185,6 +192,9 @@ CheckRequest check_request_from_cli(const CheckCli& cli) {
                    "per-tile+hadamard");
   }
   request.outliers = cli.outliers;
+  if (cli.persistent_ctas && *cli.persistent_ctas < 1)
+    problems.add("--persistent-ctas: " + std::to_string(*cli.persistent_ctas) +
+                 " is not a CTA count (1 or more)");
   // The quantizer is the e4m3 inputs' alone: on 16-bit inputs the options would be ignored.
   if ((cli.quantize || cli.outliers) && problem_valid && !needs_descales(problem.dtype))
     problems.add(std::string(cli.quantize ? "--quantize" : "--outliers") +
@@ -222,6 +232,7 @@ int run_check_mode(const CheckCli& cli) {
       problems.add(problem);
     return problems.report(std::cerr, "explorer check");
   }
+  if (cli.persistent_ctas) scheduling::limit_persistent_sms(*cli.persistent_ctas);
   CheckReport report;
   try {
     report = run_check(request);
@@ -247,6 +258,9 @@ int run_check_mode(const CheckCli& cli) {
             << to_short_form(report.kernel->config) << "\n  problem " << problem_label(s)
             << " B=" << s.batch << " H=" << s.heads << " d=" << s.d_head << ", inputs N(0, "
             << cli.input_scale << "²), seed " << report.seed << "\n";
+  if (cli.persistent_ctas)
+    std::cout << "  persistent grids capped at " << *cli.persistent_ctas
+              << " CTAs (--persistent-ctas)\n";
   if (report.fp8) {
     // e4m3 inputs: against the exact answer to the quantized problem (fp8-track.md §2).
     std::cout << "  fp8-track.md §2: " << (report.fp8->passed ? "PASS" : "FAIL") << "  "

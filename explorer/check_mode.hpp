@@ -30,6 +30,8 @@ struct CheckCli {
   // e4m3 only (fp8-track.md §4.2): --quantize's quantizer and --outliers.
   std::optional<std::string> quantize;
   bool outliers = false;
+  // --persistent-ctas: a persistent kernel's grid capped at this many CTAs (sanitizer runs).
+  std::optional<int> persistent_ctas;
 };
 
 // Adds the `check` subcommand; returns it so main can ask whether it was given.

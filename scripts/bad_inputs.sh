@@ -111,6 +111,7 @@ CASES=(
   '2|check|check --step 26 --pass backward'
   '2|check|check --step 101 --heads 8 --heads-kv 2'
   '2|check|check --step 102 --d-head 256'
+  '2|check|check --step 35 --persistent-ctas 0'
   '2|check|check --step 7 --dump $TMP/valid.csv --device -1'
   '2|check|check --step 3 --config "(FP16, 128, 128, 32, 8): async+load_0_0_0_tiles"'
   '2|check|check --step 7 --dump $TMP/earlier_dump'

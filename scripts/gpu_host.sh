@@ -51,7 +51,9 @@
 # (compute-sanitizer memcheck + racecheck at a small shape on each step's progression config and
 # picks, or with --sanitize-steps on every built config of those steps, in each dtype e4m3
 # included, with and without the causal mask where the kernel has it, and with 8 query heads on
-# 2 K/V heads where it takes grouped K/V, plus synccheck on the Hopper steps 17+; SANITIZE_JOBS
+# 2 K/V heads where it takes grouped K/V, a persistent kernel also with its grid capped at 2
+# CTAs (explorer check --persistent-ctas 2, N = 640: several tiles on each CTA), plus synccheck
+# on the Hopper steps 17+; SANITIZE_JOBS
 # runs at a time, default 8, logs joined in sanitizer.log), sass (a build of its own for sm_80
 # and sm_90a with the CUDA 13 cuobjdump: the SASS artifact of every step's picks, exported to
 # LOG_DIR/results/<gpu>/sass with a raw cuobjdump sample and checked by test_sass_artifact;
@@ -331,8 +333,9 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
   # Every built kernel of the chosen steps (--sanitize-steps, default all: with all the steps that
   # is their picks only, as a full build lists every tune config too), in every dtype it is built
   # for (e4m3 included), at a small shape (16 heads for steps 16-17, whose GMEM row stride is
-  # compiled for 16). Each kernel runs unmasked, with the causal mask where it has one, and with
-  # grouped K/V heads (8 query heads on 2 K/V heads) where it takes them, masked and not. The
+  # compiled for 16). Each kernel runs unmasked, with the causal mask where it has one, with
+  # grouped K/V heads (8 query heads on 2 K/V heads) where it takes them, masked and not, and, if
+  # it is persistent, with its grid capped at 2 CTAs (several tiles on each). The
   # Hopper steps' barriers also get synccheck. The runs are independent processes on one GPU, so
   # they run SANITIZE_JOBS at a time (default 8), each into its own log, joined in order after.
   if [[ -n $SANITIZE_STEPS ]]; then
@@ -372,6 +375,19 @@ if has_stage sanitize && "$EXPLORER" check --help > /dev/null 2>&1; then
     if kernel_takes "$step" "$config" "multi-head attention only" --heads 8 --heads-kv 2 --seq-len 128; then
       variants+=("heads 8 on 2 K/V heads|--heads 8 --heads-kv 2 --seq-len 256")
       ((masked)) && variants+=("heads 8 on 2 K/V heads causal|--heads 8 --heads-kv 2 --seq-len 384 --causal")
+    fi
+    # A persistent kernel (its folder sizes the grid by the tile scheduler's SM count) at these
+    # shapes gives each CTA one tile at most; capped at 2 CTAs, each runs several (N = 640: 4-5
+    # query tiles or KV blocks a head), so its later tiles' ring phases and reused shared memory
+    # are checked too.
+    folder=$(printf 'v%02d' "$step")
+    ((step > 100)) && folder=$(printf 'b%02d' $((step - 100)))
+    if grep -rqs current_device_sm_count "$ROOT/kernels/versions/$folder"; then
+      if ((masked)); then
+        variants+=("several tiles a CTA|--heads $heads --seq-len 640 --causal --persistent-ctas 2")
+      else
+        variants+=("several tiles a CTA|--heads $heads --seq-len 640 --persistent-ctas 2")
+      fi
     fi
     for tool in $tools; do
       for variant in "${variants[@]}"; do

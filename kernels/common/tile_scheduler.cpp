@@ -4,12 +4,21 @@
 
 #include <array>
 #include <atomic>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/persistent_grid_limit.hpp"
 
 namespace flashscope::scheduling {
 
-int current_device_sm_count() {
+namespace {
+
+// limit_persistent_sms's cap; 0: none.
+std::atomic<int> sm_limit{0};
+
+// The device's own multiprocessor count.
+int device_sm_count() {
   // Sweeps time launches on several devices from several threads (one worker per GPU), so the
   // cache is per device and its entries are atomics; 0 marks a device not queried yet.
   constexpr int kMaxDevices = 64;
@@ -27,6 +36,25 @@ int current_device_sm_count() {
     cached[static_cast<std::size_t>(device)].store(count, std::memory_order_relaxed);
   }
   return count;
+}
+
+}  // namespace
+
+int current_device_sm_count() {
+  const int count = device_sm_count();
+  const int limit = persistent_sm_limit();
+  return limit > 0 && limit < count ? limit : count;
+}
+
+void limit_persistent_sms(int sms) {
+  if (sms < 0)
+    throw std::invalid_argument("a persistent grid's multiprocessor cap is 0 (none) or more, not " +
+                                std::to_string(sms));
+  sm_limit.store(sms, std::memory_order_relaxed);
+}
+
+int persistent_sm_limit() {
+  return sm_limit.load(std::memory_order_relaxed);
 }
 
 }  // namespace flashscope::scheduling

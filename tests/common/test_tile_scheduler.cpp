@@ -3,8 +3,10 @@
 // steps 1–21's (query block, head, sample) grid.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <vector>
 
+#include "kernels/common/persistent_grid_limit.hpp"
 #include "kernels/common/tile_scheduler.hpp"
 
 using namespace flashscope::scheduling;
@@ -149,4 +151,18 @@ TEST_CASE("on the causal triangle the paired schedule ends with less imbalance t
   CHECK(paired.most_blocks < round_robin.most_blocks);
   CHECK(paired.most_blocks - paired.fewest_blocks <
         round_robin.most_blocks - round_robin.fewest_blocks);
+}
+
+TEST_CASE("the persistent grid's multiprocessor cap is set, read back and refused when negative") {
+  // explorer check --persistent-ctas sets it; current_device_sm_count() (which needs a GPU)
+  // returns the smaller of it and the device's count.
+  CHECK(persistent_sm_limit() == 0);
+  limit_persistent_sms(2);
+  CHECK(persistent_sm_limit() == 2);
+  CHECK_THROWS_WITH_AS(limit_persistent_sms(-1),
+                       "a persistent grid's multiprocessor cap is 0 (none) or more, not -1",
+                       std::invalid_argument);
+  CHECK(persistent_sm_limit() == 2);  // a refused cap leaves the last one
+  limit_persistent_sms(0);
+  CHECK(persistent_sm_limit() == 0);
 }
